@@ -1,0 +1,48 @@
+/** Outcome of one acquisition attempt. */
+export type Attempt =
+  | { readonly acquired: true; readonly fence: number }
+  /** `retry`: ms until trying again is worth it (the holder's remaining ttl, or the waiter ahead's). */
+  | { readonly acquired: false; readonly retry: number }
+
+/** What `locks.inspect(resource)` reports. */
+export interface LockInfo {
+  readonly resource: string
+  /** True while some lease holds the lock. */
+  readonly held: boolean
+  /** The holder's token, or null when free. */
+  readonly token: string | null
+  /** The last fence handed out for this resource (the holder's, while held), or null if none is kept. */
+  readonly fence: number | null
+  /** Remaining ttl of the holder's lock in ms, or null when free. */
+  readonly ttl: number | null
+  /** Waiters queued in Redis for this resource (one per waiting process and resource). */
+  readonly waiters: number
+}
+
+/** Where wake-ups come from: one shared pub/sub connection (or one per node in quorum mode). */
+export interface WakeSource {
+  retain(): void
+  release(): Promise<void>
+  listen(channel: string, listener: (message: string) => void): Promise<void>
+  unlisten(channel: string, listener: (message: string) => void): void
+  onResync(listener: () => void): () => void
+}
+
+/**
+ * The Redis side of one primitive. The waiting, renewing and lease logic live once in
+ * `createLocks`; a backend supplies its scripts and nothing else.
+ */
+export interface Backend {
+  /** Longest ttl callers may request. */
+  readonly maxTtl: number
+  readonly wake: WakeSource
+  isClosed(): boolean
+  /** One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. */
+  attempt(resource: string, token: string, ttl: number, waiter: string): Promise<Attempt>
+  extend(resource: string, token: string, ttl: number): Promise<boolean>
+  release(resource: string, token: string): Promise<boolean>
+  /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
+  leave(resource: string, waiter: string): Promise<void>
+  inspect(resource: string): Promise<LockInfo>
+  channel(resource: string): string
+}

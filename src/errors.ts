@@ -1,0 +1,88 @@
+/**
+ * Every error fencelock throws is a `FencelockError` with a stable `code`, so callers can branch
+ * on `err.code` (or `instanceof`) without parsing messages.
+ */
+export type FencelockErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'LOCK_TIMEOUT'
+  | 'LOCK_LOST'
+  | 'LOCK_ABORTED'
+  | 'LOCKS_CLOSED'
+  | 'CLIENT_CLOSED'
+  | 'REDIS_ERROR'
+  | 'QUORUM_FAILED'
+  | 'REPLICATION_FAILED'
+
+export class FencelockError extends Error {
+  readonly code: FencelockErrorCode
+  constructor(code: FencelockErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** A value passed to fencelock is out of range or of the wrong type. Thrown before any Redis call. */
+export class InvalidArgumentError extends FencelockError {
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message)
+  }
+}
+
+/** `acquire` waited its whole `wait` budget without getting the lock. */
+export class LockTimeoutError extends FencelockError {
+  readonly resource: string
+  readonly waited: number
+  constructor(resource: string, waited: number, options?: { cause?: unknown }) {
+    super('LOCK_TIMEOUT', `Timed out after ${Math.round(waited)} ms waiting for lock "${resource}"`, options)
+    this.resource = resource
+    this.waited = waited
+  }
+}
+
+export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
+
+/**
+ * The lease can no longer be trusted: its deadline passed without a successful extension
+ * (`expired`), Redis said another owner holds it or it is gone (`refused`), Redis could not be
+ * reached before the deadline (`unreachable`), or `locks.close()` was called (`closed`).
+ */
+export class LockLostError extends FencelockError {
+  readonly resource: string
+  readonly reason: LockLostReason
+  constructor(resource: string, reason: LockLostReason, options?: { cause?: unknown }) {
+    super('LOCK_LOST', `Lost lock "${resource}": ${lostText[reason]}`, options)
+    this.resource = resource
+    this.reason = reason
+  }
+}
+
+const lostText: Record<LockLostReason, string> = {
+  expired: 'its deadline passed without a successful extension',
+  refused: 'Redis reports that it is no longer held by this lease',
+  unreachable: 'Redis could not be reached before the deadline',
+  closed: 'the locks instance was closed',
+}
+
+/** The caller's `AbortSignal` fired while waiting; `cause` is the signal's reason. */
+export class LockAbortedError extends FencelockError {
+  readonly resource: string
+  constructor(resource: string, cause: unknown) {
+    super('LOCK_ABORTED', `Aborted while waiting for lock "${resource}"`, { cause })
+    this.resource = resource
+  }
+}
+
+/** The `createLocks` instance was closed (`locks.close()`), or the Redis client was closed. */
+export class ClosedError extends FencelockError {
+  constructor(code: 'LOCKS_CLOSED' | 'CLIENT_CLOSED', message: string) {
+    super(code, message)
+  }
+}
+
+/** Redis failed or did not answer; `cause` holds the client's error when there was one. */
+export class RedisError extends FencelockError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('REDIS_ERROR', message, options)
+  }
+}

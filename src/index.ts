@@ -1,0 +1,15 @@
+export { createLocks, type Locks, type LocksOptions, type AcquireOptions } from './locks.js'
+export { Lease } from './lease.js'
+export type { LockInfo } from './backend.js'
+export { fencedSet, type FencedSetOptions } from './fenced.js'
+export {
+  FencelockError,
+  InvalidArgumentError,
+  LockTimeoutError,
+  LockLostError,
+  LockAbortedError,
+  ClosedError,
+  RedisError,
+  type FencelockErrorCode,
+  type LockLostReason,
+} from './errors.js'

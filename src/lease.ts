@@ -1,0 +1,201 @@
+import { LockLostError, RedisError, type LockLostReason } from './errors.js'
+import { checkTtl } from './validate.js'
+
+/** What a primitive supplies to its leases: the Redis side of extend and release. */
+export interface LeaseDriver {
+  /** Resolves true when extended, false when Redis says this lease no longer holds the lock. */
+  extend(lease: Lease, ttl: number): Promise<boolean>
+  /** Resolves true when this call released the lock, false when it was no longer held. */
+  release(lease: Lease): Promise<boolean>
+  /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
+  drift(ttl: number): number
+  /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
+  readonly maxTtl: number
+  /** The lease is settled (released or lost): forget it. */
+  settled(lease: Lease): void
+}
+
+export interface LeaseInit {
+  resource: string
+  token: string
+  fence: number
+  ttl: number
+  /** performance.now() taken before the acquire request was sent. */
+  start: number
+  autoExtend: boolean
+}
+
+type State = 'held' | 'released' | 'lost'
+
+/**
+ * A held lock. Its `signal` aborts with `LockLostError` the moment the lease can no longer be
+ * trusted; its `deadline` is on the local monotonic clock (`performance.now()`), counted from
+ * before the acquire (or last extend) request was sent, minus the drift margin, so it never ends
+ * later than the lock's expiry in Redis.
+ */
+export class Lease implements AsyncDisposable {
+  /** The locked resource's name. */
+  readonly resource: string
+  /** Random owner token (from crypto); only this lease can extend or release the lock. */
+  readonly token: string
+  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
+  readonly fence: number
+  readonly #driver: LeaseDriver
+  readonly #controller = new AbortController()
+  #ttl: number
+  #deadline: number
+  #state: State = 'held'
+  #expiryTimer: NodeJS.Timeout | undefined
+  #renewTimer: NodeJS.Timeout | undefined
+  #autoExtend: boolean
+  #extending: Promise<void> | undefined
+  #lastError: unknown
+
+  constructor(driver: LeaseDriver, init: LeaseInit) {
+    this.#driver = driver
+    this.resource = init.resource
+    this.token = init.token
+    this.fence = init.fence
+    this.#ttl = init.ttl
+    this.#autoExtend = init.autoExtend
+    this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
+    this.#schedule()
+  }
+
+  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  /** `performance.now()` value after which the lease must be treated as lost. */
+  get deadline(): number {
+    return this.#deadline
+  }
+
+  /** Milliseconds of validity left (0 once lost or released). */
+  get remaining(): number {
+    return this.#state === 'held' ? Math.max(0, this.#deadline - performance.now()) : 0
+  }
+
+  /** True while the lease is held and inside its deadline. */
+  get held(): boolean {
+    return this.#state === 'held' && performance.now() < this.#deadline
+  }
+
+  /** The ttl of the last acquire or extend. */
+  get ttl(): number {
+    return this.#ttl
+  }
+
+  /**
+   * Pushes the lock's expiry to `ttl` ms from now (default: the last ttl). Rejects with
+   * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
+   * answer; in that case the lease stays valid until its current deadline.
+   */
+  async extend(ttl: number = this.#ttl): Promise<void> {
+    checkTtl(ttl, 'ttl', this.#driver.maxTtl)
+    if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+    if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
+    const start = performance.now()
+    let ok: boolean
+    try {
+      ok = await this.#driver.extend(this, ttl)
+    } catch (err) {
+      this.#lastError = err
+      throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    }
+    if (this.#state !== 'held') {
+      if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+      return // released while the extend was in flight: nothing more to do
+    }
+    if (!ok) {
+      this.#lose('refused')
+      throw this.#controller.signal.reason as LockLostError
+    }
+    const deadline = start + ttl - this.#driver.drift(ttl)
+    if (deadline <= performance.now()) {
+      // The reply took longer than the new ttl: the lock may already be gone.
+      this.#lose('expired')
+      throw this.#controller.signal.reason as LockLostError
+    }
+    this.#ttl = ttl
+    this.#deadline = deadline
+    this.#lastError = undefined
+    this.#schedule()
+  }
+
+  /**
+   * Releases the lock. Resolves true if this call released it, false if the lease had already been
+   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed (the
+   * lock then expires at its ttl).
+   */
+  async release(): Promise<boolean> {
+    if (this.#state === 'released') return false
+    const wasHeld = this.#state === 'held'
+    this.#state = 'released'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    try {
+      return (await this.#driver.release(this)) && wasHeld
+    } catch (err) {
+      throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    }
+  }
+
+  /** `await using lease = await locks.acquire(...)`: releases; never throws (the lock expires anyway). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release().catch(() => {})
+  }
+
+  /** Turns automatic extension on or off (withLock turns it on). */
+  setAutoExtend(on: boolean): void {
+    this.#autoExtend = on
+    if (this.#state === 'held') this.#schedule()
+  }
+
+  /** Marks the lease lost now (used by locks.close()). */
+  abandon(reason: LockLostReason): void {
+    if (this.#state === 'held') this.#lose(reason)
+  }
+
+  #lose(reason: LockLostReason, cause: unknown = this.#lastError): void {
+    if (this.#state !== 'held') return
+    this.#state = 'lost'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    this.#controller.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#expiryTimer)
+    clearTimeout(this.#renewTimer)
+    this.#expiryTimer = this.#renewTimer = undefined
+  }
+
+  #schedule(): void {
+    this.#clearTimers()
+    const left = this.#deadline - performance.now()
+    if (left <= 0) return this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+    // Timers never keep the process alive: an abandoned lease simply expires in Redis.
+    this.#expiryTimer = setTimeout(() => this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable'), Math.ceil(left))
+    this.#expiryTimer.unref()
+    if (!this.#autoExtend) return
+    // Renew after a third of the ttl, like Redisson's watchdog; after a failure, retry sooner.
+    const delay = this.#lastError === undefined ? this.#ttl / 3 : Math.min(this.#ttl / 10, 1_000)
+    if (delay >= left) return
+    this.#renewTimer = setTimeout(() => this.#renew(), Math.max(1, Math.floor(delay)))
+    this.#renewTimer.unref()
+  }
+
+  #renew(): void {
+    if (this.#state !== 'held' || this.#extending) return
+    this.#extending = this.extend()
+      .catch((err) => {
+        // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
+        if (err instanceof RedisError && this.#state === 'held') this.#schedule()
+      })
+      .finally(() => {
+        this.#extending = undefined
+      })
+  }
+}

@@ -1,0 +1,259 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Backend, LockInfo } from './backend.js'
+import { ClosedError, FencelockError, InvalidArgumentError, LockTimeoutError, RedisError } from './errors.js'
+import { Lease, type LeaseDriver } from './lease.js'
+import { isPermanentReplyError } from './redis/adapter.js'
+import { adapterFor, closedClient } from './redis/index.js'
+import { mutexBackend } from './primitives/mutex.js'
+import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { errorText, WaitQueues, type TryResult, type Waiter } from './wait.js'
+
+export interface LocksOptions {
+  /** An ioredis or node-redis client (single node or cluster). The caller keeps owning it. */
+  redis: unknown
+  /** Prefix of every key. Default: `'fencelock:'`. */
+  prefix?: string
+  /** Default lease ttl in ms. Default: `10_000`. */
+  ttl?: number
+  /** Default wait budget of `acquire` in ms. Default: `15_000` (longer than one default ttl). */
+  wait?: number
+  /** Share of the ttl assumed lost to clock drift; validity = ttl - elapsed - (ttl * driftFactor + 2 ms). Default: `0.01`. */
+  driftFactor?: number
+  /** How long a resource's fence key is kept after its last acquisition (ms). Default: 7 days. */
+  fenceRetention?: number
+}
+
+export interface AcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** How long to wait for the lock in ms (`Infinity` to wait forever). Default: the instance's `wait`. */
+  wait?: number
+  /** Aborts the wait with `LockAbortedError`. */
+  signal?: AbortSignal
+  /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
+  autoExtend?: boolean
+}
+
+export interface Locks {
+  /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
+  acquire(resource: string, options?: AcquireOptions): Promise<Lease>
+  /** One attempt, never waits: the lease, or null when someone else holds the lock or is ahead in line. */
+  tryAcquire(resource: string, options?: Omit<AcquireOptions, 'wait' | 'signal'>): Promise<Lease | null>
+  /** Acquires, runs `fn` with the lease auto-extended, and releases whatever happens. */
+  withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /** Holder, fence, remaining ttl and waiters of a resource. */
+  inspect(resource: string): Promise<LockInfo>
+  /** Rejects pending waits, stops auto-extension, closes the pub/sub connection. Leaves the client open. */
+  close(): Promise<void>
+  readonly closed: boolean
+}
+
+const DAY = 86_400_000
+
+/**
+ * Creates locks on one Redis (ioredis or node-redis; single node or cluster). Every lease carries
+ * a fencing token that strictly increases per resource, and a signal that aborts when it is lost.
+ */
+export function createLocks(options: LocksOptions): Locks {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected options to be an object, got ${String(options)}`)
+  if (Array.isArray(options.redis)) {
+    throw new InvalidArgumentError('Quorum mode (an array of clients) is not available in this version')
+  }
+  const redis = adapterFor(options.redis)
+  const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
+  const ttl = options.ttl === undefined ? 10_000 : checkTtl(options.ttl)
+  const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
+  const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
+  const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
+  const backend = mutexBackend(redis, { prefix, maxTtl: MAX_TTL, fenceRetention, waiterGrace: 2_000 })
+  return new LockSet(backend, { ttl, wait, driftFactor })
+}
+
+interface Defaults {
+  ttl: number
+  wait: number
+  driftFactor: number
+}
+
+/** The facade over one backend: validation, fast path, waiting, leases. Shared by every primitive. */
+export class LockSet implements Locks {
+  readonly #backend: Backend
+  readonly #defaults: Defaults
+  readonly #leases = new Set<Lease>()
+  readonly #waiting: WaitQueues
+  readonly #driver: LeaseDriver
+  readonly #instance = randomBytes(6).toString('base64url')
+  #seq = 0
+  #closed = false
+  #retained = false
+
+  constructor(backend: Backend, defaults: Defaults) {
+    this.#backend = backend
+    this.#defaults = defaults
+    const leases = this.#leases
+    this.#driver = {
+      maxTtl: backend.maxTtl,
+      extend: (lease, ttl) => backend.extend(lease.resource, lease.token, ttl),
+      release: (lease) => backend.release(lease.resource, lease.token),
+      drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
+      settled: (lease) => void leases.delete(lease),
+    }
+    this.#waiting = new WaitQueues({
+      wake: {
+        retain: () => backend.wake.retain(),
+        release: () => backend.wake.release(),
+        listen: (channel, listener) => {
+          // The pub/sub connection opens only when this instance first has to wait.
+          if (!this.#retained) {
+            this.#retained = true
+            backend.wake.retain()
+          }
+          return backend.wake.listen(channel, listener)
+        },
+        unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
+        onResync: (listener) => backend.wake.onResync(listener),
+      },
+      channel: (resource) => backend.channel(resource),
+      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false),
+      leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
+      checkOpen: () => this.#checkOpen(),
+    })
+  }
+
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+    checkResource(resource)
+    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkTtl(options.ttl, 'ttl', this.#backend.maxTtl)
+    const wait = options.wait === undefined ? this.#defaults.wait : checkWait(options.wait)
+    const signal = checkSignal(options.signal)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#checkOpen()
+    signal?.throwIfAborted()
+    const started = performance.now()
+    const id = wait > 0 ? `${this.#instance}:${++this.#seq}` : ''
+    let first: TryResult | undefined
+    if (!this.#waiting.has(resource)) {
+      // Fast path: nobody in this process waits for it, so try at once (one script call).
+      first = await this.#try(resource, ttl, id, autoExtend)
+      if ('lease' in first) return first.lease
+      if ('error' in first && first.permanent) throw new RedisError(`Redis refused lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
+      if (wait === 0) {
+        if ('error' in first) throw new RedisError(`Could not reach Redis for lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
+        throw new LockTimeoutError(resource, performance.now() - started)
+      }
+    }
+    const lease = await new Promise<Lease>((resolve, reject) => {
+      const waiter: Waiter = {
+        id,
+        resource,
+        ttl,
+        started,
+        deadline: started + wait,
+        signal,
+        queued: false,
+        settled: false,
+        lastError: undefined,
+        failures: 0,
+        resolve,
+        reject,
+        wake: undefined,
+        timers: [],
+        onAbort: undefined,
+      }
+      this.#waiting.enqueue(waiter, first)
+    })
+    if (autoExtend) lease.setAutoExtend(true)
+    return lease
+  }
+
+  async tryAcquire(resource: string, options: Omit<AcquireOptions, 'wait' | 'signal'> = {}): Promise<Lease | null> {
+    checkResource(resource)
+    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkTtl(options.ttl, 'ttl', this.#backend.maxTtl)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#checkOpen()
+    const result = await this.#try(resource, ttl, '', autoExtend)
+    if ('lease' in result) return result.lease
+    if ('error' in result) throw new RedisError(`Could not acquire lock "${resource}": ${errorText(result.error)}`, { cause: result.error })
+    return null
+  }
+
+  async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    checkFunction(fn, 'fn')
+    const lease = await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })
+    try {
+      return await fn(lease)
+    } finally {
+      // The work is done (or failed); a release that fails leaves the lock to expire at its ttl,
+      // and must never replace the outcome of `fn`.
+      await lease.release().catch(() => {})
+    }
+  }
+
+  inspect(resource: string): Promise<LockInfo> {
+    checkResource(resource)
+    this.#checkOpen()
+    return this.#backend.inspect(resource)
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    this.#waiting.closeAll(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
+    for (const lease of [...this.#leases]) lease.abandon('closed')
+    if (this.#retained) await this.#backend.wake.release()
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new ClosedError('LOCKS_CLOSED', 'This locks instance is closed (locks.close() was called)')
+    if (this.#backend.isClosed()) throw closedClient()
+  }
+
+  /**
+   * One attempt. Validity is counted from before the request was sent: a reply that arrives after
+   * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
+   * reply grants is released at once.
+   */
+  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean): Promise<TryResult> {
+    const start = performance.now()
+    const token = randomUUID()
+    const budget = ttl - this.#driver.drift(ttl)
+    let timer: NodeJS.Timeout | undefined
+    let late = false
+    const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), budget)
+    })
+    try {
+      const outcome = await Promise.race([attempt, timeout])
+      if (outcome === 'timeout') {
+        late = true
+        return { error: new RedisError(`No reply from Redis within ${budget} ms (the lease's validity)`), permanent: false }
+      }
+      if (!outcome.acquired) return { retry: outcome.retry }
+      if (performance.now() - start >= budget) {
+        void this.#backend.release(resource, token).catch(() => {})
+        return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
+      }
+      const lease = new Lease(this.#driver, { resource, token, fence: outcome.fence, ttl, start, autoExtend })
+      this.#leases.add(lease)
+      return { lease }
+    } catch (err) {
+      return { error: err, permanent: isPermanentReplyError(err) }
+    } finally {
+      clearTimeout(timer)
+      if (late) {
+        attempt.then(
+          (outcome) => {
+            if (outcome.acquired) void this.#backend.release(resource, token).catch(() => {})
+          },
+          () => {},
+        )
+      }
+    }
+  }
+}
+
+export { FencelockError }

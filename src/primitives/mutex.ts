@@ -1,0 +1,78 @@
+import type { Attempt, Backend, LockInfo } from '../backend.js'
+import { resourceKeys, type ResourceKeys } from '../keys.js'
+import type { RedisAdapter } from '../redis/adapter.js'
+import { subscriberFor } from '../redis/subscriber.js'
+import { scripts } from '../scripts/index.js'
+
+export interface MutexOptions {
+  prefix: string
+  maxTtl: number
+  /** How long the fence key outlives its last use (ms). */
+  fenceRetention: number
+  /** How long past its next re-check a queued waiter keeps its place (ms). */
+  waiterGrace: number
+}
+
+const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
+
+/** A fair mutex on one Redis (or one Redis Cluster): one script call per acquire, extend, release. */
+export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backend {
+  // Key names are rebuilt for every call otherwise; a small cache keeps the hot path allocation-light.
+  const cache = new Map<string, ResourceKeys>()
+  const keysOf = (resource: string): ResourceKeys => {
+    let keys = cache.get(resource)
+    if (!keys) {
+      if (cache.size >= 1_000) cache.clear()
+      keys = resourceKeys(options.prefix, resource)
+      cache.set(resource, keys)
+    }
+    return keys
+  }
+  const retention = String(options.fenceRetention)
+  const grace = String(options.waiterGrace)
+
+  return {
+    maxTtl: options.maxTtl,
+    wake: subscriberFor(redis),
+    isClosed: () => redis.isClosed(),
+    async attempt(resource, token, ttl, waiter): Promise<Attempt> {
+      const k = keysOf(resource)
+      const reply = (await redis.evalScript(
+        scripts.mutexAcquire,
+        [k.lock, k.fence, k.queue, k.queueExpiry],
+        [token, ttl, retention, waiter, grace],
+      )) as [number, number]
+      return reply[0] === 1 ? { acquired: true, fence: toNumber(reply[1]) } : { acquired: false, retry: toNumber(reply[1]) }
+    },
+    async extend(resource, token, ttl) {
+      return toNumber(await redis.evalScript(scripts.mutexExtend, [keysOf(resource).lock], [token, ttl])) === 1
+    },
+    async release(resource, token) {
+      const k = keysOf(resource)
+      return toNumber(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel])) === 1
+    },
+    async leave(resource, waiter) {
+      const k = keysOf(resource)
+      await redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel])
+    },
+    async inspect(resource): Promise<LockInfo> {
+      const k = keysOf(resource)
+      const [token, pttl, fence, waiters] = (await redis.evalScript(scripts.mutexInspect, [k.lock, k.fence, k.queue, k.queueExpiry], [])) as [
+        string | null,
+        number,
+        string | null,
+        number,
+      ]
+      const held = typeof token === 'string'
+      return {
+        resource,
+        held,
+        token: held ? token : null,
+        fence: fence == null ? null : Number(fence),
+        ttl: held ? toNumber(pttl) : null,
+        waiters: toNumber(waiters),
+      }
+    },
+    channel: (resource) => keysOf(resource).channel,
+  }
+}

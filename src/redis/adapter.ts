@@ -1,0 +1,48 @@
+import type { LuaScript } from '../scripts/index.js'
+
+/** Receives pub/sub messages of one channel. */
+export type MessageListener = (message: string) => void
+
+/**
+ * The little fencelock needs from a Redis client. One adapter wraps one user client (ioredis or
+ * node-redis, single node or cluster); the user keeps owning that client.
+ */
+export interface RedisAdapter {
+  readonly kind: 'ioredis' | 'node-redis'
+  readonly isCluster: boolean
+  /** True once the user's client was closed for good: no call can succeed. */
+  isClosed(): boolean
+  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  /** A plain command (TIME, WAIT, INFO ...); `key` routes it on a cluster. */
+  command(args: readonly string[], key?: string): Promise<unknown>
+  /** A new connection for pub/sub, created lazily by the shared subscriber. */
+  createSubscriber(): Promise<SubscriberConnection>
+}
+
+/** A dedicated pub/sub connection. */
+export interface SubscriberConnection {
+  subscribe(channel: string): Promise<void>
+  unsubscribe(channel: string): Promise<void>
+  /** Every message on every subscribed channel. */
+  onMessage(listener: (channel: string, message: string) => void): void
+  /** Called after the connection came back: messages may have been lost meanwhile. */
+  onReconnect(listener: () => void): void
+  close(): Promise<void>
+}
+
+const NOSCRIPT = /^NOSCRIPT/
+
+export function isNoScript(err: unknown): boolean {
+  return err instanceof Error && NOSCRIPT.test(err.message)
+}
+
+/**
+ * Redis replied with an error that retrying will not cure (a script error, WRONGTYPE, NOPERM).
+ * Connection failures, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, READONLY and MASTERDOWN are transient.
+ */
+export function isPermanentReplyError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const replyish = err.name === 'ReplyError' || err.name === 'ErrorReply' || err.name === 'SimpleError'
+  return replyish && !/^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|READONLY|MASTERDOWN|MOVED|ASK|NOREPLICAS)/.test(err.message)
+}

@@ -1,0 +1,64 @@
+import type { LuaScript } from '../scripts/index.js'
+import { isNoScript, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+
+/** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
+export interface IORedisLike {
+  status: string
+  isCluster?: boolean
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
+  call(command: string, ...args: (string | number)[]): Promise<unknown>
+  duplicate(): IORedisLike
+  on(event: string, listener: (...args: any[]) => void): unknown
+  subscribe(...channels: string[]): Promise<unknown>
+  unsubscribe(...channels: string[]): Promise<unknown>
+  quit(): Promise<unknown>
+  disconnect(): void
+}
+
+export function isIORedis(client: unknown): client is IORedisLike {
+  const c = client as Partial<IORedisLike> | null
+  return typeof c === 'object' && c !== null && typeof c.evalsha === 'function' && typeof c.call === 'function' && typeof c.status === 'string'
+}
+
+export function ioredisAdapter(client: IORedisLike): RedisAdapter {
+  return {
+    kind: 'ioredis',
+    isCluster: client.isCluster === true,
+    isClosed: () => client.status === 'end',
+    async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
+      try {
+        return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+      } catch (err) {
+        if (!isNoScript(err)) throw err
+        return client.eval(script.source, keys.length, ...keys, ...args)
+      }
+    },
+    command: ([name, ...args]) => client.call(name!, ...args),
+    async createSubscriber(): Promise<SubscriberConnection> {
+      const sub = client.duplicate()
+      let ready = false
+      sub.on('ready', () => {
+        // ioredis resubscribes by itself; the listeners re-check because messages were missed.
+        if (ready) for (const listener of reconnectListeners) listener()
+        ready = true
+      })
+      // Errors surface as reconnects; an unhandled 'error' event would crash the process.
+      sub.on('error', () => {})
+      const reconnectListeners: (() => void)[] = []
+      return {
+        subscribe: async (channel) => void (await sub.subscribe(channel)),
+        unsubscribe: async (channel) => void (await sub.unsubscribe(channel)),
+        onMessage: (listener) => void sub.on('message', listener),
+        onReconnect: (listener) => void reconnectListeners.push(listener),
+        close: async () => {
+          try {
+            await sub.quit()
+          } catch {
+            sub.disconnect()
+          }
+        },
+      }
+    },
+  }
+}

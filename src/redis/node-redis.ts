@@ -1,0 +1,96 @@
+import type { LuaScript } from '../scripts/index.js'
+import { isNoScript, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+
+/** The parts of a node-redis (v4 and later) client that fencelock uses. */
+export interface NodeRedisClientLike {
+  isOpen: boolean
+  isReady?: boolean
+  sendCommand(args: string[]): Promise<unknown>
+  duplicate(): NodeRedisClientLike
+  connect(): Promise<unknown>
+  on(event: string, listener: (...args: any[]) => void): unknown
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>
+  unsubscribe(channel: string): Promise<unknown>
+  quit?(): Promise<unknown>
+  close?(): Promise<unknown>
+  disconnect?(): Promise<unknown>
+}
+
+/** A node-redis cluster client: commands are routed by their first key. */
+export interface NodeRedisClusterLike {
+  isOpen: boolean
+  masters: unknown[]
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  duplicate(): NodeRedisClusterLike
+  connect(): Promise<unknown>
+  on(event: string, listener: (...args: any[]) => void): unknown
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>
+  unsubscribe(channel: string): Promise<unknown>
+  quit?(): Promise<unknown>
+  close?(): Promise<unknown>
+  disconnect?(): Promise<unknown>
+}
+
+export function isNodeRedis(client: unknown): client is NodeRedisClientLike | NodeRedisClusterLike {
+  const c = client as Partial<NodeRedisClientLike> | null
+  return typeof c === 'object' && c !== null && typeof c.sendCommand === 'function' && typeof c.isOpen === 'boolean'
+}
+
+const isNodeRedisCluster = (client: NodeRedisClientLike | NodeRedisClusterLike): client is NodeRedisClusterLike =>
+  Array.isArray((client as NodeRedisClusterLike).masters)
+
+const stringify = (args: readonly (string | number)[]): string[] => args.map(String)
+
+export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterLike): RedisAdapter {
+  const cluster = isNodeRedisCluster(client)
+  const send = cluster
+    ? (args: string[], key?: string) => client.sendCommand(key, false, args)
+    : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
+  const evalWith = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) =>
+    send([command, body, String(keys.length), ...keys, ...stringify(args)], keys[0])
+
+  return {
+    kind: 'node-redis',
+    isCluster: cluster,
+    isClosed: () => !client.isOpen,
+    async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
+      try {
+        return await evalWith('EVALSHA', script.sha, keys, args)
+      } catch (err) {
+        if (!isNoScript(err)) throw err
+        return evalWith('EVAL', script.source, keys, args)
+      }
+    },
+    command: (args, key) => send([...args], key),
+    async createSubscriber(): Promise<SubscriberConnection> {
+      const sub = client.duplicate()
+      const messageListeners: ((channel: string, message: string) => void)[] = []
+      const reconnectListeners: (() => void)[] = []
+      let ready = false
+      sub.on('ready', () => {
+        if (ready) for (const listener of reconnectListeners) listener()
+        ready = true
+      })
+      sub.on('error', () => {})
+      await sub.connect()
+      ready = true
+      const deliver = (message: string, channel: string) => {
+        for (const listener of messageListeners) listener(channel, message)
+      }
+      return {
+        subscribe: async (channel) => void (await sub.subscribe(channel, deliver)),
+        unsubscribe: async (channel) => void (await sub.unsubscribe(channel)),
+        onMessage: (listener) => void messageListeners.push(listener),
+        onReconnect: (listener) => void reconnectListeners.push(listener),
+        close: async () => {
+          try {
+            if (sub.close) await sub.close()
+            else if (sub.quit) await sub.quit()
+          } catch {
+            await sub.disconnect?.().catch(() => {})
+          }
+        },
+      }
+    },
+  }
+}

@@ -1,0 +1,20 @@
+-- mutex-release: delete the lock if this token holds it, then wake the next waiter in line.
+-- KEYS[1] lock key
+-- KEYS[2] queue key (zset of waiters, see mutex-acquire.lua)
+-- KEYS[3] queue expiry key
+-- ARGV[1] token of the lease being released
+-- ARGV[2] pub/sub channel of the resource; the next waiter's id is published there
+-- Returns 1: released
+--         0: not held by this token (expired, or already released): nothing was changed
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  local t = redis.call('TIME')
+  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', nowMs)
+  for i = 1, #gone do redis.call('ZREM', KEYS[2], gone[i]) end
+  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs) end
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if head then redis.call('PUBLISH', ARGV[2], head) end
+end
+return 1

@@ -1,0 +1,217 @@
+import type { WakeSource } from './backend.js'
+import { ClosedError, FencelockError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
+import type { Lease } from './lease.js'
+
+/** Result of one attempt on behalf of a waiter. */
+export type TryResult = { lease: Lease } | { retry: number } | { error: unknown; permanent: boolean }
+
+export interface Waiter {
+  readonly id: string
+  readonly resource: string
+  readonly ttl: number
+  readonly started: number
+  readonly deadline: number
+  readonly signal: AbortSignal | undefined
+  /** Has joined the queue in Redis (its first attempt failed), so it must leave when it gives up. */
+  queued: boolean
+  settled: boolean
+  lastError: unknown
+  /** Consecutive failed attempts (Redis errors), for the retry backoff. */
+  failures: number
+  resolve(lease: Lease): void
+  reject(err: unknown): void
+  wake: (() => void) | undefined
+  timers: NodeJS.Timeout[]
+  onAbort: (() => void) | undefined
+}
+
+interface Queue {
+  readonly resource: string
+  readonly channel: string
+  readonly waiters: Waiter[]
+  readonly listener: (message: string) => void
+  listening: Promise<boolean> | undefined
+}
+
+export interface WaitHooks {
+  readonly wake: WakeSource
+  channel(resource: string): string
+  /** One attempt for `waiter` (joining the Redis queue under `waiter.id` when it fails). */
+  attempt(waiter: Waiter): Promise<TryResult>
+  /** Gives up the waiter's place in Redis; errors are ignored (its place expires anyway). */
+  leave(waiter: Waiter): void
+  /** Throws if the instance or the client was closed. */
+  checkOpen(): void
+}
+
+const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
+
+/**
+ * Event-driven waiting. Waiters of one resource in this process queue FIFO; only the head talks to
+ * Redis, where it holds one place in the resource's fair queue. A release publishes the id of the
+ * next waiter in line, which wakes exactly that head; a timer bounded by the holder's remaining
+ * ttl (or the waiter ahead's expiry) covers a crashed holder or a lost message. No polling.
+ */
+export class WaitQueues {
+  readonly #hooks: WaitHooks
+  readonly #queues = new Map<string, Queue>()
+  readonly #unresync: () => void
+
+  constructor(hooks: WaitHooks) {
+    this.#hooks = hooks
+    // After a subscriber reconnect, messages may have been missed: every head looks again.
+    this.#unresync = hooks.wake.onResync(() => {
+      for (const queue of this.#queues.values()) queue.waiters[0]?.wake?.()
+    })
+  }
+
+  /** True if this process already has waiters for `resource` (a newcomer must queue behind them). */
+  has(resource: string): boolean {
+    return this.#queues.has(resource)
+  }
+
+  /**
+   * Queues `waiter`. `first` is the outcome of an attempt already made for it (the fast path), if
+   * any. Resolves with its lease or rejects with a typed error at its deadline, abort or close.
+   */
+  enqueue(waiter: Waiter, first?: TryResult): void {
+    this.#arm(waiter)
+    let queue = this.#queues.get(waiter.resource)
+    if (!queue) {
+      const created: Queue = {
+        resource: waiter.resource,
+        channel: this.#hooks.channel(waiter.resource),
+        waiters: [],
+        listener: (message) => {
+          const head = created.waiters[0]
+          if (head && head.id === message) head.wake?.()
+        },
+        listening: undefined,
+      }
+      queue = created
+      this.#queues.set(waiter.resource, queue)
+      queue.waiters.push(waiter)
+      void this.#serve(queue, first)
+    } else {
+      queue.waiters.push(waiter)
+    }
+  }
+
+  /** Rejects every waiter (locks.close()). */
+  closeAll(err: FencelockError): void {
+    this.#unresync()
+    for (const queue of this.#queues.values()) for (const waiter of [...queue.waiters]) this.#settle(waiter, err)
+  }
+
+  #arm(waiter: Waiter): void {
+    if (Number.isFinite(waiter.deadline)) {
+      const timer = setTimeout(() => this.#expire(waiter), Math.max(0, Math.ceil(waiter.deadline - performance.now())))
+      waiter.timers.push(timer)
+    }
+    if (waiter.signal) {
+      const onAbort = () => this.#settle(waiter, new LockAbortedError(waiter.resource, waiter.signal?.reason))
+      waiter.onAbort = onAbort
+      waiter.signal.addEventListener('abort', onAbort, { once: true })
+    }
+  }
+
+  #expire(waiter: Waiter): void {
+    const waited = performance.now() - waiter.started
+    const err =
+      waiter.lastError === undefined
+        ? new LockTimeoutError(waiter.resource, waited)
+        : new RedisError(`Redis failed while waiting ${Math.round(waited)} ms for lock "${waiter.resource}": ${errorText(waiter.lastError)}`, {
+            cause: waiter.lastError,
+          })
+    this.#settle(waiter, err)
+  }
+
+  #settle(waiter: Waiter, outcome: Lease | unknown, ok = false): void {
+    if (waiter.settled) return
+    waiter.settled = true
+    for (const timer of waiter.timers) clearTimeout(timer)
+    waiter.timers.length = 0
+    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
+    const queue = this.#queues.get(waiter.resource)
+    if (queue) {
+      const at = queue.waiters.indexOf(waiter)
+      // A head that is mid-attempt stays in place until its attempt returns (see #serve).
+      if (at > 0) queue.waiters.splice(at, 1)
+    }
+    if (!ok && waiter.queued) this.#hooks.leave(waiter)
+    waiter.wake?.()
+    if (ok) waiter.resolve(outcome as Lease)
+    else waiter.reject(outcome)
+  }
+
+  async #serve(queue: Queue, first: TryResult | undefined): Promise<void> {
+    let pending = first
+    while (queue.waiters.length > 0) {
+      const waiter = queue.waiters[0]!
+      await this.#serveHead(queue, waiter, pending)
+      pending = undefined
+      if (queue.waiters[0] === waiter) queue.waiters.shift()
+    }
+    this.#queues.delete(queue.resource)
+    if (queue.listening) this.#hooks.wake.unlisten(queue.channel, queue.listener)
+  }
+
+  async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {
+    let result = first
+    while (!waiter.settled) {
+      if (!result) {
+        try {
+          this.#hooks.checkOpen()
+        } catch (err) {
+          return this.#settle(waiter, err)
+        }
+        result = await this.#hooks.attempt(waiter)
+      }
+      if ('lease' in result) {
+        if (waiter.settled) void result.lease.release().catch(() => {}) // gave up meanwhile: undo
+        else this.#settle(waiter, result.lease, true)
+        return
+      }
+      if (waiter.settled) return
+      let delay: number
+      if ('error' in result) {
+        waiter.lastError = result.error
+        waiter.failures++
+        if (result.permanent) return this.#settle(waiter, new RedisError(`Redis refused lock "${waiter.resource}": ${errorText(result.error)}`, { cause: result.error }))
+        delay = backoff(waiter)
+      } else {
+        waiter.lastError = undefined
+        waiter.failures = 0
+        waiter.queued = true
+        delay = result.retry + 1
+      }
+      result = undefined
+      if (!queue.listening) {
+        // Subscribe, then look again at once: a release between the attempt and the SUBSCRIBE
+        // would otherwise go unheard until the re-check timer.
+        queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).then(
+          () => true,
+          () => false,
+        )
+        if (await queue.listening) continue
+      }
+      await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
+    }
+  }
+
+  #sleep(waiter: Waiter, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(), Math.max(0, Math.ceil(ms)))
+      const done = () => {
+        clearTimeout(timer)
+        waiter.wake = undefined
+        resolve()
+      }
+      waiter.wake = done
+    })
+  }
+}
+
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+
+export { ClosedError }
