@@ -192,7 +192,7 @@ export class LockSet implements Locks {
     }
   }
 
-  inspect(resource: string): Promise<LockInfo> {
+  async inspect(resource: string): Promise<LockInfo> {
     checkResource(resource)
     this.#checkOpen()
     return this.#backend.inspect(resource)

@@ -22,11 +22,18 @@ export function isIORedis(client: unknown): client is IORedisLike {
 }
 
 export function ioredisAdapter(client: IORedisLike): RedisAdapter {
+  // The first call of each script is an EVAL, which also loads it: an EVALSHA that fails with
+  // NOSCRIPT and is resent would otherwise land behind commands sent after it.
+  const loaded = new Set<string>()
   return {
     kind: 'ioredis',
     isCluster: client.isCluster === true,
     isClosed: () => client.status === 'end',
     async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
+      if (!loaded.has(script.sha)) {
+        loaded.add(script.sha)
+        return client.eval(script.source, keys.length, ...keys, ...args)
+      }
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args)
       } catch (err) {

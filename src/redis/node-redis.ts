@@ -49,11 +49,17 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
   const evalWith = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) =>
     send([command, body, String(keys.length), ...keys, ...stringify(args)], keys[0])
 
+  // First call of each script is an EVAL (see ioredis.ts).
+  const loaded = new Set<string>()
   return {
     kind: 'node-redis',
     isCluster: cluster,
     isClosed: () => !client.isOpen,
     async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
+      if (!loaded.has(script.sha)) {
+        loaded.add(script.sha)
+        return evalWith('EVAL', script.source, keys, args)
+      }
       try {
         return await evalWith('EVALSHA', script.sha, keys, args)
       } catch (err) {

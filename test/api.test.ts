@@ -1,0 +1,332 @@
+// The public API, run once per client adapter against a real redis-server.
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  ClosedError,
+  createLocks,
+  fencedSet,
+  FencelockError,
+  InvalidArgumentError,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  type Locks,
+} from '../src/index.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+
+interface Adapter {
+  name: string
+  connect(url: string): Promise<{ client: unknown; quit(): Promise<void> }>
+}
+
+const adapters: Adapter[] = [
+  {
+    name: 'ioredis',
+    connect: async (url) => {
+      const client = new Redis(url)
+      await client.ping()
+      return { client, quit: async () => void (await client.quit()) }
+    },
+  },
+  {
+    name: 'node-redis',
+    connect: async (url) => {
+      const client = createClient({ url })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, quit: async () => void (await client.quit()) }
+    },
+  },
+]
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+let unique = 0
+const name = (base: string) => `${base}-${++unique}`
+
+describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter) => {
+  let server: RedisProcess
+  let conn: Awaited<ReturnType<Adapter['connect']>>
+  let locks: Locks
+
+  beforeAll(async () => {
+    server = await startRedis()
+    conn = await adapter.connect(server.url)
+    locks = createLocks({ redis: conn.client, ttl: 5_000, wait: 5_000 })
+  })
+  afterAll(async () => {
+    await locks?.close()
+    await conn?.quit()
+    await server?.stop()
+  })
+
+  it('acquires, reports, and releases a lock', async () => {
+    const resource = name('acct')
+    const lease = await locks.acquire(resource, { ttl: 3_000 })
+    expect(lease.resource).toBe(resource)
+    expect(lease.token).toMatch(/^[0-9a-f-]{36}$/)
+    expect(Number.isSafeInteger(lease.fence)).toBe(true)
+    expect(lease.held).toBe(true)
+    expect(lease.remaining).toBeGreaterThan(2_800)
+    expect(lease.remaining).toBeLessThanOrEqual(3_000)
+    expect(lease.signal.aborted).toBe(false)
+    const info = await locks.inspect(resource)
+    expect(info).toMatchObject({ resource, held: true, token: lease.token, fence: lease.fence, waiters: 0 })
+    expect(info.ttl).toBeGreaterThan(2_500)
+    expect(await lease.release()).toBe(true)
+    expect(await lease.release()).toBe(false)
+    expect(await locks.inspect(resource)).toMatchObject({ held: false, token: null, ttl: null, fence: lease.fence })
+  })
+
+  it('hands out strictly increasing fences', async () => {
+    const resource = name('fence')
+    let last = 0
+    for (let i = 0; i < 50; i++) {
+      const lease = await locks.acquire(resource)
+      expect(lease.fence).toBeGreaterThan(last)
+      last = lease.fence
+      await lease.release()
+    }
+  })
+
+  it('tryAcquire never waits: null while held, a lease when free', async () => {
+    const resource = name('try')
+    const lease = await locks.acquire(resource)
+    expect(await locks.tryAcquire(resource)).toBeNull()
+    await lease.release()
+    const second = await locks.tryAcquire(resource)
+    expect(second?.fence).toBeGreaterThan(lease.fence)
+    await second?.release()
+  })
+
+  it('wakes a waiter on release instead of waiting out the ttl', async () => {
+    const resource = name('wake')
+    const holder = await locks.acquire(resource, { ttl: 20_000 })
+    const started = performance.now()
+    const waiting = locks.acquire(resource, { wait: 15_000 })
+    await sleep(100)
+    expect((await locks.inspect(resource)).waiters).toBe(1)
+    await holder.release()
+    const next = await waiting
+    // Woken by the release message: far sooner than the 20 s re-check the ttl would allow.
+    expect(performance.now() - started).toBeLessThan(5_000)
+    expect(next.fence).toBeGreaterThan(holder.fence)
+    await next.release()
+  })
+
+  it('serves waiters of one process in FIFO order', async () => {
+    const resource = name('fifo')
+    const holder = await locks.acquire(resource)
+    const order: number[] = []
+    const waiters = [0, 1, 2, 3, 4].map(async (i) => {
+      await sleep(i * 20)
+      const lease = await locks.acquire(resource)
+      order.push(i)
+      await sleep(5)
+      await lease.release()
+    })
+    await sleep(150)
+    await holder.release()
+    await Promise.all(waiters)
+    expect(order).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('times out with a typed error naming the resource and the time waited', async () => {
+    const resource = name('timeout')
+    const holder = await locks.acquire(resource)
+    const err = await locks.acquire(resource, { wait: 200 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(LockTimeoutError)
+    expect(err).toBeInstanceOf(FencelockError)
+    const timeout = err as LockTimeoutError
+    expect(timeout.code).toBe('LOCK_TIMEOUT')
+    expect(timeout.resource).toBe(resource)
+    expect(timeout.waited).toBeGreaterThanOrEqual(195)
+    expect(timeout.message).toContain(resource)
+    // It left the queue: nobody is counted as waiting.
+    expect((await locks.inspect(resource)).waiters).toBe(0)
+    await holder.release()
+  })
+
+  it('wait: 0 makes one attempt', async () => {
+    const resource = name('zero')
+    const holder = await locks.acquire(resource)
+    await expect(locks.acquire(resource, { wait: 0 })).rejects.toBeInstanceOf(LockTimeoutError)
+    await holder.release()
+  })
+
+  it('honours an AbortSignal while waiting, and one aborted before the call', async () => {
+    const resource = name('abort')
+    const holder = await locks.acquire(resource)
+    const controller = new AbortController()
+    const waiting = locks.acquire(resource, { signal: controller.signal })
+    setTimeout(() => controller.abort(new Error('user gave up')), 50)
+    const err = await waiting.catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(LockAbortedError)
+    expect((err as LockAbortedError).cause).toEqual(new Error('user gave up'))
+    await expect(locks.acquire(resource, { signal: AbortSignal.abort() })).rejects.toThrow()
+    await holder.release()
+    // The aborted waiter neither holds nor blocks the lock.
+    const after = await locks.acquire(resource, { wait: 1_000 })
+    await after.release()
+  })
+
+  it('aborts the lease signal when the ttl runs out without extension', async () => {
+    const resource = name('expire')
+    const lease = await locks.acquire(resource, { ttl: 150 })
+    const reason = await new Promise<unknown>((resolve) => lease.signal.addEventListener('abort', () => resolve(lease.signal.reason)))
+    expect(reason).toBeInstanceOf(LockLostError)
+    expect((reason as LockLostError).reason).toBe('expired')
+    expect(lease.held).toBe(false)
+    expect(await lease.release()).toBe(false)
+  })
+
+  it('extends a lease, and reports a refused extension as lost', async () => {
+    const resource = name('extend')
+    const lease = await locks.acquire(resource, { ttl: 1_000 })
+    await lease.extend(5_000)
+    expect(lease.remaining).toBeGreaterThan(4_000)
+    expect((await locks.inspect(resource)).ttl).toBeGreaterThan(4_000)
+    // Someone deletes the key behind the holder's back (eviction, operator, clock jump).
+    await server.cli('DEL', `fencelock:{${resource}}:L`)
+    const err = await lease.extend().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(LockLostError)
+    expect((err as LockLostError).reason).toBe('refused')
+    expect(lease.signal.aborted).toBe(true)
+    expect(await lease.release()).toBe(false)
+  })
+
+  it('auto-extends a lease past its ttl until released', async () => {
+    const resource = name('auto')
+    const lease = await locks.acquire(resource, { ttl: 300, autoExtend: true })
+    await sleep(800)
+    expect(lease.signal.aborted).toBe(false)
+    expect(lease.held).toBe(true)
+    expect((await locks.inspect(resource)).token).toBe(lease.token)
+    expect(await lease.release()).toBe(true)
+    expect((await locks.inspect(resource)).held).toBe(false)
+  })
+
+  it('withLock returns the result, keeps the lease extended, and releases', async () => {
+    const resource = name('with')
+    const result = await locks.withLock(
+      resource,
+      async (lease) => {
+        await sleep(700)
+        expect(lease.signal.aborted).toBe(false)
+        return lease.fence
+      },
+      { ttl: 300 },
+    )
+    expect(typeof result).toBe('number')
+    expect((await locks.inspect(resource)).held).toBe(false)
+  })
+
+  it('withLock rethrows the error of fn, never a release error, and releases', async () => {
+    const resource = name('with-error')
+    const boom = new Error('boom')
+    await expect(
+      locks.withLock(resource, async () => {
+        // Make the release fail to find the lock: it must not mask boom.
+        await server.cli('DEL', `fencelock:{${resource}}:L`)
+        throw boom
+      }),
+    ).rejects.toBe(boom)
+    expect((await locks.inspect(resource)).held).toBe(false)
+  })
+
+  it('await using releases at the end of the block', async () => {
+    const resource = name('using')
+    {
+      await using lease = await locks.acquire(resource)
+      expect(lease.held).toBe(true)
+    }
+    expect((await locks.inspect(resource)).held).toBe(false)
+  })
+
+  it('keeps resources with braces, spaces, newlines and Unicode apart', async () => {
+    const names = ['a}b', 'a', '{a}', 'a b', 'a\nb', 'ключ🔒', 'a}:L', 'x:{y}']
+    const leases = await Promise.all(names.map((n) => locks.acquire(n, { wait: 0 })))
+    for (const [i, n] of names.entries()) expect((await locks.inspect(n)).token).toBe(leases[i]!.token)
+    await Promise.all(leases.map((l) => l.release()))
+  })
+
+  it('rejects bad input before any Redis call, naming the value', async () => {
+    const cases: [() => Promise<unknown>, RegExp][] = [
+      [() => locks.acquire('r', { ttl: 0 }), /ttl.*got 0/],
+      [() => locks.acquire('r', { ttl: -5 }), /ttl.*got -5/],
+      [() => locks.acquire('r', { ttl: Number.NaN }), /ttl.*got NaN/],
+      [() => locks.acquire('r', { ttl: 1.5 }), /ttl.*got 1\.5/],
+      [() => locks.acquire('r', { ttl: 1e12 }), /ttl.*got 1000000000000/],
+      [() => locks.acquire('', {}), /resource.*got ""/],
+      [() => locks.acquire(42 as unknown as string), /resource.*got 42/],
+      [() => locks.acquire('x'.repeat(2_000)), /resource.*at most 1024/],
+      [() => locks.acquire('r', { wait: -1 }), /wait.*got -1/],
+      [() => locks.acquire('r', { signal: {} as AbortSignal }), /signal/],
+      [() => locks.tryAcquire('r', { ttl: Number.POSITIVE_INFINITY }), /ttl.*got Infinity/],
+      [() => locks.withLock('r', 'nope' as unknown as () => void), /fn.*got "nope"/],
+      [() => fencedSet(conn.client, 'k', 'v', -1), /fence.*got -1/],
+      [() => fencedSet(conn.client, 'k', 'v', 2 ** 60), /fence.*got/],
+    ]
+    for (const [call, message] of cases) {
+      const err = await call().catch((e: unknown) => e)
+      expect(err, String(message)).toBeInstanceOf(InvalidArgumentError)
+      expect((err as Error).message).toMatch(message)
+      expect((err as InvalidArgumentError).code).toBe('INVALID_ARGUMENT')
+    }
+    expect(() => createLocks({ redis: undefined })).toThrow(InvalidArgumentError)
+    expect(() => createLocks({ redis: { foo: 1 } })).toThrow(/ioredis.*node-redis/)
+    expect(() => createLocks({ redis: conn.client, ttl: 0 })).toThrow(/ttl.*got 0/)
+    expect(() => createLocks({ redis: conn.client, driftFactor: Number.NaN })).toThrow(/driftFactor.*got NaN/)
+    const lease = await locks.acquire(name('bad-extend'))
+    await expect(lease.extend(0)).rejects.toThrow(/ttl.*got 0/)
+    await lease.release()
+  })
+
+  it('fencedSet refuses stale fences', async () => {
+    const a = await locks.acquire(name('fenced'))
+    const b = await locks.acquire(name('fenced-2'))
+    const [older, newer] = a.fence < b.fence ? [a, b] : [b, a]
+    expect(await fencedSet(conn.client, 'balance', '100', newer.fence)).toBe(true)
+    expect(await fencedSet(conn.client, 'balance', '50', older.fence)).toBe(false)
+    expect(await fencedSet(conn.client, 'balance', '90', newer.fence)).toBe(true)
+    await a.release()
+    await b.release()
+  })
+
+  it('close() rejects waiters, ends lease timers, and refuses new calls', async () => {
+    const own = createLocks({ redis: conn.client })
+    const resource = name('close')
+    const holder = await own.acquire(resource, { autoExtend: true })
+    const waiting = own.acquire(resource, { wait: 10_000 })
+    await sleep(50)
+    await own.close()
+    expect(own.closed).toBe(true)
+    const err = await waiting.catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ClosedError)
+    expect((err as ClosedError).code).toBe('LOCKS_CLOSED')
+    expect(holder.signal.aborted).toBe(true)
+    expect((holder.signal.reason as LockLostError).reason).toBe('closed')
+    await expect(own.acquire(resource)).rejects.toBeInstanceOf(ClosedError)
+    // The lease counts as lost, but releasing it still deletes the lock it held.
+    expect(await holder.release()).toBe(false)
+    await expect(own.inspect(resource)).rejects.toBeInstanceOf(ClosedError)
+    expect((await locks.inspect(resource)).held).toBe(false)
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('closed clients', () => {
+  it.each(adapters)('$name: a closed client gets a typed error, not a hang', async (adapter) => {
+    const server = await startRedis()
+    try {
+      const conn = await adapter.connect(server.url)
+      const locks = createLocks({ redis: conn.client })
+      await conn.quit()
+      const err = await locks.acquire('r').catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(ClosedError)
+      expect((err as ClosedError).code).toBe('CLIENT_CLOSED')
+      await locks.close()
+    } finally {
+      await server.stop()
+    }
+  })
+})
