@@ -194,6 +194,8 @@ export class WaitQueues {
           () => false,
         )
         if (await queue.listening) continue
+        // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
+        queue.listening = undefined
       }
       await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
     }
