@@ -23,7 +23,8 @@ export interface LockInfo {
 export interface WakeSource {
   retain(): void
   release(): Promise<void>
-  listen(channel: string, listener: (message: string) => void): Promise<void>
+  /** Resolves with the performance.now() from which on no message on `channel` is missed. */
+  listen(channel: string, listener: (message: string) => void): Promise<number>
   unlisten(channel: string, listener: (message: string) => void): void
   onResync(listener: () => void): () => void
 }

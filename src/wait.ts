@@ -30,7 +30,8 @@ interface Queue {
   readonly channel: string
   readonly waiters: Waiter[]
   readonly listener: (message: string) => void
-  listening: Promise<boolean> | undefined
+  /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
+  listening: Promise<number> | undefined
 }
 
 export interface WaitHooks {
@@ -158,6 +159,7 @@ export class WaitQueues {
 
   async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {
     let result = first
+    let sentAt = waiter.started
     while (!waiter.settled) {
       if (!result) {
         try {
@@ -165,6 +167,7 @@ export class WaitQueues {
         } catch (err) {
           return this.#settle(waiter, err)
         }
+        sentAt = performance.now()
         result = await this.#hooks.attempt(waiter)
       }
       if ('lease' in result) {
@@ -187,15 +190,13 @@ export class WaitQueues {
       }
       result = undefined
       if (!queue.listening) {
-        // Subscribe, then look again at once: a release between the attempt and the SUBSCRIBE
-        // would otherwise go unheard until the re-check timer.
-        queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).then(
-          () => true,
-          () => false,
-        )
-        if (await queue.listening) continue
+        queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
+        const activeSince = await queue.listening
+        // Subscribed after the attempt was sent: a release in between went unheard, so look again
+        // at once. (A channel still subscribed from an earlier wait needs no second look.)
+        if (activeSince >= sentAt) continue
         // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
-        queue.listening = undefined
+        if (activeSince < 0) queue.listening = undefined
       }
       await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
     }

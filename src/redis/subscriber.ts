@@ -4,7 +4,8 @@ type Listener = (message: string) => void
 
 interface Channel {
   listeners: Set<Listener>
-  subscribed: Promise<void>
+  /** Resolves with the performance.now() at which SUBSCRIBE was acknowledged. */
+  subscribed: Promise<number>
   linger: NodeJS.Timeout | undefined
 }
 
@@ -28,15 +29,21 @@ export class SharedSubscriber {
     this.#lingerMs = lingerMs
   }
 
-  /** Resolves once SUBSCRIBE is acknowledged: from then on no message on `channel` is missed. */
-  listen(channel: string, listener: Listener): Promise<void> {
+  /**
+   * Resolves once SUBSCRIBE is acknowledged, with the `performance.now()` of that moment: no
+   * message published after it is missed. A caller that sent a request before that moment must
+   * look again, since a message published in between went unheard.
+   */
+  listen(channel: string, listener: Listener): Promise<number> {
     clearTimeout(this.#idle)
     let entry = this.#channels.get(channel)
     if (entry) {
       clearTimeout(entry.linger)
       entry.linger = undefined
     } else {
-      const subscribed = this.#connect().then((c) => c.subscribe(channel))
+      const subscribed = this.#connect()
+        .then((c) => c.subscribe(channel))
+        .then(() => performance.now())
       entry = { listeners: new Set(), subscribed, linger: undefined }
       this.#channels.set(channel, entry)
       subscribed.catch(() => {
