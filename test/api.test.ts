@@ -89,6 +89,18 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     }
   })
 
+  it('keeps working after the script cache is flushed (EVALSHA falls back to EVAL on NOSCRIPT)', async () => {
+    const resource = name('noscript')
+    const warm = await locks.acquire(resource)
+    await warm.release()
+    await server.cli('SCRIPT', 'FLUSH')
+    const lease = await locks.acquire(resource)
+    expect(lease.fence).toBeGreaterThan(warm.fence)
+    await server.cli('SCRIPT', 'FLUSH')
+    expect(await lease.release()).toBe(true)
+    expect(await server.cli('SCRIPT', 'EXISTS', '0123456789012345678901234567890123456789')).toBe('0')
+  })
+
   it('tryAcquire never waits: null while held, a lease when free', async () => {
     const resource = name('try')
     const lease = await locks.acquire(resource)
