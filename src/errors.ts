@@ -86,3 +86,53 @@ export class RedisError extends FencelockError {
     super('REDIS_ERROR', message, options)
   }
 }
+
+/** What one node of a quorum answered to one attempt. */
+export interface NodeVote {
+  /** Index of the node in the `redis` array given to `createLocks`. */
+  readonly node: number
+  /**
+   * `acquired`: the lock was taken there; `held`: another lease holds it there; `restarting`: the
+   * node came back (empty) less than `maxTtl` ago and does not count yet; `timeout`: no reply
+   * within the node timeout; `error`: the node replied with an error or the connection failed.
+   */
+  readonly outcome: 'acquired' | 'held' | 'restarting' | 'timeout' | 'error'
+  /** The client's error, for `error` (and `timeout`, the timeout itself). */
+  readonly cause?: unknown
+}
+
+/** Fewer than a majority of the quorum's nodes could be reached; `votes` says what each node did. */
+export class QuorumError extends FencelockError {
+  readonly resource: string
+  readonly votes: readonly NodeVote[]
+  readonly needed: number
+  constructor(resource: string, action: string, votes: readonly NodeVote[], needed: number) {
+    const text = votes.map((v) => `#${v.node} ${v.outcome}${v.cause instanceof Error ? ` (${v.cause.message})` : ''}`).join(', ')
+    super('QUORUM_FAILED', `Could not ${action} lock "${resource}" on a majority (${needed} of ${votes.length} nodes): ${text}`, {
+      cause: votes.find((v) => v.cause !== undefined)?.cause,
+    })
+    this.resource = resource
+    this.votes = votes
+    this.needed = needed
+  }
+}
+
+/** `WAIT` saw fewer replicas acknowledge the lock write than `replicas.count` asked for; the lock was released. */
+export class ReplicationError extends FencelockError {
+  readonly resource: string
+  /** Replicas that acknowledged within `replicas.timeout`. */
+  readonly acknowledged: number
+  readonly required: number
+  constructor(resource: string, acknowledged: number, required: number, action = 'acquire') {
+    super(
+      'REPLICATION_FAILED',
+      `Only ${acknowledged} of ${required} required replicas acknowledged the ${action} of lock "${resource}" in time`,
+    )
+    this.resource = resource
+    this.acknowledged = acknowledged
+    this.required = required
+  }
+}
+
+/** Errors a backend raises already typed (quorum, replication): the facade rethrows them unwrapped. */
+export const isBackendError = (err: unknown): err is QuorumError | ReplicationError => err instanceof QuorumError || err instanceof ReplicationError

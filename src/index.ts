@@ -10,6 +10,9 @@ export {
   LockAbortedError,
   ClosedError,
   RedisError,
+  QuorumError,
+  ReplicationError,
+  type NodeVote,
   type FencelockErrorCode,
   type LockLostReason,
 } from './errors.js'

@@ -1,10 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Backend, LockInfo } from './backend.js'
-import { ClosedError, FencelockError, InvalidArgumentError, LockTimeoutError, RedisError } from './errors.js'
+import { ClosedError, FencelockError, InvalidArgumentError, isBackendError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import { adapterFor, closedClient } from './redis/index.js'
 import { mutexBackend } from './primitives/mutex.js'
+import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
+import { quorumBackend } from './quorum/backend.js'
+import { replicatedBackend } from './quorum/replicated.js'
 import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
 import { errorText, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
@@ -21,6 +24,28 @@ export interface LocksOptions {
   driftFactor?: number
   /** How long a resource's fence key is kept after its last acquisition (ms). Default: 7 days. */
   fenceRetention?: number
+  /**
+   * Longest ttl any lease may ask for, in ms (a longer one is an `InvalidArgumentError`). In quorum
+   * mode it is also how long a restarted node stays out of quorum counting, so keep it small.
+   * Default: `30_000` with an array of clients, 24 days otherwise.
+   */
+  maxTtl?: number
+  /** Quorum mode only. */
+  quorum?: {
+    /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
+    nodeTimeout?: number
+  }
+  /**
+   * Single-Redis mode only (not a cluster): every acquire and extension is followed by
+   * `WAIT count timeout` on the same connection; with fewer acknowledgements the lock is released
+   * and acquire fails with `ReplicationError` (an extension fails, keeping the old deadline).
+   */
+  replicas?: {
+    /** Replicas that must acknowledge. */
+    count: number
+    /** How long WAIT may block, in ms. */
+    timeout: number
+  }
 }
 
 export interface AcquireOptions {
@@ -56,17 +81,31 @@ const DAY = 86_400_000
  */
 export function createLocks(options: LocksOptions): Locks {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected options to be an object, got ${String(options)}`)
-  if (Array.isArray(options.redis)) {
-    throw new InvalidArgumentError('Quorum mode (an array of clients) is not available in this version')
-  }
-  const redis = adapterFor(options.redis)
+  const quorum = Array.isArray(options.redis)
   const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
-  const ttl = options.ttl === undefined ? 10_000 : checkTtl(options.ttl)
+  const maxTtl = options.maxTtl === undefined ? (quorum ? 30_000 : MAX_TTL) : checkTtl(options.maxTtl, 'maxTtl')
+  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkTtl(options.ttl, 'ttl', maxTtl)
   const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
   const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
   const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
-  const backend = mutexBackend(redis, { prefix, maxTtl: MAX_TTL, fenceRetention, waiterGrace: 2_000 })
-  return new LockSet(backend, { ttl, wait, driftFactor })
+  const waiterGrace = 2_000
+  if (quorum) {
+    if (options.replicas !== undefined) throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
+    const clients = options.redis as unknown[]
+    const adapters = clients.map((client, i) => adapterFor(client, `redis[${i}]`))
+    if (adapters.length === 0) throw new InvalidArgumentError('Expected `redis` to hold at least one client, got an empty array')
+    if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
+    const nodeTimeout = quorumNodeTimeout(options.quorum)
+    const backend = quorumBackend(adapters, { prefix, maxTtl, fenceRetention, waiterGrace, nodeTimeout })
+    return new LockSet(backend, { ttl, wait, driftFactor })
+  }
+  if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
+  const redis = adapterFor(options.redis)
+  const backend = mutexBackend(redis, { prefix, maxTtl, fenceRetention, waiterGrace })
+  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor })
+  const replicas = checkReplicas(options.replicas)
+  if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
+  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor })
 }
 
 interface Defaults {
@@ -141,6 +180,7 @@ export class LockSet implements Locks {
       if ('lease' in first) return first.lease
       if ('error' in first && first.permanent) throw new RedisError(`Redis refused lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
       if (wait === 0) {
+        if ('error' in first && isBackendError(first.error)) throw first.error // typed by the quorum/replicas backend
         if ('error' in first) throw new RedisError(`Could not reach Redis for lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
         throw new LockTimeoutError(resource, performance.now() - started)
       }
@@ -176,6 +216,7 @@ export class LockSet implements Locks {
     this.#checkOpen()
     const result = await this.#try(resource, ttl, '', autoExtend)
     if ('lease' in result) return result.lease
+    if ('error' in result && isBackendError(result.error)) throw result.error // typed by the quorum/replicas backend
     if ('error' in result) throw new RedisError(`Could not acquire lock "${resource}": ${errorText(result.error)}`, { cause: result.error })
     return null
   }

@@ -1,5 +1,5 @@
 import type { WakeSource } from './backend.js'
-import { ClosedError, FencelockError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
+import { ClosedError, FencelockError, isBackendError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
 import type { Lease } from './lease.js'
 
 /** Result of one attempt on behalf of a waiter. */
@@ -121,7 +121,9 @@ export class WaitQueues {
     const err =
       waiter.lastError === undefined
         ? new LockTimeoutError(waiter.resource, waited)
-        : new RedisError(`Redis failed while waiting ${Math.round(waited)} ms for lock "${waiter.resource}": ${errorText(waiter.lastError)}`, {
+        : isBackendError(waiter.lastError) // quorum/replication failure: already says what each node did
+          ? waiter.lastError
+          : new RedisError(`Redis failed while waiting ${Math.round(waited)} ms for lock "${waiter.resource}": ${errorText(waiter.lastError)}`, {
             cause: waiter.lastError,
           })
     this.#settle(waiter, err)

@@ -17,4 +17,6 @@ export const scripts = {
   mutexLeave: define(embedded.mutexLeave, 3),
   mutexInspect: define(embedded.mutexInspect, 4),
   fencedSet: define(embedded.fencedSet, 2),
+  quorumAcquire: define(embedded.quorumAcquire, 4),
+  quorumCommit: define(embedded.quorumCommit, 2),
 } as const satisfies Record<string, LuaScript>

@@ -1,0 +1,195 @@
+import type { Attempt, Backend, LockInfo } from '../backend.js'
+import { QuorumError, type NodeVote } from '../errors.js'
+import { resourceKeys, type ResourceKeys } from '../keys.js'
+import type { RedisAdapter } from '../redis/adapter.js'
+import { subscriberFor } from '../redis/subscriber.js'
+import { scripts } from '../scripts/index.js'
+import { QuorumNode, type NodeResult } from './node.js'
+import { quorumWake } from './wake.js'
+
+export interface QuorumOptions {
+  prefix: string
+  /** Longest ttl; also how long a restarted node stays out of quorum counting. */
+  maxTtl: number
+  fenceRetention: number
+  waiterGrace: number
+  /** Per-node timeout in ms for a given ttl (much smaller than the ttl). */
+  nodeTimeout: (ttl: number) => number
+}
+
+const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
+
+type AcquireReply = [number, number | string, number, string]
+
+/**
+ * Redlock over independent masters, with fences that never go backwards. An attempt runs the
+ * acquire script on every node at once; it succeeds when a majority of the nodes that count
+ * (not restarted within `maxTtl`) granted it. The lease's fence is the largest fence those nodes
+ * returned, written back to a majority while the lock is held there, before the lease exists:
+ * every later majority shares a node with that one, so its fence is larger (docs/safety.md).
+ */
+export function quorumBackend(adapters: readonly RedisAdapter[], options: QuorumOptions): Backend {
+  const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
+  const majority = Math.floor(nodes.length / 2) + 1
+  const retention = String(options.fenceRetention)
+  const grace = String(options.waiterGrace)
+  const maxTtl = String(options.maxTtl)
+  const cache = new Map<string, ResourceKeys>()
+  const keysOf = (resource: string): ResourceKeys => {
+    let keys = cache.get(resource)
+    if (!keys) {
+      if (cache.size >= 1_000) cache.clear()
+      keys = resourceKeys(options.prefix, resource)
+      cache.set(resource, keys)
+    }
+    return keys
+  }
+
+  // A waiter's queue score is fixed at its first attempt and sent to every node, so all nodes
+  // order the waiters alike (server-side arrival times differ per node and would split the vote).
+  // It only orders waiters: a skewed client clock costs fairness, never safety.
+  const scores = new Map<string, string>()
+  let tie = 0
+  const scoreOf = (waiter: string): string => {
+    if (waiter === '') return '0'
+    let score = scores.get(waiter)
+    if (score === undefined) {
+      if (scores.size >= 10_000) scores.delete(scores.keys().next().value!)
+      score = String(Date.now() * 1000 + (tie++ % 1000))
+      scores.set(waiter, score)
+    }
+    return score
+  }
+
+  const all = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>[]> =>
+    Promise.all(nodes.map((node) => node.run(call, ms)))
+
+  const vote = (node: QuorumNode, result: NodeResult<unknown>, outcome: NodeVote['outcome']): NodeVote =>
+    result.ok ? { node: node.index, outcome } : { node: node.index, outcome: result.timeout ? 'timeout' : 'error', cause: result.error }
+
+  const undo = (resource: string, token: string): void => {
+    // Every node, including those that timed out: their acquire may still land. Each client sends
+    // this release after the acquire on the same connection, so Redis runs them in that order.
+    const k = keysOf(resource)
+    for (const node of nodes) {
+      node.redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]).catch(() => {})
+    }
+  }
+
+  return {
+    maxTtl: options.maxTtl,
+    wake: quorumWake(
+      adapters.map((a) => subscriberFor(a)),
+      majority,
+    ),
+    isClosed: () => adapters.filter((a) => a.isClosed()).length > nodes.length - majority,
+
+    async attempt(resource, token, ttl, waiter): Promise<Attempt> {
+      const k = keysOf(resource)
+      const ms = options.nodeTimeout(ttl)
+      const results = await all(
+        (redis) =>
+          redis.evalScript(
+            scripts.quorumAcquire,
+            [k.lock, k.fence, k.queue, k.queueExpiry],
+            [token, ttl, retention, waiter, grace, scoreOf(waiter), maxTtl],
+          ) as Promise<AcquireReply>,
+        ms,
+      )
+      const votes: NodeVote[] = []
+      const granted: QuorumNode[] = []
+      let counted = 0
+      let replied = 0
+      let fence = 0
+      let retry = Infinity
+      results.forEach((result, i) => {
+        const node = nodes[i]!
+        if (!result.ok) return void votes.push(vote(node, result, 'error'))
+        const [code, value, young, runId] = result.value
+        const wait = node.observe(String(runId), toNumber(young), options.maxTtl)
+        replied++
+        if (code === 1) {
+          granted.push(node)
+          fence = Math.max(fence, toNumber(value))
+          if (wait === 0) counted++
+          else retry = Math.min(retry, wait)
+          votes.push({ node: node.index, outcome: wait === 0 ? 'acquired' : 'restarting' })
+        } else {
+          retry = Math.min(retry, toNumber(value))
+          votes.push({ node: node.index, outcome: 'held' })
+        }
+      })
+
+      if (counted >= majority) {
+        const commits = await Promise.all(
+          granted.map((node) => node.run((redis) => redis.evalScript(scripts.quorumCommit, [k.lock, k.fence], [token, fence, retention]), ms)),
+        )
+        if (commits.filter((c) => c.ok && toNumber(c.value) === 1).length >= majority) {
+          scores.delete(waiter)
+          return { acquired: true, fence }
+        }
+        undo(resource, token)
+        const commitVotes = granted.map((node, i) => vote(node, commits[i]!, commits[i]!.ok && toNumber((commits[i] as { value: unknown }).value) === 1 ? 'acquired' : 'held'))
+        throw new QuorumError(resource, 'commit the fence of', commitVotes, majority)
+      }
+      if (granted.length > 0) undo(resource, token)
+      // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
+      if (replied >= majority) return { acquired: false, retry: Number.isFinite(retry) ? retry : ttl }
+      throw new QuorumError(resource, 'acquire', votes, majority)
+    },
+
+    async extend(resource, token, ttl) {
+      const results = await all((redis) => redis.evalScript(scripts.mutexExtend, [keysOf(resource).lock], [token, ttl]), options.nodeTimeout(ttl))
+      if (results.filter((r) => r.ok && toNumber(r.value) === 1).length >= majority) return true
+      // A majority can no longer be confirmed: the lease ends now rather than at its deadline, and
+      // what is left of the lock on the other nodes is given back at once.
+      undo(resource, token)
+      return false
+    },
+
+    async release(resource, token) {
+      const k = keysOf(resource)
+      const results = await all(
+        (redis) => redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]),
+        options.nodeTimeout(options.maxTtl),
+      )
+      if (results.every((r) => !r.ok)) {
+        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r, 'error')), majority)
+      }
+      return results.some((r) => r.ok && toNumber(r.value) === 1)
+    },
+
+    async leave(resource, waiter) {
+      scores.delete(waiter)
+      const k = keysOf(resource)
+      await all((redis) => redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]), options.nodeTimeout(options.maxTtl))
+    },
+
+    async inspect(resource): Promise<LockInfo> {
+      const k = keysOf(resource)
+      const results = await all(
+        (redis) => redis.evalScript(scripts.mutexInspect, [k.lock, k.fence, k.queue, k.queueExpiry], []) as Promise<[string | null, number, string | null, number]>,
+        options.nodeTimeout(options.maxTtl),
+      )
+      const replies = results.flatMap((r) => (r.ok ? [r.value] : []))
+      if (replies.length < majority) {
+        throw new QuorumError(resource, 'inspect', results.map((r, i) => vote(nodes[i]!, r, 'acquired')), majority)
+      }
+      const pttls = new Map<string, number[]>()
+      for (const [token, pttl] of replies) if (typeof token === 'string') pttls.set(token, [...(pttls.get(token) ?? []), toNumber(pttl)])
+      // Held = one token on a majority; its ttl is how long a majority still has it.
+      const holder = [...pttls].find(([, list]) => list.length >= majority)
+      const fences = replies.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
+      return {
+        resource,
+        held: holder !== undefined,
+        token: holder ? holder[0] : null,
+        fence: fences.length > 0 ? Math.max(...fences) : null,
+        ttl: holder ? holder[1].sort((a, b) => b - a)[majority - 1]! : null,
+        waiters: Math.max(0, ...replies.map(([, , , w]) => toNumber(w))),
+      }
+    },
+
+    channel: (resource) => keysOf(resource).channel,
+  }
+}

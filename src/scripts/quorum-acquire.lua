@@ -1,0 +1,64 @@
+-- quorum-acquire: mutex-acquire on one node of a quorum, plus what the client needs to count the
+-- node: how long ago the node (re)started, and its run_id. A waiter's queue score is chosen by the
+-- client and is the same on every node, so every node orders the waiters alike.
+-- KEYS[1] lock key: string, the holder's token, expires with the lease (PX ttl)
+-- KEYS[2] fence key: string, the last fence handed out for this resource on this node
+-- KEYS[3] queue key: zset, waiter id -> queue score (the client's first-attempt time, microseconds)
+-- KEYS[4] queue expiry key: zset, waiter id -> server ms after which the waiter counts as gone
+-- ARGV[1] token of the new lease
+-- ARGV[2] ttl in ms
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
+-- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] queue score of the waiter (identical on every node)
+-- ARGV[7] maxTtl in ms: a node up for less than this does not count towards a quorum
+-- Returns {1, fence, young, run_id}: acquired here; fence = max(last fence + 1, server time in us)
+--         {0, retry, young, run_id}: not acquired; retry = ms until it is worth trying again
+--         young = ms until this node counts (0: it counts now); run_id of the server process
+local info = redis.call('INFO', 'server')
+local uptimeMs = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
+local runId = string.match(info, 'run_id:(%x+)')
+local young = math.max(0, tonumber(ARGV[7]) - uptimeMs)
+
+local t = redis.call('TIME')
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nowMs = math.floor(nowUs / 1000)
+local waiter = ARGV[4]
+
+local head = false
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs)
+  for i = 1, #gone do redis.call('ZREM', KEYS[3], gone[i]) end
+  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs) end
+  head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
+end
+
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 and (not head or head == waiter) then
+  local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, nowUs)
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  if head then
+    redis.call('ZREM', KEYS[3], waiter)
+    redis.call('ZREM', KEYS[4], waiter)
+  end
+  return {1, string.format('%.0f', fence), young, runId}
+end
+
+local retry
+if pttl >= 0 then
+  retry = pttl
+elseif pttl == -1 then
+  retry = tonumber(ARGV[2])
+else
+  retry = tonumber(redis.call('ZSCORE', KEYS[4], head)) - nowMs
+end
+
+if waiter ~= '' then
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[6], waiter)
+  redis.call('ZADD', KEYS[4], nowMs + retry + tonumber(ARGV[5]), waiter)
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
+  redis.call('PEXPIREAT', KEYS[3], last)
+  redis.call('PEXPIREAT', KEYS[4], last)
+end
+return {0, retry, young, runId}
