@@ -61,6 +61,11 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     return score
   }
 
+  // When each waiter was last woken. A release publishes on each node as it happens there; one
+  // that lands while an attempt still waits for its slowest node finds no sleeping waiter to wake,
+  // and the attempt (which saw the lock held on some node) would then sleep for the holder's ttl.
+  const heard = new Map<string, number>()
+
   const all = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>[]> =>
     Promise.all(nodes.map((node) => node.run(call, ms)))
 
@@ -81,10 +86,15 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     wake: quorumWake(
       adapters.map((a) => subscriberFor(a)),
       majority,
+      (message) => {
+        if (heard.size >= 10_000) heard.clear()
+        heard.set(message, performance.now())
+      },
     ),
     isClosed: () => adapters.filter((a) => a.isClosed()).length > nodes.length - majority,
 
     async attempt(resource, token, ttl, waiter): Promise<Attempt> {
+      const sent = performance.now()
       const k = keysOf(resource)
       const ms = options.nodeTimeout(ttl)
       const results = await all(
@@ -125,7 +135,14 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
           granted.map((node) => node.run((redis) => redis.evalScript(scripts.quorumCommit, [k.lock, k.fence], [token, fence, retention]), ms)),
         )
         if (commits.filter((c) => c.ok && toNumber(c.value) === 1).length >= majority) {
-          scores.delete(waiter)
+          if (waiter !== '') {
+            // Where the lock was held by another, this waiter joined the queue: leave it, or it
+            // would stand at the head there until its place expires and block everyone.
+            scores.delete(waiter)
+            for (const node of nodes) {
+              if (!granted.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]).catch(() => {})
+            }
+          }
           return { acquired: true, fence }
         }
         undo(resource, token)
@@ -134,7 +151,11 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       }
       if (granted.length > 0) undo(resource, token)
       // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
-      if (replied >= majority) return { acquired: false, retry: Number.isFinite(retry) ? retry : ttl }
+      if (replied >= majority) {
+        const woken = (heard.get(waiter) ?? -1) >= sent
+        heard.delete(waiter)
+        return { acquired: false, retry: woken ? 0 : Number.isFinite(retry) ? retry : ttl }
+      }
       throw new QuorumError(resource, 'acquire', votes, majority)
     },
 

@@ -6,11 +6,26 @@ import type { WakeSource } from '../backend.js'
  * hang in its client's offline queue; the remaining nodes still deliver every release that a
  * majority took part in), and rejects only if that can no longer happen.
  */
-export function quorumWake(sources: readonly WakeSource[], majority: number): WakeSource {
+export function quorumWake(sources: readonly WakeSource[], majority: number, heard: (message: string) => void): WakeSource {
+  // `heard` sees every message first: a wake-up that arrives while the waiter's attempt still
+  // waits for the slowest node would otherwise be lost (see backend.ts).
+  const wrapped = new Map<(message: string) => void, (message: string) => void>()
+  const tap = (listener: (message: string) => void) => {
+    let w = wrapped.get(listener)
+    if (!w) {
+      w = (message) => {
+        heard(message)
+        listener(message)
+      }
+      wrapped.set(listener, w)
+    }
+    return w
+  }
   return {
     retain: () => sources.forEach((s) => s.retain()),
     release: async () => void (await Promise.allSettled(sources.map((s) => s.release()))),
-    listen(channel, listener) {
+    listen(channel, original) {
+      const listener = tap(original)
       return new Promise<number>((resolve, reject) => {
         let ok = 0
         let failed = 0
@@ -31,7 +46,11 @@ export function quorumWake(sources: readonly WakeSource[], majority: number): Wa
         }
       })
     },
-    unlisten: (channel, listener) => sources.forEach((s) => s.unlisten(channel, listener)),
+    unlisten(channel, original) {
+      const listener = wrapped.get(original)
+      if (!listener) return
+      sources.forEach((s) => s.unlisten(channel, listener))
+    },
     onResync(listener) {
       const offs = sources.map((s) => s.onResync(listener))
       return () => offs.forEach((off) => off())
