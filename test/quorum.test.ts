@@ -80,15 +80,17 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   it('takes the lock on every node, with one fence, and releases it everywhere', async () => {
     const lease = await locks.acquire('q:basic')
     const tokens = await Promise.all(servers.map((s) => s.cli('GET', 'fencelock:{q:basic}:L')))
-    expect(tokens).toEqual([lease.token, lease.token, lease.token])
-    // The fence was written back: every node of the majority now stores at least the lease's fence.
+    // A majority granted it (the last node's grant may land a moment later: it is not waited for).
+    expect(tokens.filter((t) => t === lease.token).length).toBeGreaterThanOrEqual(2)
+    // The fence was written back: a majority of the nodes now store at least the lease's fence.
     const fences = await Promise.all(servers.map(async (s) => Number(await s.cli('GET', 'fencelock:{q:basic}:F'))))
-    for (const f of fences) expect(f).toBeGreaterThanOrEqual(lease.fence)
+    expect(fences.filter((f) => f >= lease.fence).length).toBeGreaterThanOrEqual(2)
     expect(lease.remaining).toBeGreaterThan(MAX_TTL - 300)
     const info = await other.inspect('q:basic')
     expect(info).toMatchObject({ held: true, token: lease.token })
     expect(await other.tryAcquire('q:basic')).toBeNull()
     expect(await lease.release()).toBe(true)
+    await sleep(20) // release resolves once a majority released; the last node follows at once
     expect(await Promise.all(servers.map((s) => s.cli('EXISTS', 'fencelock:{q:basic}:L')))).toEqual(['0', '0', '0'])
     const next = await other.acquire('q:basic')
     expect(next.fence).toBeGreaterThan(lease.fence)

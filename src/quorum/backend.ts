@@ -69,6 +69,26 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
   const all = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>[]> =>
     Promise.all(nodes.map((node) => node.run(call, ms)))
 
+  /**
+   * Like `all`, but resolves as soon as `enough` replies satisfy `good`: a dead node must not make
+   * every success wait for its timeout. Nodes still pending then are `undefined`; their late
+   * replies are ignored (a late grant is this token's, and release and undo reach every node).
+   */
+  const majorityOf = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number, good: (value: T, node: QuorumNode) => boolean): Promise<(NodeResult<T> | undefined)[]> =>
+    new Promise((resolve) => {
+      const results: (NodeResult<T> | undefined)[] = nodes.map(() => undefined)
+      let pending = nodes.length
+      let goods = 0
+      nodes.forEach((node, i) => {
+        void node.run(call, ms).then((result) => {
+          results[i] = result
+          pending--
+          if (result.ok && good(result.value, node)) goods++
+          if (goods >= majority || pending === 0) resolve([...results])
+        })
+      })
+    })
+
   const vote = (node: QuorumNode, result: NodeResult<unknown>, outcome: NodeVote['outcome']): NodeVote =>
     result.ok ? { node: node.index, outcome } : { node: node.index, outcome: result.timeout ? 'timeout' : 'error', cause: result.error }
 
@@ -97,14 +117,21 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       const sent = performance.now()
       const k = keysOf(resource)
       const ms = options.nodeTimeout(ttl)
-      const results = await all(
+      const score = scoreOf(waiter)
+      const counts = new Map<QuorumNode, number>() // node -> ms until it counts
+      const results = await majorityOf(
         (redis) =>
           redis.evalScript(
             scripts.quorumAcquire,
             [k.lock, k.fence, k.queue, k.queueExpiry],
-            [token, ttl, retention, waiter, grace, scoreOf(waiter), maxTtl],
+            [token, ttl, retention, waiter, grace, score, maxTtl],
           ) as Promise<AcquireReply>,
         ms,
+        ([code, , young, runId], node) => {
+          const wait = node.observe(String(runId), toNumber(young), options.maxTtl)
+          counts.set(node, wait)
+          return toNumber(code) === 1 && wait === 0
+        },
       )
       const votes: NodeVote[] = []
       const granted: QuorumNode[] = []
@@ -114,11 +141,12 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       let retry = Infinity
       results.forEach((result, i) => {
         const node = nodes[i]!
+        if (!result) return void votes.push({ node: node.index, outcome: 'timeout' }) // not waited for: a majority had granted
         if (!result.ok) return void votes.push(vote(node, result, 'error'))
-        const [code, value, young, runId] = result.value
-        const wait = node.observe(String(runId), toNumber(young), options.maxTtl)
+        const [code, value] = result.value
+        const wait = counts.get(node) ?? 0
         replied++
-        if (code === 1) {
+        if (toNumber(code) === 1) {
           granted.push(node)
           fence = Math.max(fence, toNumber(value))
           if (wait === 0) counted++
@@ -160,8 +188,12 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     },
 
     async extend(resource, token, ttl) {
-      const results = await all((redis) => redis.evalScript(scripts.mutexExtend, [keysOf(resource).lock], [token, ttl]), options.nodeTimeout(ttl))
-      if (results.filter((r) => r.ok && toNumber(r.value) === 1).length >= majority) return true
+      const results = await majorityOf(
+        (redis) => redis.evalScript(scripts.mutexExtend, [keysOf(resource).lock], [token, ttl]),
+        options.nodeTimeout(ttl),
+        (value) => toNumber(value) === 1,
+      )
+      if (results.filter((r) => r?.ok && toNumber(r.value) === 1).length >= majority) return true
       // A majority can no longer be confirmed: the lease ends now rather than at its deadline, and
       // what is left of the lock on the other nodes is given back at once.
       undo(resource, token)
@@ -170,14 +202,15 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
 
     async release(resource, token) {
       const k = keysOf(resource)
-      const results = await all(
+      const results = await majorityOf(
         (redis) => redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]),
         options.nodeTimeout(options.maxTtl),
+        (value) => toNumber(value) === 1,
       )
-      if (results.every((r) => !r.ok)) {
-        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r, 'error')), majority)
+      if (results.every((r) => r !== undefined && !r.ok)) {
+        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r!, 'error')), majority)
       }
-      return results.some((r) => r.ok && toNumber(r.value) === 1)
+      return results.some((r) => r?.ok && toNumber(r.value) === 1)
     },
 
     async leave(resource, waiter) {
