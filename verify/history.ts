@@ -1,0 +1,101 @@
+// The history: one JSON object per line, written by the orchestrator as events arrive from the
+// workers (over their stdout) and from the nemesis. Times are `performance.timeOrigin +
+// performance.now()` in ms, a monotonic clock that every local process shares.
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
+
+export const now = (): number => performance.timeOrigin + performance.now()
+
+/** What an operation did. `invoke` opens it; `ok`, `fail` (certainly had no effect) or `info` (outcome unknown) close it. */
+export type OpType = 'invoke' | 'ok' | 'fail' | 'info'
+
+/** Operations of a worker: take the lock, claim the rows, read, write (SQL), fenced set (Redis), release. */
+export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe'
+
+export interface OpEvent {
+  kind: 'op'
+  type: OpType
+  f: OpName
+  /** 'w3' for worker slot 3 (a respawned worker keeps its slot), 'probe' for the orchestrator. */
+  worker: string
+  pid: number
+  resource: string
+  fence?: number
+  time: number
+  /** Operation-specific payload: balances read, amounts written, error code, released flag... */
+  value?: unknown
+  error?: string
+}
+
+/** A worker saw its lease's signal abort. */
+export interface LostEvent {
+  kind: 'lost'
+  worker: string
+  pid: number
+  resource: string
+  fence: number
+  reason: string
+  time: number
+}
+
+export type FaultKind =
+  | 'pause-worker'
+  | 'kill-worker'
+  | 'kill-redis'
+  | 'partition'
+  | 'delay'
+  | 'script-flush'
+  | 'reconnect'
+
+/** A fault the nemesis injected: `start` and `end` (instant faults have both at once). */
+export interface FaultEvent {
+  kind: 'fault'
+  phase: 'start' | 'end'
+  fault: FaultKind
+  /** 'w2', 'redis1', ... */
+  target: string
+  id: number
+  time: number
+  detail?: string
+}
+
+/** Phase changes of the run and the worker lifecycle (spawn, exit). */
+export interface MetaEvent {
+  kind: 'meta'
+  what: 'phase' | 'spawn' | 'exit'
+  name: string
+  time: number
+  pid?: number
+  detail?: string
+}
+
+export type HistoryEvent = OpEvent | LostEvent | FaultEvent | MetaEvent
+
+export class HistoryWriter {
+  readonly path: string
+  readonly events: HistoryEvent[] = []
+  #buffer: string[] = []
+
+  constructor(path: string) {
+    this.path = path
+    writeFileSync(path, '')
+  }
+
+  add(event: HistoryEvent): void {
+    this.events.push(event)
+    this.#buffer.push(JSON.stringify(event))
+    if (this.#buffer.length >= 200) this.flush()
+  }
+
+  flush(): void {
+    if (this.#buffer.length === 0) return
+    appendFileSync(this.path, this.#buffer.join('\n') + '\n')
+    this.#buffer = []
+  }
+}
+
+export function readHistory(path: string): HistoryEvent[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as HistoryEvent)
+}

@@ -1,0 +1,219 @@
+// `npm run verify`: a Jepsen-style run of fencelock under faults, then a control run with fencing
+// off under the same fault schedule, a checker, and an HTML report. See verify/README.md.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { Redis } from 'ioredis'
+import { createLocks, InvalidArgumentError } from '../src/index.js'
+import { check, type CheckResult } from './checker.js'
+import { findPg } from './pg-target.js'
+import { renderReport, verdictLines, type ReportRun } from './report.js'
+import { runOnce, type RunOptions } from './run.js'
+
+export interface VerifyOptions {
+  seed: number
+  /** Chaos phase of each run, ms. */
+  chaosMs: number
+  quorum: boolean
+  nodes: number
+  workers: number
+  ttl: number
+  control: boolean
+  outDir: string
+  quiet: boolean
+}
+
+export interface VerifyResult {
+  fenced: { check: CheckResult; historyPath: string }
+  control?: { check: CheckResult; historyPath: string }
+  reportPath: string
+  exitCode: number
+}
+
+const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
+                         [--workers N] [--ttl ms] [--no-control] [--out dir]
+  --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 1)
+  --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
+  --seed        seed of the fault schedule and the workers' choices (default: random, printed)
+  --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
+  --no-control  skip the control run with fencing off`
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim())
+  if (!m) throw new Error(`--duration: expected e.g. 90s, 10m or 600000, got "${text}"`)
+  const n = Number(m[1])
+  return Math.round(n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1))
+}
+
+function parseCli(argv: string[]): VerifyOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      seed: { type: 'string' },
+      mode: { type: 'string', default: 'single' },
+      nodes: { type: 'string' },
+      workers: { type: 'string' },
+      ttl: { type: 'string' },
+      'no-control': { type: 'boolean', default: false },
+      out: { type: 'string', default: '.verify' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  if (values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  if (values.mode !== 'single' && values.mode !== 'quorum') throw new Error(`--mode: expected single or quorum, got "${values.mode}"`)
+  const quorum = values.mode === 'quorum'
+  const int = (name: string, text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback
+    const n = Number(text)
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: expected a non-negative integer, got "${text}"`)
+    return n
+  }
+  const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
+  if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
+  if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
+  return {
+    seed: int('seed', values.seed, values.quick ? 1 : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? 15_000 : 60_000,
+    quorum,
+    nodes,
+    workers: int('workers', values.workers, 4),
+    ttl: int('ttl', values.ttl, 1_000),
+    control: !values['no-control'],
+    outDir: values.out!,
+    quiet: false,
+  }
+}
+
+/** Quorum mode needs `createLocks({ redis: [c1, c2, c3] })`; until the library has it, say so plainly. */
+export function quorumSupport(): { ok: true } | { ok: false; reason: string } {
+  const clients = [0, 1, 2].map(() => new Redis({ lazyConnect: true, port: 1 }))
+  try {
+    const locks = createLocks({ redis: clients })
+    void locks.close().catch(() => {})
+    return { ok: true }
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) return { ok: false, reason: err.message }
+    throw err
+  } finally {
+    for (const c of clients) c.disconnect()
+  }
+}
+
+function printSummary(label: string, c: CheckResult, log: (s: string) => void): void {
+  const s = c.stats
+  log(`  ${label}: ${c.violations.length === 0 ? 'no violations' : `${c.violations.length} violation(s)`}`)
+  log(`    ${s.ops} operations, ${s.transfers} transfers, ${c.leases.length} leases in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
+  for (const v of verdictLines(c)) log(`    ${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
+  for (const v of c.violations) log(`    ! ${v}`)
+}
+
+export async function verify(options: VerifyOptions): Promise<VerifyResult> {
+  const log = options.quiet ? () => {} : (s: string) => console.log(s)
+  const tty = !options.quiet && process.stdout.isTTY
+  let ticks = 0
+  const progress = (line: string) => {
+    if (options.quiet) return
+    if (tty) process.stdout.write(`\r\x1b[2K${line}`)
+    else if (ticks++ % 5 === 0) console.log(line)
+  }
+  const endProgress = () => tty && process.stdout.write('\r\x1b[2K')
+
+  const pgFound = await findPg()
+  if (!('target' in pgFound)) throw new Error(pgFound.error)
+  if (options.quorum) {
+    const support = quorumSupport()
+    if (!support.ok) throw new Error(`--mode quorum needs quorum support in fencelock (createLocks({ redis: [c1, c2, c3] })), which this build does not have yet: "${support.reason}"`)
+  }
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
+  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${options.quorum ? `quorum${options.nodes}` : 'single'}`)
+  mkdirSync(dir, { recursive: true })
+  const quick = options.chaosMs <= 20_000
+  const base: Omit<RunOptions, 'label' | 'fencing' | 'historyPath'> = {
+    seed: options.seed,
+    quorum: options.quorum,
+    nodes: options.nodes,
+    workers: options.workers,
+    resources: 2,
+    accountsPerResource: 4,
+    initialBalance: 1_000,
+    ttl: options.ttl,
+    warmupMs: 1_500,
+    chaosMs: options.chaosMs,
+    // Long enough to see recovery even when a killed waiter keeps its queue place (ttl + ~2 s).
+    recoverMs: Math.max(options.ttl * 2, options.ttl + 3_000),
+    hold: [20, 120],
+    pg: pgFound.target,
+    progress,
+  }
+  log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+    `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? ', then the control run' : ''}${quick ? ' (quick)' : ''}`)
+
+  const runs: ReportRun[] = []
+  const historyPaths: string[] = []
+  const fencedPath = path.join(dir, 'history-fenced.jsonl')
+  const fencedRun = await runOnce({ ...base, label: 'fenced', fencing: true, historyPath: fencedPath })
+  endProgress()
+  const fencedCheck = check({ events: fencedRun.events, final: fencedRun.final, ttl: options.ttl, fencing: true })
+  runs.push({ run: fencedRun, check: fencedCheck, expect: 'safe' })
+  historyPaths.push(fencedPath)
+  log(`  fenced run done: ${fencedCheck.violations.length} violation(s)`)
+  for (const e of fencedRun.workerErrors) log(`  worker error: ${e}`)
+
+  let control: VerifyResult['control']
+  if (options.control) {
+    const controlPath = path.join(dir, 'history-control.jsonl')
+    const controlRun = await runOnce({ ...base, label: 'control', fencing: false, historyPath: controlPath })
+    endProgress()
+    const controlCheck = check({ events: controlRun.events, final: controlRun.final, ttl: options.ttl, fencing: false })
+    runs.push({ run: controlRun, check: controlCheck, expect: 'violations' })
+    historyPaths.push(controlPath)
+    control = { check: controlCheck, historyPath: controlPath }
+    log(`  control run done: ${controlCheck.violations.length} violation(s)`)
+  }
+
+  const command = `npm run verify -- --seed ${options.seed} --duration ${Math.round(options.chaosMs / 1000)}s --mode ${options.quorum ? 'quorum' : 'single'}` +
+    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}`
+  const reportPath = path.join(dir, 'report.html')
+  writeFileSync(reportPath, renderReport({ title: 'fencelock under faults', command, seed: options.seed, mode: options.quorum ? `quorum (${options.nodes} nodes)` : 'single node', runs, historyPaths }))
+  const summary = runs.map((r) => {
+    const { leases, overlaps, ...rest } = r.check
+    return { label: r.run.options.label, ...rest, overlaps: overlaps.length, leases: leases.length, workerErrors: r.run.workerErrors }
+  })
+  writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ seed: options.seed, command, runs: summary }, null, 2))
+
+  const controlCaught = control ? control.check.violations.length > 0 : true
+  const exitCode = !fencedCheck.ok ? 1 : !controlCaught ? 3 : 0
+  log('')
+  log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
+  printSummary('with fencing (must be safe)', fencedCheck, log)
+  if (control) printSummary('control, fencing off (must show violations)', control.check, log)
+  if (!controlCaught) log('  ! the control run showed no violation: this checker could not fail under this schedule')
+  log(`  history: ${fencedPath}${control ? `\n           ${control.historyPath}` : ''}`)
+  log(`  report:  ${reportPath}`)
+  log(`  replay:  ${command}`)
+  return { fenced: { check: fencedCheck, historyPath: fencedPath }, ...(control ? { control } : {}), reportPath, exitCode }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)
+if (invokedDirectly) {
+  let options: VerifyOptions
+  try {
+    options = parseCli(process.argv.slice(2))
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  verify(options).then(
+    (result) => process.exit(result.exitCode),
+    (err) => {
+      console.error(`\nfencelock verify: ${(err as Error).message}`)
+      process.exit(2)
+    },
+  )
+}

@@ -1,0 +1,169 @@
+// One worker process: moves money between accounts under the lock, using only fencelock's public
+// API, through the fault proxies. Every step is printed as one JSON line on stdout; the
+// orchestrator timestamps nothing itself, the worker's clock (shared monotonic) does.
+import pg from 'pg'
+import { Redis } from 'ioredis'
+import { createLocks, fencedSet, type Lease, type LockLostError, type Locks } from '../src/index.js'
+import type { WorkerConfig } from './config.js'
+import { workerName } from './config.js'
+import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
+import { rng } from './rng.js'
+
+const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
+const worker = workerName(config.slot)
+const random = rng(config.seed * 7919 + config.slot * 131 + config.generation)
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+function emit(event: OpEvent | LostEvent): void {
+  process.stdout.write(JSON.stringify(event) + '\n')
+}
+
+function op(type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}): void {
+  emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time: now(), ...extra })
+}
+
+const codeOf = (err: unknown): string => {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown }
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error'
+  return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
+}
+
+const clients = config.nodes.map(
+  (node) =>
+    new Redis({
+      host: node.host,
+      port: node.port,
+      // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
+      commandTimeout: Math.max(500, config.ttl),
+      maxRetriesPerRequest: 2,
+      retryStrategy: (times) => Math.min(25 * times, 250),
+      enableAutoPipelining: false,
+    }),
+)
+for (const client of clients) client.on('error', () => {})
+const stateClient = clients[0]!
+const locks: Locks = createLocks({ redis: config.quorum ? clients : stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
+const db = new pg.Client(config.pg)
+db.on('error', () => {})
+const table = `${config.schema}.accounts`
+const ledger = `${config.schema}.ledger`
+
+async function transfer(): Promise<void> {
+  const bank = random.pick(config.resources)
+  const from = random.pick(bank.accounts)
+  let to = random.pick(bank.accounts)
+  while (to === from) to = random.pick(bank.accounts)
+  const amount = random.int(1, 50)
+  const resource = bank.name
+
+  op('invoke', 'acquire', resource)
+  let lease: Lease
+  try {
+    lease = await locks.acquire(resource, { ttl: config.ttl, wait: config.wait })
+  } catch (err) {
+    op('fail', 'acquire', resource, { error: codeOf(err) })
+    await sleep(random.int(5, 50))
+    return
+  }
+  const fence = lease.fence
+  op('ok', 'acquire', resource, { fence, value: { deadline: performance.timeOrigin + lease.deadline } })
+  lease.signal.addEventListener('abort', () => {
+    const reason = (lease.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
+    emit({ kind: 'lost', worker, pid: process.pid, resource, fence, reason, time: now() })
+  })
+
+  try {
+    if (config.fencing) {
+      // Fence the read too: a write-only guard lets a stale holder write balances it read before a
+      // newer holder's write, as long as it writes first. Claiming the rows with the fence before
+      // reading makes every later write of an older holder hit a larger fence and fail.
+      op('invoke', 'claim', resource, { fence })
+      const claimed = await db.query(`UPDATE ${table} SET fence = $1 WHERE id = ANY($2::int[]) AND fence <= $1`, [fence, [from, to]])
+      if (claimed.rowCount !== 2) {
+        op('fail', 'claim', resource, { fence, error: 'stale', value: { rows: claimed.rowCount } })
+        return
+      }
+      op('ok', 'claim', resource, { fence })
+    }
+
+    op('invoke', 'read', resource, { fence })
+    const read = await db.query<{ id: number; balance: string }>(`SELECT id, balance FROM ${table} WHERE id = ANY($1::int[])`, [[from, to]])
+    const balance = new Map(read.rows.map((row) => [row.id, Number(row.balance)]))
+    const before = { from: balance.get(from) ?? 0, to: balance.get(to) ?? 0 }
+    op('ok', 'read', resource, { fence, value: { [from]: before.from, [to]: before.to } })
+
+    await sleep(random.int(config.hold[0], config.hold[1]))
+
+    const write = { from, to, amount, balances: { [from]: before.from - amount, [to]: before.to + amount } }
+    op('invoke', 'write', resource, { fence, value: write })
+    let committed = false
+    try {
+      await db.query('BEGIN')
+      const guard = config.fencing ? ' AND fence <= $2' : ''
+      const update = `UPDATE ${table} SET balance = $1, fence = $2 WHERE id = $3${guard}`
+      const a = await db.query(update, [before.from - amount, fence, from])
+      const b = await db.query(update, [before.to + amount, fence, to])
+      if (a.rowCount === 1 && b.rowCount === 1) {
+        await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $2, $3, $6)`, [
+          from, fence, worker, before.from - amount, to, before.to + amount,
+        ])
+        await db.query('COMMIT')
+        committed = true
+        op('ok', 'write', resource, { fence, value: write })
+      } else {
+        await db.query('ROLLBACK')
+        op('fail', 'write', resource, { fence, error: 'stale', value: write })
+      }
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => {})
+      op('info', 'write', resource, { fence, error: codeOf(err), value: write })
+    }
+
+    if (committed) {
+      // The Redis-side resource: the bank's last-writer record, guarded by fencedSet.
+      const key = `verify:{${resource}}:last`
+      const value = JSON.stringify({ worker, fence })
+      op('invoke', 'fset', resource, { fence })
+      try {
+        const accepted = config.fencing ? await fencedSet(stateClient, key, value, fence) : (await stateClient.set(key, value)) === 'OK'
+        op(accepted ? 'ok' : 'fail', 'fset', resource, { fence, ...(accepted ? {} : { error: 'stale' }) })
+      } catch (err) {
+        op('info', 'fset', resource, { fence, error: codeOf(err) })
+      }
+    }
+  } finally {
+    op('invoke', 'release', resource, { fence })
+    try {
+      const released = await lease.release()
+      op('ok', 'release', resource, { fence, value: { released } })
+    } catch (err) {
+      op('info', 'release', resource, { fence, error: codeOf(err) })
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  await db.connect()
+  let stopping = false
+  process.on('SIGTERM', () => {
+    stopping = true
+  })
+  while (!stopping) {
+    try {
+      await transfer()
+    } catch (err) {
+      // A Postgres failure outside a transaction (claim, read): record it and go on.
+      op('info', 'read', 'unknown', { error: codeOf(err) })
+      await sleep(50)
+    }
+    await sleep(random.int(0, 20))
+  }
+  await locks.close()
+  await db.end().catch(() => {})
+  for (const client of clients) client.disconnect()
+}
+
+main().catch((err) => {
+  process.stderr.write(`worker ${worker} crashed: ${String((err as Error)?.stack ?? err)}\n`)
+  process.exit(1)
+})
