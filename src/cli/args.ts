@@ -1,0 +1,150 @@
+import { parseArgs } from 'node:util'
+
+/** Bad input on the command line: the CLI prints the message and exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+export interface Connection {
+  /** Redis URL (redis:// or rediss://). */
+  redis: string
+  prefix: string | undefined
+}
+
+export type Command =
+  | { name: 'help' }
+  | { name: 'version' }
+  | { name: 'inspect'; connection: Connection; resource: string; json: boolean }
+  | { name: 'acquire'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; json: boolean }
+  | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; command: string[] }
+
+export const USAGE = `Usage: fencelock <command> <resource> [options]
+
+Distributed locks on Redis with fencing tokens.
+
+Commands:
+  inspect <resource>                     Show the holder, fence, remaining ttl and waiters
+  run <resource> [options] -- <cmd> ...  Run a command while holding the lock (auto-extended), then
+                                         release it. The command gets FENCELOCK_RESOURCE,
+                                         FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment
+  acquire <resource> [options]           Take the lock and print its token and fence; it is not
+                                         extended and expires after --ttl (there is no release
+                                         command: the public API cannot release by token)
+
+Options:
+  --redis <url>    Redis server (default: $REDIS_URL, else redis://127.0.0.1:6379)
+  --prefix <text>  Prefix of every key (default: fencelock:)
+  --ttl <time>     run, acquire: lease ttl in ms, or 500ms, 30s, 5m (default: 10s)
+  --wait <time>    run, acquire: how long to wait for the lock, or Infinity (default: 15s)
+  --json           inspect, acquire: print JSON
+  -h, --help       Show this help
+  -v, --version    Show the version
+
+Exit status:
+  0    done (run: the command exited with 0)
+  1    the lock was not acquired within --wait, or Redis failed
+  2    bad usage
+  75   run: the lock was lost while the command ran; the command was sent SIGTERM
+  126  run: the command could not be executed; 127: it was not found
+  128+n  fencelock or the command was ended by signal n
+  other  run: the command's own exit status
+
+Examples:
+  fencelock run nightly-backup --ttl 30s --wait 0 -- ./backup.sh --full
+  fencelock inspect nightly-backup --json`
+
+const DEFAULT_REDIS = 'redis://127.0.0.1:6379'
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000 }
+
+/** `500`, `500ms`, `30s`, `5m` → milliseconds; `Infinity` where `infinite` is allowed. */
+function parseTime(value: string, option: string, { positive, infinite }: { positive: boolean; infinite: boolean }): number {
+  if (infinite && /^inf(inity)?$/i.test(value)) return Infinity
+  const match = /^(\d+)(ms|s|m)?$/.exec(value)
+  const ms = match ? Number(match[1]) * UNITS[match[2] ?? 'ms']! : NaN
+  if (!Number.isSafeInteger(ms) || (positive && ms === 0)) {
+    const expected = `${positive ? 'a positive' : 'a non-negative'} whole number of milliseconds, or with a unit (500ms, 30s, 5m)${infinite ? ', or Infinity' : ''}`
+    throw new UsageError(`Invalid ${option} value ${JSON.stringify(value)}: expected ${expected}`)
+  }
+  return ms
+}
+
+function parseRedisUrl(value: string, source: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {}
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new UsageError(`Invalid ${source} value ${JSON.stringify(value)}: expected a URL such as ${DEFAULT_REDIS} (redis:// or rediss://)`)
+  }
+  return value
+}
+
+/** Turns `process.argv.slice(2)` into one command, or throws `UsageError` naming the bad value. */
+export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = process.env): Command {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+      options: {
+        redis: { type: 'string' },
+        prefix: { type: 'string' },
+        ttl: { type: 'string' },
+        wait: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    })
+  } catch (err) {
+    // Node's messages go on to explain `--` in general terms; name the value and what to do instead.
+    const message = (err instanceof Error ? err.message : String(err)).split(/\.\s/)[0]!
+    const ambiguous = /^Option '(--?\w+)' argument is ambiguous/.exec(message)
+    if (ambiguous) {
+      const value = args[args.indexOf(ambiguous[1]!) + 1] ?? ''
+      throw new UsageError(`Option ${ambiguous[1]} is followed by ${JSON.stringify(value)}, which looks like an option; write ${ambiguous[1]}=${value} if it is the value`)
+    }
+    const hint = args[0] === 'run' && /unknown option/i.test(message) ? ': put the command to run after --, e.g. fencelock run job -- ls -l' : ''
+    throw new UsageError(`${message}${hint}`)
+  }
+  const { values, tokens } = parsed
+  if (values.help) return { name: 'help' }
+  if (values.version) return { name: 'version' }
+
+  // Everything after `--` is the command for `run`, never options of ours.
+  const terminator = tokens.find((t) => t.kind === 'option-terminator')?.index ?? Infinity
+  const before = tokens.flatMap((t) => (t.kind === 'positional' && t.index < terminator ? [t.value] : []))
+  const after = terminator === Infinity ? [] : args.slice(terminator + 1)
+  const [name, resource, ...rest] = before
+  if (name === undefined) throw new UsageError('Missing command: expected inspect, run or acquire')
+  if (name === 'help') return { name: 'help' }
+  if (name !== 'inspect' && name !== 'run' && name !== 'acquire') {
+    throw new UsageError(`Unknown command ${JSON.stringify(name)}: expected inspect, run or acquire`)
+  }
+  if (resource === undefined || resource === '') {
+    throw new UsageError(`Missing <resource>: usage: fencelock ${name} <resource>${name === 'run' ? ' -- <command> [args...]' : ''}`)
+  }
+
+  const allowed: Record<string, readonly string[]> = { inspect: ['json'], acquire: ['ttl', 'wait', 'json'], run: ['ttl', 'wait'] }
+  for (const option of ['ttl', 'wait', 'json'] as const) {
+    if (values[option] !== undefined && !allowed[name]!.includes(option)) throw new UsageError(`Option --${option} does not apply to ${name}`)
+  }
+  const connection: Connection = {
+    redis: values.redis !== undefined ? parseRedisUrl(values.redis, '--redis') : env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS,
+    prefix: values.prefix,
+  }
+  const ttl = values.ttl === undefined ? undefined : parseTime(values.ttl, '--ttl', { positive: true, infinite: false })
+  const wait = values.wait === undefined ? undefined : parseTime(values.wait, '--wait', { positive: false, infinite: true })
+  const json = values.json === true
+
+  if (name === 'run') {
+    if (rest.length > 0 && after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0])} before --`)
+    const command = after.length > 0 ? after : rest
+    if (command.length === 0 || command[0] === '') throw new UsageError('Missing command to run: usage: fencelock run <resource> -- <command> [args...]')
+    return { name, connection, resource, ttl, wait, command }
+  }
+  if (rest.length > 0 || after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0] ?? after[0])}`)
+  return name === 'inspect' ? { name, connection, resource, json } : { name, connection, resource, ttl, wait, json }
+}

@@ -1,0 +1,200 @@
+// The `fencelock` command, run as a real process (node --import tsx) against a real redis-server.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pkg from '../package.json' with { type: 'json' }
+import { parseCommandLine, UsageError } from '../src/cli/args.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const cliPath = path.join(root, 'src', 'cli', 'main.ts')
+
+interface Result {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the CLI; `onStdout` sees its output as it comes (to act while a command runs). */
+function cli(args: string[], options: { env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void } = {}): Promise<Result> {
+  const env = { ...process.env, ...options.env }
+  delete env.REDIS_URL
+  if (options.env?.REDIS_URL) env.REDIS_URL = options.env.REDIS_URL
+  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString()
+    options.onStdout?.(stdout)
+  })
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+/** A child command for `run`: node evaluating `script`. */
+const node = (script: string) => [process.execPath, '-e', script]
+
+describe('fencelock command line', () => {
+  it.each<[string[], string]>([
+    [['run', 'job', '--ttl', 'abc', '--', 'true'], 'Invalid --ttl value "abc"'],
+    [['run', 'job', '--ttl', '0', '--', 'true'], 'Invalid --ttl value "0"'],
+    [['acquire', 'job', '--wait=-5'], 'Invalid --wait value "-5"'],
+    [['acquire', 'job', '--wait', '-5'], 'Option --wait is followed by "-5"'],
+    [['inspect', 'job', '--redis', 'localhost:6379'], 'Invalid --redis value "localhost:6379"'],
+    [['frobnicate', 'job'], 'Unknown command "frobnicate"'],
+    [['inspect'], 'Missing <resource>'],
+    [['run', 'job'], 'Missing command to run'],
+    [['run', 'job', 'extra', '--', 'true'], 'Unexpected argument "extra" before --'],
+    [['inspect', 'job', 'extra'], 'Unexpected argument "extra"'],
+    [['inspect', 'job', '--ttl', '5'], 'Option --ttl does not apply to inspect'],
+    [['inspect', 'job', '--bogus'], "Unknown option '--bogus'"],
+    [['run', 'job', 'ls', '-l'], "Unknown option '-l': put the command to run after --"],
+    [[], 'Missing command'],
+  ])('rejects %j', (args, message) => {
+    expect(() => parseCommandLine(args, {})).toThrow(UsageError)
+    expect(() => parseCommandLine(args, {})).toThrow(message)
+  })
+
+  it('reads times with units, the Redis URL from --redis or REDIS_URL, and the command after --', () => {
+    const connection = { redis: 'redis://127.0.0.1:6379', prefix: undefined }
+    expect(parseCommandLine(['run', 'job', '--ttl', '30s', '--wait', 'Infinity', '--', 'ls', '-l', '--ttl'], {})).toEqual({
+      name: 'run', connection, resource: 'job', ttl: 30_000, wait: Infinity, command: ['ls', '-l', '--ttl'],
+    })
+    expect(parseCommandLine(['run', 'job', 'echo', 'hi'], {})).toMatchObject({ command: ['echo', 'hi'], ttl: undefined })
+    expect(parseCommandLine(['acquire', 'job', '--ttl=2m', '--wait', '0', '--json'], { REDIS_URL: 'rediss://h:1' })).toEqual({
+      name: 'acquire', connection: { redis: 'rediss://h:1', prefix: undefined }, resource: 'job', ttl: 120_000, wait: 0, json: true,
+    })
+    expect(parseCommandLine(['inspect', 'job', '--redis', 'redis://a:2', '--prefix', 'app:'], { REDIS_URL: 'redis://b:3' })).toEqual({
+      name: 'inspect', connection: { redis: 'redis://a:2', prefix: 'app:' }, resource: 'job', json: false,
+    })
+    expect(parseCommandLine(['inspect', '--help'], {})).toEqual({ name: 'help' })
+  })
+})
+
+describe('fencelock CLI without Redis', () => {
+  it('prints help and version', async () => {
+    const [help, version] = await Promise.all([cli(['--help']), cli(['--version'])])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage: fencelock')
+    expect(help.stdout).toMatch(/run <resource>.*-- <cmd>/)
+    expect(version).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' })
+  })
+
+  it('exits 2 on bad input, naming the value', async () => {
+    const [ttl, env] = await Promise.all([
+      cli(['run', 'job', '--ttl', 'abc', '--', 'true']),
+      cli(['inspect', 'job'], { env: { REDIS_URL: 'http://example.com' } }),
+    ])
+    expect(ttl).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('Invalid --ttl value "abc"') })
+    expect(env).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('Invalid REDIS_URL value "http://example.com"') })
+  })
+
+  it('says which Redis it could not reach, with exit code 1 and no password', async () => {
+    const result = await cli(['inspect', 'job', '--redis', 'redis://:hunter2@127.0.0.1:1'])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('cannot connect to Redis at redis://:***@127.0.0.1:1')
+    expect(result.stderr).not.toContain('hunter2')
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
+  let redis: RedisProcess
+  let dir: string
+  beforeAll(async () => {
+    redis = await startRedis()
+    dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-cli-'))
+  })
+  afterAll(async () => {
+    await redis?.stop()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+  const on = (...args: string[]) => cli(['--redis', redis.url, ...args])
+  const inspect = async (resource: string) => JSON.parse((await on('inspect', resource, '--json')).stdout)
+
+  it('inspect shows a free resource, then the holder that acquire printed', async () => {
+    expect(await inspect('inspect-me')).toEqual({ resource: 'inspect-me', held: false, token: null, fence: null, ttl: null, waiters: 0 })
+    const line = await on('inspect', 'inspect-me')
+    expect(line).toEqual({ code: 0, stdout: 'inspect-me: free, last fence none, 0 waiting\n', stderr: '' })
+
+    const acquired = await on('acquire', 'inspect-me', '--ttl', '20s', '--json')
+    expect(acquired.code).toBe(0)
+    const lease = JSON.parse(acquired.stdout)
+    expect(lease).toMatchObject({ resource: 'inspect-me', ttl: 20_000, fence: expect.any(Number), token: expect.any(String) })
+    const info = await inspect('inspect-me')
+    expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence, waiters: 0 })
+    expect(info.ttl).toBeGreaterThan(10_000)
+    expect((await on('inspect', 'inspect-me')).stdout).toMatch(new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`))
+
+    // Readable acquire output, and a busy lock: exit 1 once --wait runs out.
+    const plain = await on('acquire', 'inspect-me-too', '--ttl', '5000')
+    expect(plain.stdout).toMatch(/^token=[\w-]+ fence=\d+ ttl=5000\n$/)
+    const busy = await on('acquire', 'inspect-me', '--wait', '0')
+    expect(busy.code).toBe(1)
+    expect(busy.stderr).toContain('Timed out after')
+  })
+
+  it('run passes resource, fence and token to the command, exits with its code and releases', async () => {
+    const before = await inspect('job')
+    const result = await on('run', 'job', '--', ...node(`
+      const { FENCELOCK_RESOURCE: resource, FENCELOCK_FENCE: fence, FENCELOCK_TOKEN: token } = process.env
+      console.log(JSON.stringify({ resource, fence, token }))
+      process.exit(7)`))
+    expect(result.code).toBe(7)
+    const seen = JSON.parse(result.stdout)
+    expect(seen.resource).toBe('job')
+    expect(seen.fence).toMatch(/^\d+$/)
+    expect(seen.token).toMatch(/^[0-9a-f-]{36}$/)
+    if (before.fence !== null) expect(Number(seen.fence)).toBeGreaterThan(before.fence)
+    // Released: free at once, and the fence it handed out is the last one.
+    expect(await inspect('job')).toMatchObject({ held: false, fence: Number(seen.fence) })
+
+    const missing = await on('run', 'job', '--', 'no-such-command-fencelock')
+    expect(missing.code).toBe(127)
+    expect(missing.stderr).toContain('cannot run "no-such-command-fencelock"')
+  })
+
+  it('two concurrent runs of one resource take turns, in fence order', async () => {
+    const log = path.join(dir, 'turns.log')
+    const work = node(`
+      const fs = require('node:fs')
+      const fence = process.env.FENCELOCK_FENCE
+      fs.appendFileSync(${JSON.stringify(log)}, 'start ' + fence + '\\n')
+      setTimeout(() => fs.appendFileSync(${JSON.stringify(log)}, 'end ' + fence + '\\n'), 400)`)
+    const results = await Promise.all([1, 2].map(() => on('run', 'turns', '--ttl', '2000', '--wait', '20000', '--', ...work)))
+    expect(results.map((r) => r.code)).toEqual([0, 0])
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '))
+    expect(lines.map(([event]) => event)).toEqual(['start', 'end', 'start', 'end'])
+    const [first, , second] = lines.map(([, fence]) => Number(fence))
+    expect(lines[0]![1]).toBe(lines[1]![1])
+    expect(lines[2]![1]).toBe(lines[3]![1])
+    expect(second!).toBeGreaterThan(first!)
+  })
+
+  it('run stops the command with SIGTERM and exits 75 when the lease is lost', async () => {
+    const script = node(`
+      process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(3) })
+      console.log('started')
+      setInterval(() => {}, 1000)`)
+    let paused = false
+    try {
+      // Redis stops answering while the command runs: the lease cannot be extended.
+      const result = await cli(['run', 'lost', '--ttl', '1000', '--redis', redis.url, '--', ...script], {
+        onStdout: (text) => {
+          if (!paused && text.includes('started')) {
+            paused = true
+            redis.pause()
+          }
+        },
+      })
+      expect(paused).toBe(true)
+      expect(result.code).toBe(75)
+      expect(result.stdout).toContain('got SIGTERM')
+      expect(result.stderr).toContain('Lost lock "lost"')
+    } finally {
+      redis.resume()
+    }
+  })
+})
