@@ -1,0 +1,47 @@
+// Mutual exclusion as the protected data sees it: separate OS processes doing a non-atomic
+// read-modify-write (GET, pause, SET) under the lock. One overlap loses an increment.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { adapters, type TestClient } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
+import { uniquePrefix } from './fixtures/util.js'
+
+const PROCESSES = 8
+const LOOPS = 2 // concurrent loops per process and resource: in-process queueing as well
+const ITERATIONS = 10
+
+describe.skipIf(!requireRedisOrSkip())('mutual exclusion across %s processes', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterEach(killAllWorkers)
+  afterAll(() => redis?.stop())
+
+  describe.each(adapters)('$name', (adapter) => {
+    let control: TestClient
+    beforeAll(async () => {
+      control = await adapter.connect(redis.url)
+    })
+    afterAll(() => control?.quit())
+
+    it(`${PROCESSES} processes x ${LOOPS} loops: every read-modify-write counted once, fences always grow (acquire/release and withLock)`, async () => {
+      const prefix = uniquePrefix(`rmw-${adapter.name}`)
+      const workers = Array.from({ length: PROCESSES }, () =>
+        spawnWorker('counter', adapter.name, redis.url, { prefix, iterations: ITERATIONS, loops: LOOPS, delayMs: 3, ttl: 5_000 }),
+      )
+      const reports = await Promise.all(workers.map((w) => w.next('done', 60_000)))
+      const exits = await Promise.all(workers.map((w) => w.exited))
+      expect(reports.flatMap((r) => r.violations as string[])).toEqual([])
+      expect(exits.map((e) => e.code)).toEqual(workers.map(() => 0))
+      const expected = PROCESSES * LOOPS * ITERATIONS
+      expect(Number(await control.command('GET', `${prefix}count:acquire`))).toBe(expected)
+      expect(Number(await control.command('GET', `${prefix}count:withLock`))).toBe(expected)
+      // Everything was released, and nobody is left in the fair queue.
+      for (const resource of ['rmw:acquire', 'rmw:withLock']) {
+        expect(await control.command('EXISTS', `${prefix}{${resource}}:L`)).toBe(0)
+        expect(await control.command('ZCARD', `${prefix}{${resource}}:Q`)).toBe(0)
+      }
+    }, 90_000)
+  })
+})

@@ -1,0 +1,136 @@
+// Event-driven waiting under faults: a release must wake the next waiter even when the wake-up
+// lands at an awkward moment (mid-attempt, while the pub/sub connection is down), and a waiter
+// that gives up must not leave a ghost place in the fair queue.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, LockTimeoutError } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { startConnectionProxy } from './fixtures/conn-proxy.js'
+import { keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+
+describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
+  let redis: RedisProcess
+  let faults: FaultProxy
+  beforeAll(async () => {
+    redis = await startRedis()
+    faults = await startFaultProxy(redis)
+  })
+  afterAll(async () => {
+    await faults?.close()
+    await redis?.stop()
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    let control: TestClient
+    beforeAll(async () => {
+      control = await adapter.connect(redis.url)
+    })
+    afterAll(() => control?.quit())
+
+    const subscribers = async (channel: string) => {
+      const reply = (await control.command('PUBSUB', 'NUMSUB', channel)) as [string, number | string]
+      return Number(reply[1])
+    }
+
+    it('a release published while the waiter\'s attempt is still in flight is not lost (the waiter does not sleep a whole ttl)', async () => {
+      const prefix = uniquePrefix('midattempt')
+      const resource = 'mid-attempt'
+      const proxy = await startConnectionProxy(redis)
+      // Connection 0 is the waiter's command connection: its replies crawl. Its pub/sub
+      // connection (opened later, through the same proxy) is not slowed down.
+      proxy.delayReplies(0, 300)
+      const slow = await adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterLocks = createLocks({ redis: slow.raw, prefix })
+      try {
+        const held = await holderLocks.acquire(resource, { ttl: 5_000 })
+        const started = performance.now()
+        const waiting = waiterLocks.acquire(resource, { ttl: 5_000, wait: 15_000 })
+        // Once subscribed, the waiter looks again: that attempt runs in Redis at once, its reply
+        // takes 300 ms. Release in between: the wake-up arrives while the attempt is in flight.
+        await waitUntil('the waiter subscribed', async () => (await subscribers(keysOf(prefix, resource).channel)) === 1, 5_000, 2)
+        await sleep(60)
+        const releasedAt = performance.now()
+        expect(await held.release()).toBe(true)
+        const lease = await waiting
+        const latency = performance.now() - releasedAt
+        expect(lease.fence).toBeGreaterThan(held.fence)
+        await lease.release()
+        // Without the wake-up it would wait for the re-check timer: the holder's remaining ttl (~4.5 s).
+        expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(1_500)
+      } finally {
+        await waiterLocks.close()
+        await holderLocks.close()
+        await slow.disconnect()
+        await proxy.close()
+      }
+    })
+
+    for (const kill of ['CLIENT KILL TYPE pubsub', 'fault proxy resetAll'] as const) {
+      it(`missed pub/sub wake-up (${kill}): the waiter still acquires within one ttl of the release, and promptly after the reconnect`, async () => {
+        const prefix = uniquePrefix('resync')
+        const resource = 'resync'
+        const ttl = 6_000
+        const viaProxy = kill === 'fault proxy resetAll'
+        const waiterClient = await adapter.connect(viaProxy ? faults.url : redis.url)
+        const holderLocks = createLocks({ redis: control.raw, prefix })
+        const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+        try {
+          const held = await holderLocks.acquire(resource, { ttl })
+          const waiting = waiterLocks.acquire(resource, { ttl, wait: 15_000 })
+          await waitUntil('the waiter queued and subscribed', async () => (await holderLocks.inspect(resource)).waiters === 1 && (await subscribers(keysOf(prefix, resource).channel)) === 1)
+          await sleep(50)
+          if (viaProxy) faults.resetAll()
+          else await redis.cli('CLIENT', 'KILL', 'TYPE', 'pubsub')
+          // Released while nobody listens: the PUBLISH reaches no one.
+          const releasedAt = performance.now()
+          expect(await held.release()).toBe(true)
+          const lease = await waiting
+          const latency = performance.now() - releasedAt
+          expect(lease.fence).toBeGreaterThan(held.fence)
+          await lease.release()
+          expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(ttl)
+          // The reconnect re-checks at once (wait.ts: onResync) instead of waiting for the timer.
+          expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(2_000)
+        } finally {
+          await waiterLocks.close()
+          await holderLocks.close()
+          await waiterClient.disconnect()
+        }
+      })
+    }
+
+    it('waiters of one process that time out together leave the fair queue: no ghost place delays the next waiter', async () => {
+      const prefix = uniquePrefix('ghost')
+      const resource = 'ghost'
+      const other = await adapter.connect(redis.url)
+      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const impatient = createLocks({ redis: other.raw, prefix })
+      const patient = createLocks({ redis: other.raw, prefix: prefix })
+      try {
+        const held = await holderLocks.acquire(resource, { ttl: 3_000 })
+        // Two acquires started in the same tick both take the fast path and both join the queue.
+        const outcomes = await Promise.allSettled([impatient.acquire(resource, { wait: 300 }), impatient.acquire(resource, { wait: 300 })])
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe('rejected')
+          expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(LockTimeoutError)
+        }
+        await waitUntil('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, 1_000).catch(async (err: unknown) => {
+          const queue = await control.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
+          throw new Error(`${(err as Error).message}; queue still holds ${JSON.stringify(queue)}`)
+        })
+        const waiting = patient.acquire(resource, { wait: 10_000 })
+        await waitUntil('the patient waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
+        const releasedAt = performance.now()
+        await held.release()
+        const lease = await waiting
+        expect(performance.now() - releasedAt).toBeLessThan(1_000)
+        await lease.release()
+      } finally {
+        await Promise.all([impatient.close(), patient.close(), holderLocks.close()])
+        await other.quit()
+      }
+    })
+  })
+})

@@ -1,0 +1,76 @@
+// One real client per supported library, so a suite can run once per adapter:
+//   describe.each(adapters)('... ($name)', (adapter) => { ... })
+// Fault tests kill, pause and restart servers under these clients: every client swallows its
+// 'error' events (an unhandled one would crash the test process) and can be torn down by force.
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+
+export type AdapterName = 'ioredis' | 'node-redis'
+
+export interface TestClient {
+  readonly adapter: AdapterName
+  /** The library's own client object: pass it to `createLocks({ redis })` or `fencedSet`. */
+  readonly raw: unknown
+  /** Any Redis command, e.g. `command('GET', 'k')`; replies as the library returns them. */
+  command(...args: (string | number)[]): Promise<unknown>
+  /** Graceful QUIT / close: waits for pending replies. Use while the server is healthy. */
+  quit(): Promise<void>
+  /** Drops the connection at once, whatever state the server is in. Idempotent. */
+  disconnect(): Promise<void>
+}
+
+export interface ClientAdapter {
+  readonly name: AdapterName
+  /** Connects to `url` (redis://host:port) and resolves once the client is ready. */
+  connect(url: string): Promise<TestClient>
+}
+
+const ioredis: ClientAdapter = {
+  name: 'ioredis',
+  async connect(url) {
+    const client = new Redis(url, { lazyConnect: true })
+    client.on('error', () => {})
+    await client.connect()
+    return {
+      adapter: 'ioredis',
+      raw: client,
+      command: (name, ...args) => client.call(String(name), ...args),
+      async quit() {
+        if (client.status === 'end') return
+        await client.quit().catch(() => client.disconnect())
+      },
+      async disconnect() {
+        client.disconnect()
+      },
+    }
+  },
+}
+
+const nodeRedis: ClientAdapter = {
+  name: 'node-redis',
+  async connect(url) {
+    const client = createClient({ url })
+    client.on('error', () => {})
+    await client.connect()
+    return {
+      adapter: 'node-redis',
+      raw: client,
+      command: (...args) => client.sendCommand(args.map(String)),
+      async quit() {
+        if (!client.isOpen) return
+        await client.close().catch(() => client.destroy())
+      },
+      async disconnect() {
+        if (client.isOpen) client.destroy()
+      },
+    }
+  },
+}
+
+export const adapters: readonly ClientAdapter[] = [ioredis, nodeRedis]
+
+export function adapterNamed(name: string): ClientAdapter {
+  const adapter = adapters.find((a) => a.name === name)
+  if (!adapter) throw new Error(`unknown client adapter ${JSON.stringify(name)} (expected ${adapters.map((a) => a.name).join(' or ')})`)
+  return adapter
+}
