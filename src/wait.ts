@@ -12,7 +12,7 @@ export interface Waiter {
   readonly started: number
   readonly deadline: number
   readonly signal: AbortSignal | undefined
-  /** Has joined the queue in Redis (its first attempt failed), so it must leave when it gives up. */
+  /** May have joined the queue in Redis (an attempt was sent for it), so it must leave when it gives up. */
   queued: boolean
   settled: boolean
   lastError: unknown
@@ -57,12 +57,17 @@ export class WaitQueues {
   readonly #hooks: WaitHooks
   readonly #queues = new Map<string, Queue>()
   readonly #unresync: () => void
+  /** Heads woken while their attempt was in flight: they look again instead of going to sleep. */
+  readonly #poked = new WeakSet<Waiter>()
 
   constructor(hooks: WaitHooks) {
     this.#hooks = hooks
     // After a subscriber reconnect, messages may have been missed: every head looks again.
     this.#unresync = hooks.wake.onResync(() => {
-      for (const queue of this.#queues.values()) queue.waiters[0]?.wake?.()
+      for (const queue of this.#queues.values()) {
+        const head = queue.waiters[0]
+        if (head) this.#poke(head)
+      }
     })
   }
 
@@ -76,6 +81,9 @@ export class WaitQueues {
    * any. Resolves with its lease or rejects with a typed error at its deadline, abort or close.
    */
   enqueue(waiter: Waiter, first?: TryResult): void {
+    // Its fast-path attempt joined the Redis queue under its id, even if another waiter of this
+    // process is ahead of it here: it must leave if it gives up, or its place blocks everyone.
+    if (first && !('lease' in first)) waiter.queued = true
     this.#arm(waiter)
     let queue = this.#queues.get(waiter.resource)
     if (!queue) {
@@ -85,7 +93,7 @@ export class WaitQueues {
         waiters: [],
         listener: (message) => {
           const head = created.waiters[0]
-          if (head && head.id === message) head.wake?.()
+          if (head && head.id === message) this.#poke(head)
         },
         listening: undefined,
       }
@@ -114,6 +122,16 @@ export class WaitQueues {
       waiter.onAbort = onAbort
       waiter.signal.addEventListener('abort', onAbort, { once: true })
     }
+  }
+
+  /**
+   * A wake-up for `waiter`. One that lands while its attempt is in flight (that attempt may have
+   * run before the release that sent it) must not be lost, or the head sleeps a whole ttl while
+   * the lock is free and everyone queued behind it waits too.
+   */
+  #poke(waiter: Waiter): void {
+    if (waiter.wake) waiter.wake()
+    else this.#poked.add(waiter)
   }
 
   #expire(waiter: Waiter): void {
@@ -170,6 +188,10 @@ export class WaitQueues {
           return this.#settle(waiter, err)
         }
         sentAt = performance.now()
+        this.#poked.delete(waiter) // this attempt sees every release before it
+        // Set before sending: if the waiter gives up while the attempt is in flight, the attempt
+        // may still join the Redis queue, and the leave must follow it.
+        waiter.queued = true
         result = await this.#hooks.attempt(waiter)
       }
       if ('lease' in result) {
@@ -200,6 +222,7 @@ export class WaitQueues {
         // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
         if (activeSince < 0) queue.listening = undefined
       }
+      if (this.#poked.delete(waiter)) continue // woken while the attempt was in flight
       await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
     }
   }
