@@ -1,0 +1,107 @@
+// Failure scenarios where a lock user's process is paused or killed (DESIGN.md 1 and 11). The
+// victims are separate OS processes (fixtures/worker.ts), so SIGSTOP and SIGKILL are real.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, fencedSet, type Locks } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
+import { keysOf, pttl, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+
+describe.skipIf(!requireRedisOrSkip())('process faults', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterEach(killAllWorkers)
+  afterAll(() => redis?.stop())
+
+  describe.each(adapters)('$name', (adapter) => {
+    let control: TestClient
+    let locks: Locks
+    let prefix: string
+    beforeAll(async () => {
+      control = await adapter.connect(redis.url)
+    })
+    afterEach(async () => {
+      await locks?.close()
+    })
+    afterAll(() => control?.quit())
+    const setup = (name: string) => {
+      prefix = uniquePrefix(name)
+      locks = createLocks({ redis: control.raw, prefix })
+    }
+
+    for (const autoExtend of [false, true]) {
+      it(`1. holder paused (SIGSTOP) past its ttl${autoExtend ? ' while auto-extending' : ''}: the next holder gets a larger fence; on SIGCONT the old holder's signal aborts and its fenced write is refused`, async () => {
+        setup('paused')
+        const resource = 'paused'
+        const dataKey = `${prefix}data`
+        const ttl = 1_000
+        const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, autoExtend })
+        const acquired = await holder.next('acquired')
+        holder.signal('SIGSTOP')
+        try {
+          await waitUntil('the paused holder\'s lock expired in Redis', async () => (await pttl(control, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
+          const next = await locks.acquire(resource, { ttl: 5_000, wait: 0 })
+          expect(next.fence).toBeGreaterThan(acquired.fence as number)
+          expect(await fencedSet(control.raw, dataKey, 'from the new holder', next.fence)).toBe(true)
+        } finally {
+          holder.signal('SIGCONT')
+        }
+        // The old holder wakes up and writes at once, as a paused process would.
+        holder.send(`write ${dataKey} from-the-paused-holder`)
+        const write = await holder.next('write')
+        expect(write.ok).toBe(false)
+        const lost = await holder.next('lost', 2_000)
+        expect(['expired', 'refused']).toContain(lost.reason)
+        expect(lost.name).toBe('LockLostError')
+        expect(await control.command('GET', dataKey)).toBe('from the new holder')
+        holder.send('exit')
+        expect((await holder.exited).code).toBe(0)
+      })
+    }
+
+    it('11. holder killed with -9: the lock frees within its ttl and a waiter in another process gets it', async () => {
+      setup('kill9-holder')
+      const resource = 'kill9-holder'
+      const ttl = 1_500
+      const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl })
+      const held = await holder.next('acquired')
+      const waiter = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 10_000 })
+      await waitUntil('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
+      const killedAt = performance.now()
+      holder.signal('SIGKILL')
+      const got = await waiter.next('acquired', ttl + 3_000)
+      expect(got.fence).toBeGreaterThan(held.fence as number)
+      expect(got.at - killedAt).toBeLessThan(ttl + 300)
+      waiter.send('release')
+      expect((await waiter.next('released')).ok).toBe(true)
+      waiter.send('exit')
+      await waiter.exited
+    })
+
+    it('11. a dead waiter (killed -9 while queued) is skipped: the next live waiter acquires within ttl + grace of the release', async () => {
+      setup('kill9-waiter')
+      const resource = 'kill9-waiter'
+      const ttl = 1_500
+      const grace = 2_000 // createLocks' waiterGrace
+      // Auto-extended: held however long the workers take to start (2 cores, shared).
+      const held = await locks.acquire(resource, { ttl, autoExtend: true })
+      const dead = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 30_000 })
+      await waitUntil('the first waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
+      dead.signal('SIGKILL')
+      await dead.exited
+      const live = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 30_000 })
+      await waitUntil('the second waiter queued behind the dead one', async () => (await locks.inspect(resource)).waiters === 2, 10_000)
+      await sleep(100) // the live waiter has subscribed and gone to sleep
+      const releasedAt = performance.now()
+      expect(await held.release()).toBe(true)
+      const got = await live.next('acquired', ttl + grace + 3_000)
+      expect(got.fence).toBeGreaterThan(held.fence)
+      expect(got.at - releasedAt).toBeLessThan(ttl + grace + 500)
+      expect((await locks.inspect(resource)).waiters).toBe(0)
+      live.send('exit')
+      await live.exited
+    })
+  })
+})
