@@ -1,0 +1,171 @@
+// Failure scenarios on the wire between one client and one Redis (DESIGN.md 2 and 8), through
+// the in-process fault proxy: replies delayed past the ttl, replies lost and the command retried.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '../../src/index.js'
+import { scripts } from '../../src/scripts/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { keysOf, pttl, uniquePrefix, waitUntil } from './fixtures/util.js'
+
+/** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
+const outcome = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([
+    promise.then((value) => ({ value }), (error: unknown) => ({ error })),
+    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
+  ])
+
+describe.skipIf(!requireRedisOrSkip())('network faults', () => {
+  let redis: RedisProcess
+  let proxy: FaultProxy
+  beforeAll(async () => {
+    redis = await startRedis()
+    proxy = await startFaultProxy(redis)
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await redis?.stop()
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    let control: TestClient // straight to Redis
+    let faulty: TestClient // through the proxy
+    let direct: Locks
+    let locks: Locks
+    let prefix: string
+    beforeAll(async () => {
+      control = await adapter.connect(redis.url)
+    })
+    const setup = async (name: string, options: { driftFactor?: number } = {}) => {
+      prefix = uniquePrefix(name)
+      faulty = await adapter.connect(proxy.url)
+      locks = createLocks({ redis: faulty.raw, prefix, ...options })
+      direct = createLocks({ redis: control.raw, prefix })
+    }
+    afterEach(async () => {
+      proxy.heal()
+      await locks?.close()
+      await direct?.close()
+      await faulty?.disconnect()
+    })
+    afterAll(() => control?.quit())
+
+    it('2. acquire reply delayed past the ttl: tryAcquire throws RedisError within the ttl, and the lock does not stay held', async () => {
+      await setup('late-try')
+      const ttl = 400
+      proxy.setDelay(ttl + 300, { direction: 'down' })
+      const started = performance.now()
+      await expect(locks.tryAcquire('late', { ttl })).rejects.toBeInstanceOf(RedisError)
+      expect(performance.now() - started).toBeLessThan(ttl + 200)
+      await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 2_000)
+      expect(await pttl(control, keysOf(prefix, 'late').lock)).toBe(-2)
+    })
+
+    it('2. acquire reply delayed past the ttl: acquire rejects with RedisError at its deadline, never with a stale lease; nothing is left held or queued', async () => {
+      await setup('late-acquire')
+      const ttl = 400
+      const wait = 1_500
+      proxy.setDelay(ttl + 300, { direction: 'down' })
+      const started = performance.now()
+      const result = await outcome(locks.acquire('late', { ttl, wait }), wait + 2_000)
+      const elapsed = performance.now() - started
+      expect(result).not.toBe('pending')
+      expect((result as { error?: unknown }).error, `acquire resolved: ${JSON.stringify(result)}`).toBeInstanceOf(RedisError)
+      expect(elapsed).toBeLessThan(wait + 300)
+      proxy.heal()
+      await waitUntil('the lock is free and nobody is queued', async () => {
+        const info = await direct.inspect('late')
+        return !info.held && info.waiters === 0
+      }, 2_000)
+    })
+
+    it('2. a grant whose reply came too late is released at once, not left to expire', async () => {
+      // driftFactor 0.3: validity budget 698 ms of a 1,000 ms ttl. A reply after 800 ms is too
+      // late for the client, but the lock still has 200 ms to live in Redis: it must be released.
+      await setup('late-release', { driftFactor: 0.3 })
+      const expiredBefore = await expiredKeys(redis)
+      proxy.setDelay(800, { direction: 'down' })
+      await expect(locks.tryAcquire('late', { ttl: 1_000 })).rejects.toBeInstanceOf(RedisError)
+      await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 3_000)
+      expect(await expiredKeys(redis), 'the lock expired instead of being released').toBe(expiredBefore)
+    })
+
+    it('8. release reply lost, then retried: the release ran once; neither the resent command, a second release() nor a raw EVALSHA with the old token touches the next holder', async () => {
+      await setup('lost-release')
+      const resource = 'lost-release'
+      const k = keysOf(prefix, resource)
+      const old = await locks.acquire(resource, { ttl: 5_000 })
+      proxy.drop({ direction: 'down' })
+      const releasing = outcome(old.release(), 4_000)
+      await waitUntil('the release ran in Redis', async () => !(await direct.inspect(resource)).held, 2_000)
+      const next = await direct.acquire(resource, { ttl: 5_000, wait: 0 })
+      expect(next.fence).toBeGreaterThan(old.fence)
+      // The connection dies with the reply still owed: ioredis resends the release on the new
+      // connection, node-redis fails it.
+      proxy.heal()
+      proxy.resetAll()
+      const first = await releasing
+      expect(first).not.toBe('pending')
+      if ('error' in (first as object)) expect((first as { error: unknown }).error).toBeInstanceOf(RedisError)
+      expect(await outcome(old.release(), 3_000)).toEqual({ value: false })
+      const raw = await control.command('EVALSHA', scripts.mutexRelease.sha, 3, k.lock, k.queue, k.queueExpiry, old.token, k.channel)
+      expect(Number(raw)).toBe(0)
+      const info = await direct.inspect(resource)
+      expect(info.held).toBe(true)
+      expect(info.token).toBe(next.token)
+      expect(next.signal.aborted).toBe(false)
+      expect(await next.release()).toBe(true)
+    })
+
+    it('8. extend reply lost, then retried: never extends the next holder\'s lock; the old lease learns it lost', async () => {
+      await setup('lost-extend')
+      const resource = 'lost-extend'
+      const k = keysOf(prefix, resource)
+      const old = await locks.acquire(resource, { ttl: 600 })
+      proxy.drop({ direction: 'down' })
+      const extending = outcome(old.extend(600), 5_000)
+      // The extension ran; the lock then expires 600 ms later and the next holder takes it.
+      const next = await direct.acquire(resource, { ttl: 3_000, wait: 3_000 })
+      expect(next.fence).toBeGreaterThan(old.fence)
+      proxy.heal()
+      proxy.resetAll()
+      const first = await extending
+      expect(first).not.toBe('pending')
+      expect((first as { error?: unknown }).error, `extend resolved: ${JSON.stringify(first)}`).toBeInstanceOf(Error)
+      expect(['RedisError', 'LockLostError']).toContain(((first as { error: Error }).error).name)
+      // Its deadline passed while the reply was missing.
+      expect(old.signal.aborted).toBe(true)
+      const again = await outcome(old.extend(60_000), 3_000)
+      expect((again as { error?: unknown }).error).toBeInstanceOf(LockLostError)
+      const raw = await control.command('EVALSHA', scripts.mutexExtend.sha, 1, k.lock, old.token, 60_000)
+      expect(Number(raw)).toBe(0)
+      const info = await direct.inspect(resource)
+      expect(info.token).toBe(next.token)
+      expect(info.ttl).toBeLessThanOrEqual(3_000)
+      expect(await next.release()).toBe(true)
+    })
+
+    it('8. release reply lost on an auto-extended lease: no renewal after the release, the next holder keeps its ttl', async () => {
+      await setup('lost-release-auto')
+      const resource = 'lost-release-auto'
+      const old: Lease = await locks.acquire(resource, { ttl: 300, autoExtend: true })
+      proxy.drop({ direction: 'down' })
+      const releasing = outcome(old.release(), 3_000)
+      await waitUntil('the release ran in Redis', async () => !(await direct.inspect(resource)).held, 2_000)
+      const next = await direct.acquire(resource, { ttl: 2_000, wait: 0 })
+      proxy.heal()
+      proxy.resetAll()
+      expect(await releasing).not.toBe('pending')
+      await new Promise((resolve) => setTimeout(resolve, 400)) // more than one renewal period of the old lease
+      const info = await direct.inspect(resource)
+      expect(info.token).toBe(next.token)
+      expect(info.ttl).toBeLessThanOrEqual(2_000 - 300)
+      expect(await next.release()).toBe(true)
+    })
+  })
+})
+
+async function expiredKeys(redis: RedisProcess): Promise<number> {
+  const stats = await redis.cli('INFO', 'stats')
+  return Number(/expired_keys:(\d+)/.exec(stats)?.[1])
+}
