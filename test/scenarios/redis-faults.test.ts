@@ -1,0 +1,117 @@
+// Redis loses the lock behind the holder's back (DESIGN.md 3 and the fence promise): a restart
+// with no data, a key that expires early (server clock jump) or is evicted. Fences must still
+// grow, and the old holder must learn that it lost the lock.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { keysOf, uniquePrefix, waitUntil } from './fixtures/util.js'
+
+const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
+
+describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
+  describe.each(adapters)('$name', (adapter) => {
+    let redis: RedisProcess
+    let client: TestClient
+    let other: TestClient
+    let locks: Locks
+    let rival: Locks
+    let prefix: string
+    beforeAll(async () => {
+      redis = await startRedis()
+      client = await adapter.connect(redis.url)
+      other = await adapter.connect(redis.url)
+    })
+    afterEach(async () => {
+      await locks?.close()
+      await rival?.close()
+    })
+    afterAll(async () => {
+      await client?.disconnect()
+      await other?.disconnect()
+      await redis?.stop()
+    })
+    const setup = (name: string) => {
+      prefix = uniquePrefix(name)
+      locks = createLocks({ redis: client.raw, prefix })
+      rival = createLocks({ redis: other.raw, prefix })
+    }
+
+    it('a restart with no data (kill -9, restart empty) still yields a larger fence than any before it; the old holder is refused', async () => {
+      setup('restart')
+      const resource = 'restart'
+      const fences: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const lease = await locks.acquire(resource, { ttl: 5_000 })
+        fences.push(lease.fence)
+        await lease.release()
+      }
+      const old = await locks.acquire(resource, { ttl: 10_000 })
+      fences.push(old.fence)
+      expect(await fencedSet(client.raw, `${prefix}data`, 'old', old.fence)).toBe(true)
+      await redis.kill9()
+      await redis.restart()
+      // The clients reconnect by themselves; wait covers the reconnect (and the empty script cache).
+      const next = await rival.acquire(resource, { ttl: 5_000, wait: 5_000 })
+      expect(next.fence).toBeGreaterThan(Math.max(...fences))
+      expect(await fencedSet(other.raw, `${prefix}data`, 'new', next.fence)).toBe(true)
+      // The old holder finds out at its next extension, and its write is refused.
+      const extended = await old.extend().then(() => 'extended', (err: unknown) => err)
+      expect(extended).toBeInstanceOf(LockLostError)
+      expect((extended as LockLostError).reason).toBe('refused')
+      expect(old.signal.aborted).toBe(true)
+      expect(lostReason(old.signal)).toBe('refused')
+      expect(await fencedSet(client.raw, `${prefix}data`, 'stale', old.fence)).toBe(false)
+      expect(await client.command('GET', `${prefix}data`)).toBe('new')
+      expect(await old.release()).toBe(false)
+      expect((await rival.inspect(resource)).token).toBe(next.token)
+    })
+
+    it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
+      setup('early-expiry')
+      const resource = 'early'
+      const old = await locks.acquire(resource, { ttl: 10_000 })
+      await client.command('PEXPIRE', keysOf(prefix, resource).lock, 1)
+      const next = await rival.acquire(resource, { ttl: 5_000, wait: 2_000 })
+      expect(next.fence).toBeGreaterThan(old.fence)
+      expect(old.held).toBe(true) // its local deadline has not passed: only Redis can tell it
+      const extended = await old.extend().then(() => 'extended', (err: unknown) => err)
+      expect(extended).toBeInstanceOf(LockLostError)
+      expect((extended as LockLostError).reason).toBe('refused')
+      expect(lostReason(old.signal)).toBe('refused')
+      expect(old.held).toBe(false)
+      expect(await old.release()).toBe(false)
+      const info = await rival.inspect(resource)
+      expect(info.token).toBe(next.token)
+      expect(await next.release()).toBe(true)
+    })
+
+    it('3. every key of the resource evicted (lock and fence key): the next fence is still larger', async () => {
+      setup('evicted')
+      const resource = 'evicted'
+      const old = await locks.acquire(resource, { ttl: 10_000 })
+      const k = keysOf(prefix, resource)
+      await client.command('DEL', k.lock, k.fence, k.queue, k.queueExpiry)
+      const next = await rival.acquire(resource, { ttl: 5_000, wait: 0 })
+      expect(next.fence).toBeGreaterThan(old.fence)
+      await expect(old.extend()).rejects.toMatchObject({ name: 'LockLostError', reason: 'refused' })
+      expect(await next.release()).toBe(true)
+    })
+
+    it('3. lock key evicted under an auto-extended lease: its next renewal is refused and the signal aborts with reason "refused" well before the deadline', async () => {
+      setup('evicted-auto')
+      const resource = 'evicted-auto'
+      const ttl = 900
+      const old = await locks.acquire(resource, { ttl, autoExtend: true })
+      await client.command('DEL', keysOf(prefix, resource).lock)
+      const next = await rival.acquire(resource, { ttl: 5_000, wait: 0 })
+      const evictedAt = performance.now()
+      await waitUntil('the old lease\'s signal aborted', () => old.signal.aborted, ttl * 2)
+      // A renewal runs every ttl/3: the refusal arrives long before the old deadline would.
+      expect(performance.now() - evictedAt).toBeLessThan(ttl / 3 + 250)
+      expect(lostReason(old.signal)).toBe('refused')
+      expect((await rival.inspect(resource)).token).toBe(next.token)
+      expect(await next.release()).toBe(true)
+    })
+  })
+})
