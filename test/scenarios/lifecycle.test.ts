@@ -1,0 +1,85 @@
+// Processes end by themselves: after close() and quitting the client nothing (timer, socket,
+// reconnect loop) keeps them alive, even when Redis went away mid-acquire (DESIGN.md 12).
+import { afterEach, describe, expect, it } from 'vitest'
+import { createLocks } from '../../src/index.js'
+import { adapters } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
+import { uniquePrefix } from './fixtures/util.js'
+
+const EXIT_WITHIN = 1_000
+
+describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
+  const servers: RedisProcess[] = []
+  const server = async () => {
+    const redis = await startRedis()
+    servers.push(redis)
+    return redis
+  }
+  afterEach(async () => {
+    await killAllWorkers()
+    await Promise.all(servers.splice(0).map((s) => s.stop()))
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    it('a script that acquires, releases, closes and quits exits by itself within ~1 s', async () => {
+      const redis = await server()
+      const prefix = uniquePrefix('life')
+      const worker = spawnWorker('lifecycle', adapter.name, redis.url, { prefix, resource: 'life' })
+      const closed = await worker.next('closed', 15_000)
+      expect(closed.released).toBe(true)
+      const exit = await worker.exited
+      expect(exit.code).toBe(0)
+      expect(exit.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+    })
+
+    it('locks.close() rejects a pending wait with ClosedError, the waiter leaves the queue, and the process still exits by itself', async () => {
+      const redis = await server()
+      const prefix = uniquePrefix('life-wait')
+      const worker = spawnWorker('lifecycle', adapter.name, redis.url, { prefix, resource: 'life', waiter: true })
+      const closed = await worker.next('closed', 15_000)
+      expect(closed.waiterOutcome).toMatchObject({ name: 'ClosedError', code: 'LOCKS_CLOSED', waitersBeforeClose: 1 })
+      const exit = await worker.exited
+      expect(exit.code).toBe(0)
+      expect(exit.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+      const client = await adapter.connect(redis.url)
+      const locks = createLocks({ redis: client.raw, prefix })
+      expect(await locks.inspect('life')).toMatchObject({ held: false, waiters: 0 })
+      await locks.close()
+      await client.quit()
+    })
+
+    for (const fault of ['stopped', 'paused'] as const) {
+      it(`12. Redis ${fault} at acquire (default ttl 10 s, wait 1 s): acquire rejects with a typed error within the wait deadline`, async () => {
+        const redis = await server()
+        const wait = 1_000
+        const worker = spawnWorker('down', adapter.name, redis.url, { prefix: uniquePrefix('down'), resource: 'down', ttl: 10_000, wait })
+        await worker.next('ready', 15_000)
+        if (fault === 'stopped') await redis.stop()
+        else redis.pause()
+        worker.send('go')
+        const outcome = await worker.next('outcome', wait + 1_500)
+        expect(outcome.acquired).toBe(false)
+        expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
+        expect(outcome.elapsed).toBeLessThan(wait + 300)
+      })
+
+      it(`12. Redis ${fault} at acquire (ttl shorter than the wait): after the typed error, close() and a forced disconnect let the process exit by itself`, async () => {
+        const redis = await server()
+        const wait = 1_000
+        const worker = spawnWorker('down', adapter.name, redis.url, { prefix: uniquePrefix('down'), resource: 'down', ttl: 400, wait })
+        await worker.next('ready', 15_000)
+        if (fault === 'stopped') await redis.stop()
+        else redis.pause()
+        worker.send('go')
+        const outcome = await worker.next('outcome', wait + 1_500)
+        expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
+        expect(outcome.elapsed).toBeLessThan(wait + 300)
+        const closed = await worker.next('closed', 2_000)
+        const exit = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 3_000))])
+        expect(exit, `still running 3 s after closing: ${worker.stderr()}`).toBeDefined()
+        expect(exit!.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+      })
+    }
+  })
+})
