@@ -1,0 +1,188 @@
+// One small adapter per lock library, so every scenario drives fencelock and its peers the same
+// way: acquire (waiting as that library waits), critical section, release.
+import { randomUUID } from 'node:crypto'
+import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock'
+import type { Redis } from 'ioredis'
+import Redlock4 from 'redlock'
+import Redlock5 from 'redlock5'
+import { Mutex, RedlockMutex } from 'redis-semaphore'
+import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
+import { clock, sleep } from './stats.js'
+
+export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock'
+
+/** A library with its retry setting: `retry` undefined means the library's defaults. */
+export interface LibSpec {
+  kind: LibKind
+  retry?: number
+}
+
+export const LIB_NAMES: Record<LibKind, string> = {
+  fencelock: 'fencelock',
+  seed: 'seed SET NX + Lua',
+  redlock4: 'redlock 4.2',
+  redlock5: 'redlock 5.0-beta',
+  sesame: '@sesamecare-oss/redlock',
+  semaphore: 'redis-semaphore Mutex',
+  'semaphore-redlock': 'redis-semaphore RedlockMutex',
+}
+
+/** The seed article sleeps 100 ms between attempts; redis-semaphore's default retryInterval is 10 ms. */
+const DEFAULT_RETRY: Partial<Record<LibKind, string>> = {
+  seed: '100 ms',
+  redlock4: '200±100 ms ×10',
+  redlock5: '200±100 ms ×10',
+  sesame: '200±100 ms ×10',
+  semaphore: '10 ms',
+  'semaphore-redlock': '10 ms',
+}
+
+export function libLabel(spec: LibSpec): string {
+  const name = LIB_NAMES[spec.kind]
+  if (spec.kind === 'fencelock') return name
+  if (spec.retry === undefined) return `${name} (defaults: ${DEFAULT_RETRY[spec.kind] ?? '?'})`
+  return `${name} (retry ${spec.retry} ms)`
+}
+
+export interface Held {
+  readonly fence: number | undefined
+  release(): Promise<unknown>
+}
+
+export interface LockLib {
+  readonly label: string
+  /**
+   * Waits for `key` the way an application would with this library: the library's own waiting,
+   * and a new call whenever the library gives up (counted in `giveUps`), until `wait` ms passed.
+   */
+  acquire(key: string, ttl: number, wait: number): Promise<Held>
+  /** How often the library gave up (LockError, ExecutionError, TimeoutError) and was called again. */
+  giveUps: number
+  close(): Promise<void>
+}
+
+export class QuorumUnavailable extends Error {
+  override readonly name = 'QuorumUnavailable'
+}
+
+const SEED_RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then
+  return redis.call("del", KEYS[1])
+else
+  return 0
+end`
+
+export class AcquireTimeout extends Error {
+  override readonly name = 'AcquireTimeout'
+}
+
+/** Calls `attempt` until it succeeds; every failure is a give-up of the library's own wait. */
+async function retrying(lib: { giveUps: number }, key: string, wait: number, attempt: () => Promise<Held>): Promise<Held> {
+  const deadline = clock() + wait
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (err) {
+      lib.giveUps++
+      if (clock() >= deadline) throw new AcquireTimeout(`gave up on ${key} after ${wait} ms: ${(err as Error).message}`)
+    }
+  }
+}
+
+/** Opens `spec` over `clients` (one client: single node; three: quorum). */
+export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
+  const label = libLabel(spec)
+  const first = clients[0]
+  if (!first) throw new Error('openLib: no Redis client')
+  const tuned = spec.retry !== undefined
+  // "Fastest sensible retry" for the Redlock family: fixed delay, small jitter, never give up.
+  const redlockTuned = { retryCount: -1, retryDelay: spec.retry ?? 10, retryJitter: Math.floor((spec.retry ?? 10) / 2) }
+
+  switch (spec.kind) {
+    case 'fencelock': {
+      let locks: Locks
+      try {
+        locks = createLocks({ redis: clients.length === 1 ? first : clients })
+      } catch (err) {
+        if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
+        throw err
+      }
+      return {
+        label,
+        giveUps: 0,
+        async acquire(key, ttl, wait) {
+          const lease: Lease = await locks.acquire(key, { ttl, wait })
+          return { fence: lease.fence, release: () => lease.release() }
+        },
+        close: () => locks.close(),
+      }
+    }
+    case 'seed': {
+      const retry = spec.retry ?? 100
+      const lib: LockLib = {
+        label,
+        giveUps: 0,
+        async acquire(key, ttl, wait) {
+          const token = randomUUID()
+          const deadline = clock() + wait
+          for (;;) {
+            if ((await first.set(key, token, 'PX', ttl, 'NX')) === 'OK') {
+              return { fence: undefined, release: () => first.eval(SEED_RELEASE, 1, key, token) }
+            }
+            if (clock() >= deadline) throw new AcquireTimeout(`seed: gave up on ${key}`)
+            await sleep(retry)
+          }
+        },
+        close: async () => {},
+      }
+      return lib
+    }
+    case 'redlock4': {
+      const redlock = new Redlock4(clients, tuned ? redlockTuned : {})
+      redlock.on('clientError', () => {})
+      const lib: LockLib = {
+        label,
+        giveUps: 0,
+        acquire: (key, ttl, wait) =>
+          retrying(lib, key, wait, async () => {
+            const lock = await redlock.lock(key, ttl)
+            return { fence: undefined, release: () => lock.unlock() }
+          }),
+        close: async () => {},
+      }
+      return lib
+    }
+    case 'redlock5':
+    case 'sesame': {
+      const redlock = spec.kind === 'redlock5' ? new Redlock5(clients, tuned ? redlockTuned : {}) : new SesameRedlock(clients, tuned ? redlockTuned : {})
+      redlock.on('error', () => {})
+      const lib: LockLib = {
+        label,
+        giveUps: 0,
+        acquire: (key, ttl, wait) =>
+          retrying(lib, key, wait, async () => {
+            const lock = await redlock.acquire([key], ttl)
+            return { fence: undefined, release: () => lock.release() }
+          }),
+        close: async () => {},
+      }
+      return lib
+    }
+    case 'semaphore':
+    case 'semaphore-redlock': {
+      const lib: LockLib = {
+        label,
+        giveUps: 0,
+        acquire: (key, ttl, wait) =>
+          retrying(lib, key, wait, async () => {
+            // acquireTimeout: its default (10 s) unless the caller's budget is shorter.
+            const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(tuned ? { retryInterval: spec.retry } : {}) }
+            const mutex = spec.kind === 'semaphore' ? new Mutex(first, key, options) : new RedlockMutex(clients, key, options)
+            await mutex.acquire()
+            return { fence: undefined, release: () => mutex.release() }
+          }),
+        close: async () => {},
+      }
+      return lib
+    }
+  }
+}

@@ -1,0 +1,360 @@
+// Tables (console and markdown), targets with PASS/FAIL, and the hand-written SVG chart.
+import type { ContendRow, FloorRow, IdleRow, LatencyRow, MemoryRow, QuorumResult, ThroughputRow } from './scenarios.js'
+import { fmt } from './stats.js'
+
+export interface Machine {
+  nproc: number
+  cpu: string
+  node: string
+  redis: string
+  date: string
+  mode: 'full' | 'quick'
+  scenarios: string
+  seconds?: number
+}
+
+export interface Results {
+  machine: Machine
+  floor?: FloorRow
+  A?: LatencyRow[]
+  B?: ThroughputRow[]
+  C?: ContendRow[]
+  D?: IdleRow[]
+  E?: ContendRow[]
+  F?: MemoryRow[]
+  quorum?: QuorumResult
+  notRun: { lib: string; reason: string }[]
+  /** Scenarios that failed (the run went on without them). */
+  errors: { scenario: string; message: string }[]
+  targets?: Target[]
+}
+
+export interface Target {
+  id: string
+  target: string
+  measured: string
+  pass: boolean | null
+}
+
+interface Table {
+  title: string
+  head: string[]
+  rows: string[][]
+  note?: string
+}
+
+const ms = (v: number | undefined) => fmt(v)
+
+export function targets(r: Results): Target[] {
+  const out: Target[] = []
+  const add = (id: string, target: string, measured: string, pass: boolean | null) => out.push({ id, target, measured, pass })
+  const fl = (rows: { lib: string; label: string }[] | undefined) => rows?.find((x) => x.lib === 'fencelock')
+  const seed = <T extends { lib: string }>(rows: T[] | undefined) => rows?.find((x) => x.lib === 'seed')
+
+  for (const s of ['A', 'B'] as const) {
+    const f = fl(r[s]) as { cyclesPerSec: number } | undefined
+    const sd = seed(r[s]) as { cyclesPerSec: number } | undefined
+    if (f && sd) {
+      const ratio = f.cyclesPerSec / sd.cyclesPerSec
+      add(s, `cycles/s >= 0.95x seed (SET NX PX + EVAL)`, `${fmt(f.cyclesPerSec)} vs ${fmt(sd.cyclesPerSec)} = ${ratio.toFixed(2)}x`, ratio >= 0.95)
+    }
+  }
+  const c = fl(r.C) as ContendRow | undefined
+  if (c) {
+    const ping = r.floor?.pingP50
+    if (ping !== undefined) add('C', 'handoff gap p50 <= 4x PING RTT p50', `${ms(c.gapP50)} ms vs 4 x ${ms(ping)} = ${ms(4 * ping)} ms (${(c.gapP50 / ping).toFixed(1)}x RTT)`, c.gapP50 <= 4 * ping)
+    add('C', 'handoff gap p99 <= 2 ms', `${ms(c.gapP99)} ms`, c.gapP99 <= 2)
+    const peers = (r.C ?? []).filter((x) => x.lib !== 'fencelock' && !x.label.includes('retry '))
+    const best = peers.reduce<ContendRow | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
+    if (best) {
+      add('C', 'handoffs/s >= 10x best peer at defaults', `${fmt(c.handoffsPerSec)} vs ${fmt(best.handoffsPerSec)} (${best.label}) = ${(c.handoffsPerSec / best.handoffsPerSec).toFixed(1)}x`, c.handoffsPerSec >= 10 * best.handoffsPerSec)
+    }
+    add('C', 'fairness max/min sections per worker <= 1.5', `${fmt(c.fairness)} (${c.maxSections}/${c.minSections})`, c.fairness <= 1.5)
+    // Judged at two decimals: a subscriber connection opened during the run (SUBSCRIBE) is a one-off, not a per-acquisition cost.
+    add('C', '<= 3 wire commands per acquisition', `${c.wirePerAcq.toFixed(3)} (EVAL/EVALSHA per acquisition: ${((c.byCommand.evalsha ?? 0) + (c.byCommand.eval ?? 0)) / c.sections})`, Math.round(c.wirePerAcq * 100) / 100 <= 3)
+    add('C', 'counter check: 0 violations', `${c.violations} (lost updates ${c.lostUpdates}, overlaps ${c.overlaps}, fence regressions ${c.fenceRegressions})`, c.violations === 0)
+  }
+  const d = fl(r.D) as IdleRow | undefined
+  if (d) {
+    const peers = (r.D ?? []).filter((x) => x.lib !== 'fencelock')
+    const defaults = peers.filter((x) => !x.label.includes('retry '))
+    const tuned = peers.filter((x) => x.tuned)
+    const minDefault = Math.min(...defaults.map((x) => x.redisCommands))
+    const minTuned = Math.min(...tuned.map((x) => x.redisCommands))
+    add('D', 'fewer Redis commands than every peer at defaults', `${d.redisCommands} vs fewest ${minDefault}`, d.redisCommands < minDefault)
+    add('D', '>= 100x fewer Redis commands than every peer at 10 ms', `${d.redisCommands} vs fewest ${minTuned} = ${(minTuned / Math.max(1, d.redisCommands)).toFixed(0)}x`, d.redisCommands * 100 <= minTuned)
+    // The same two, counting wire commands (INFO commandstats also counts every redis.call() inside Lua).
+    const minDefaultWire = Math.min(...defaults.map((x) => x.wireCommands))
+    const minTunedWire = Math.min(...tuned.map((x) => x.wireCommands))
+    add('D (wire)', 'fewer wire commands than every peer at defaults', `${d.wireCommands} vs fewest ${minDefaultWire}`, d.wireCommands < minDefaultWire)
+    add('D (wire)', '>= 100x fewer wire commands than every peer at 10 ms', `${d.wireCommands} vs fewest ${minTunedWire} = ${(minTunedWire / Math.max(1, d.wireCommands)).toFixed(0)}x`, d.wireCommands * 100 <= minTunedWire)
+  }
+  const e = (r.E ?? []).filter((x) => x.lib === 'fencelock')
+  const e2 = e.find((x) => x.procs === 2 && x.perProc === 1)
+  const e32 = e.find((x) => x.procs === 32 && x.perProc === 1)
+  if (e2 && e32) {
+    add('E', 'handoff gap p50: 32 vs 2 processes within 1.5x', `${ms(e32.gapP50)} vs ${ms(e2.gapP50)} ms = ${(e32.gapP50 / e2.gapP50).toFixed(2)}x`, e32.gapP50 <= 1.5 * e2.gapP50)
+    add('E', 'wire commands per handoff: 32 vs 2 within 1.5x', `${fmt(e32.wirePerHandoff)} vs ${fmt(e2.wirePerHandoff)} = ${(e32.wirePerHandoff / e2.wirePerHandoff).toFixed(2)}x`, e32.wirePerHandoff <= 1.5 * e2.wirePerHandoff)
+  }
+  const f = fl(r.F) as MemoryRow | undefined
+  if (f) add('F', '< 2 KB heap per held lease', `${fmt(f.heldBytes)} B`, f.heldBytes < 2048)
+  return out
+}
+
+function tables(r: Results): Table[] {
+  const out: Table[] = []
+  if (r.floor) {
+    out.push({
+      title: 'Round-trip floor (ioredis, one connection, sequential)',
+      head: ['measure', 'p50 ms', 'p99 ms'],
+      rows: [
+        ['PING', ms(r.floor.pingP50), ms(r.floor.pingP99)],
+        ['SET NX PX + EVAL compare-and-delete', ms(r.floor.pairP50), ms(r.floor.pairP99)],
+      ],
+    })
+  }
+  const seedA = r.A?.find((x) => x.lib === 'seed')
+  if (r.A) {
+    out.push({
+      title: `A. Uncontended latency: 1 worker, sequential acquire+release on distinct keys (best of ${r.A[0]?.rounds.length ?? 1} rounds)`,
+      head: ['library', 'cycles/s', 'vs seed', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'wire cmds/cycle', 'client CPU µs/cycle', 'Redis CPU µs/cycle'],
+      rows: r.A.map((x) => [
+        x.label,
+        fmt(x.cyclesPerSec),
+        seedA ? `${(x.cyclesPerSec / seedA.cyclesPerSec).toFixed(2)}x` : '-',
+        ms(x.acquireP50),
+        ms(x.acquireP99),
+        ms(x.releaseP50),
+        ms(x.releaseP99),
+        fmt(x.wirePerCycle),
+        fmt(x.clientCpuUsPerCycle),
+        fmt(x.redisCpuUsPerCycle),
+      ]),
+      note: 'latencies in ms; client CPU: process.cpuUsage of the worker; Redis CPU: INFO cpu delta of the server',
+    })
+  }
+  const seedB = r.B?.find((x) => x.lib === 'seed')
+  if (r.B) {
+    out.push({
+      title: `B. Uncontended throughput: 50 concurrent workers in one process, own keys (best of ${r.B[0]?.rounds.length ?? 1} rounds)`,
+      head: ['library', 'cycles/s', 'vs seed', 'wire cmds/cycle'],
+      rows: r.B.map((x) => [x.label, fmt(x.cyclesPerSec), seedB ? `${(x.cyclesPerSec / seedB.cyclesPerSec).toFixed(2)}x` : '-', fmt(x.wirePerCycle)]),
+    })
+  }
+  const contendTable = (title: string, rows: ContendRow[], withProcs = false): Table => ({
+    title,
+    head: [
+      'library',
+      ...(withProcs ? ['procs x waiters'] : []),
+      'sections/s',
+      'handoffs/s',
+      'gap p50',
+      'gap p99',
+      'gap max',
+      'wait p50',
+      'wait p99',
+      'wire cmds/acq',
+      'Redis cmds/acq',
+      'client CPU µs/acq',
+      'Redis CPU µs/acq',
+      'fairness',
+      'give-ups',
+      'violations',
+    ],
+    rows: rows.map((x) =>
+      x.unavailable
+        ? [x.label, ...(withProcs ? [`${x.procs} x ${x.perProc}`] : []), 'not available', '', '', '', '', '', '', '', '', '', '', '', '', '']
+        : [
+            x.label,
+            ...(withProcs ? [`${x.procs} x ${x.perProc}`] : []),
+            fmt(x.sectionsPerSec),
+            fmt(x.handoffsPerSec),
+            ms(x.gapP50),
+            ms(x.gapP99),
+            ms(x.gapMax),
+            ms(x.waitP50),
+            ms(x.waitP99),
+            fmt(x.wirePerAcq),
+            fmt(x.redisPerAcq),
+            fmt(x.clientCpuPerAcqUs),
+            fmt(x.redisCpuPerAcqUs),
+            Number.isFinite(x.fairness) ? fmt(x.fairness) : `∞ (${x.maxSections}/0)`,
+            String(x.giveUps),
+            String(x.violations),
+          ],
+    ),
+    note:
+      'times in ms. gap: release sent by one worker -> lock acquired by another. wait: acquire called -> resolved. wire cmds: sent by the lock library (counted per connection). ' +
+      'Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the counter GET+SET. client CPU: all contending processes together. fairness: max/min sections per worker. give-ups: the library gave up waiting and was called again. ' +
+      'violations: lost counter updates + overlapping sections + fence regressions.',
+  })
+  if (r.C) out.push(contendTable(`C. Contended: 8 processes on one key, GET+SET counter inside, ${r.C[0]?.seconds ?? '?'} s per library`, r.C))
+  if (r.D) {
+    const f = r.D.find((x) => x.lib === 'fencelock')
+    out.push({
+      title: `D. Idle cost: 8 waiters in one process while another client holds the lock for ${r.D[0]?.seconds ?? '?'} s`,
+      head: ['library', 'Redis cmds', 'vs fencelock', 'wire cmds', 'waiter CPU ms', 'Redis CPU ms', 'give-ups'],
+      rows: r.D.map((x) => [x.label, String(x.redisCommands), f ? `${fmt(x.redisCommands / Math.max(1, f.redisCommands))}x` : '-', String(x.wireCommands), fmt(x.waiterCpuMs), fmt(x.redisCpuMs), String(x.giveUps)]),
+      note: 'Redis cmds: INFO commandstats delta over the window (incl. redis.call()s inside Lua); wire cmds: sent by the waiting process.',
+    })
+  }
+  if (r.E) out.push(contendTable(`E. Scale: waiting processes on one key, ${r.E[0]?.seconds ?? '?'} s each`, r.E, true))
+  if (r.F) {
+    out.push({
+      title: `F. Memory: heap bytes per item, from ${fmt(r.F[0]?.n)} held leases / waiters (node --expose-gc)`,
+      head: ['library', 'bytes per held lease', 'bytes per waiter'],
+      rows: r.F.map((x) => [x.label, fmt(x.heldBytes), fmt(x.waiterBytes)]),
+      note: 'waiters of polling libraries are measured while they poll (their in-flight commands included).',
+    })
+  }
+  if (r.quorum) {
+    const q = r.quorum
+    out.push({
+      title: `Quorum (3 Redis nodes): uncontended sequential acquire+release${q.fencelock === 'available' ? '' : ` (fencelock quorum: ${q.fencelock})`}`,
+      head: ['library', 'cycles/s', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'wire cmds/cycle'],
+      rows: q.latency.map((x) => [x.label, fmt(x.cyclesPerSec), ms(x.acquireP50), ms(x.acquireP99), ms(x.releaseP50), ms(x.releaseP99), fmt(x.wirePerCycle)]),
+    })
+    if (q.failures.length) out.push({ title: 'Quorum: libraries that failed', head: ['library', 'error'], rows: q.failures.map((x) => [x.label, x.message]) })
+    if (q.contended.length) out.push(contendTable(`Quorum (3 nodes): contended, 8 processes on one key, ${q.contended[0]?.seconds ?? '?'} s each`, q.contended))
+  }
+  if (r.targets?.length) {
+    out.push({
+      title: 'Targets (fencelock vs the same run)',
+      head: ['scenario', 'target', 'measured', 'result'],
+      rows: r.targets.map((t) => [t.id, t.target, t.measured, t.pass === null ? '-' : t.pass ? 'PASS' : 'FAIL']),
+    })
+  }
+  if (r.errors.length) {
+    out.push({ title: 'Scenarios that failed in this run', head: ['scenario', 'error'], rows: r.errors.map((x) => [x.scenario, x.message]) })
+  }
+  const rowErrors = [...(r.C ?? []), ...(r.E ?? []), ...(r.quorum?.contended ?? [])].filter((x) => x.errors.length > 0)
+  if (rowErrors.length) {
+    out.push({ title: 'Errors inside contended runs (first few per row)', head: ['library', 'procs x waiters', 'errors'], rows: rowErrors.map((x) => [x.label, `${x.procs} x ${x.perProc}`, x.errors.slice(0, 3).join(' / ')]) })
+  }
+  if (r.notRun.length) {
+    out.push({ title: 'Not run', head: ['library', 'reason'], rows: r.notRun.map((x) => [x.lib, x.reason]) })
+  }
+  return out
+}
+
+export function renderText(r: Results): string {
+  const lines: string[] = []
+  for (const t of tables(r)) {
+    const widths = t.head.map((h, i) => Math.max(h.length, ...t.rows.map((row) => (row[i] ?? '').length)))
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')
+    lines.push('', t.title, line(t.head), widths.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(line))
+    if (t.note) lines.push(`(${t.note})`)
+  }
+  return lines.join('\n')
+}
+
+export function renderMarkdown(r: Results): string {
+  const m = r.machine
+  const esc = (s: string) => s.replace(/\|/g, '\\|')
+  const out: string[] = [
+    '# fencelock benchmark',
+    '',
+    'Produced by `npm run bench` (bench/run.ts): one run that starts its own `redis-server` processes on free ports and measures',
+    'fencelock and its peers side by side. Raw numbers: [`bench/results/latest.json`](../bench/results/latest.json). Chart: [`bench.svg`](bench.svg).',
+    '',
+    `Machine: ${m.nproc} cores (\`nproc\`), ${m.cpu}; Node ${m.node}; Redis ${m.redis}. Run: ${m.date}, ${m.mode} mode${m.seconds ? `, ${Math.round(m.seconds)} s` : ''}.`,
+    'The machine is shared, so absolute numbers move between runs; every comparison below is within this one run.',
+    '',
+    '![benchmark chart](bench.svg)',
+    '',
+    'How it measures:',
+    '- Every library uses ioredis. Peers: `redlock` 4.2, `redlock5` (5.0.0-beta.2), `@sesamecare-oss/redlock` 1.4, `redis-semaphore` 5.8 `Mutex`/`RedlockMutex`,',
+    '  and the seed article\'s hand-written algorithm (SET NX PX with a random token, EVAL compare-and-delete release, sleep-and-retry).',
+    '- "defaults" = the library as installed; "retry 10 ms" = its fastest sensible retry (Redlock family: retryDelay 10, jitter 5, retryCount -1).',
+    '  redis-semaphore retries every 10 ms by default, so its defaults are also its tuned setting.',
+    '- Times between processes use one clock: `performance.timeOrigin + performance.now()`.',
+    '- *wire commands* are counted in each client at `sendCommand` (INFO commandstats also counts every `redis.call()` inside a Lua script, so it',
+    '  cannot tell wire commands apart); *Redis commands* are INFO commandstats deltas and include those in-script calls.',
+    '- A and B report the best of several interleaved rounds, to damp the noise of the shared machine.',
+    '',
+  ]
+  for (const t of tables(r)) {
+    out.push(`## ${t.title}`, '', `| ${t.head.map(esc).join(' | ')} |`, `| ${t.head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`)
+    for (const row of t.rows) out.push(`| ${row.map(esc).join(' | ')} |`)
+    out.push('')
+    if (t.note) out.push(`<sub>${t.note}</sub>`, '')
+  }
+  return out.join('\n')
+}
+
+// ------------------------------------------------------------------ SVG
+
+interface Bar {
+  label: string
+  value: number
+  highlight: boolean
+}
+
+const xmlEsc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+
+function panel(x: number, y: number, w: number, title: string, unit: string, bars: Bar[], log: boolean): { svg: string; height: number } {
+  const rowH = 18
+  const labelW = 230
+  const plotW = w - labelW - 70
+  const finite = bars.filter((b) => Number.isFinite(b.value) && b.value > 0)
+  const max = Math.max(1e-9, ...finite.map((b) => b.value))
+  const min = log ? Math.max(1e-9, Math.min(...finite.map((b) => b.value)) / 2) : 0
+  const scale = (v: number) => {
+    if (!(v > 0) || !Number.isFinite(v)) return 0
+    if (!log) return (v / max) * plotW
+    const lo = Math.log10(min)
+    const hi = Math.log10(max)
+    return hi === lo ? plotW : ((Math.log10(v) - lo) / (hi - lo)) * plotW
+  }
+  const parts: string[] = [`<text x="${x}" y="${y + 14}" class="title">${xmlEsc(title)}</text>`, `<text x="${x}" y="${y + 30}" class="unit">${xmlEsc(unit)}${log ? ' (log scale)' : ''}</text>`]
+  bars.forEach((b, i) => {
+    const by = y + 40 + i * rowH
+    const bw = Math.max(1, scale(b.value))
+    parts.push(
+      `<text x="${x + labelW - 6}" y="${by + 12}" class="label" text-anchor="end">${xmlEsc(b.label)}</text>`,
+      `<rect x="${x + labelW}" y="${by + 2}" width="${bw.toFixed(1)}" height="${rowH - 5}" class="${b.highlight ? 'us' : 'peer'}"/>`,
+      `<text x="${x + labelW + bw + 4}" y="${by + 12}" class="value">${Number.isFinite(b.value) ? xmlEsc(fmt(b.value)) : 'n/a'}</text>`,
+    )
+  })
+  return { svg: parts.join('\n'), height: 48 + bars.length * rowH }
+}
+
+const short = (label: string) =>
+  label
+    .replace(' (defaults: ', ' (def. ')
+    .replace(/±100 ms ×10/, '±100 ms')
+    .replace('@sesamecare-oss/redlock', 'sesamecare redlock')
+    .replace('seed SET NX + Lua', 'seed SET NX')
+
+export function renderSvg(r: Results): string {
+  const W = 1000
+  const colW = W / 2 - 20
+  const col: [string[], string[]] = [[], []]
+  const heights: [number, number] = [20, 20]
+  const put = (c: 0 | 1, p: { svg: string; height: number }) => {
+    col[c].push(`<g>${p.svg}</g>`)
+    heights[c] += p.height + 18
+  }
+  const bars = <T extends { label: string; lib: string }>(rows: T[] | undefined, pick: (x: T) => number): Bar[] =>
+    (rows ?? []).map((x) => ({ label: short(x.label), value: pick(x), highlight: x.lib === 'fencelock' }))
+  if (r.C) put(0, panel(10, heights[0], colW, 'C. Contended handoffs per second (8 processes, 1 key)', 'handoffs/s, higher is better', bars(r.C, (x) => x.handoffsPerSec), true))
+  if (r.C) put(0, panel(10, heights[0], colW, 'C. Handoff gap p99 (release -> next acquired)', 'ms, lower is better', bars(r.C, (x) => x.gapP99), true))
+  if (r.D) put(1, panel(W / 2 + 10, heights[1], colW, `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`, 'commands, lower is better', bars(r.D, (x) => x.redisCommands), true))
+  if (r.A) put(1, panel(W / 2 + 10, heights[1], colW, 'A. Uncontended acquire+release, one worker', 'cycles/s, higher is better', bars(r.A, (x) => x.cyclesPerSec), false))
+  if (r.E) {
+    const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
+    put(1, panel(W / 2 + 10, heights[1], colW, 'E. fencelock handoff gap p50 vs waiting processes', 'ms, lower is better', e.map((x) => ({ label: x.label, value: x.gap, highlight: true })), false))
+  }
+  const H = Math.max(...heights) + 30
+  const m = r.machine
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif">`,
+    '<style>.title{font-size:13px;font-weight:bold;fill:#222}.unit{font-size:11px;fill:#666}.label{font-size:11px;fill:#333}.value{font-size:10px;fill:#333}.us{fill:#d9480f}.peer{fill:#868e96}.foot{font-size:10px;fill:#888}</style>',
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    ...col[0],
+    ...col[1],
+    `<text x="10" y="${H - 10}" class="foot">${xmlEsc(`npm run bench, ${m.date}: ${m.nproc} cores, ${m.cpu}, Node ${m.node}, Redis ${m.redis}, ${m.mode} mode. Orange: fencelock.`)}</text>`,
+    '</svg>',
+    '',
+  ].join('\n')
+}

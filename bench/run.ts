@@ -1,0 +1,203 @@
+// `npm run bench [-- --quick] [-- --only A,C]`: fencelock against its peers, in one run, on
+// redis-server processes of its own. Prints the tables; a full run writes bench/results/latest.json,
+// docs/benchmark.md and docs/bench.svg (a --quick or --only run writes bench/results/quick.json).
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { LibSpec } from './libs.js'
+import { Pool } from './pool.js'
+import { redisVersion, startServer, type Server } from './redis.js'
+import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
+import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum } from './scenarios.js'
+
+const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'Q'] as const
+type Scenario = (typeof ALL)[number]
+
+function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined } {
+  let quick = false
+  let libs: Set<string> | undefined
+  let only: Set<Scenario> | undefined
+  let out: string | undefined
+  let docs: boolean | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--quick') quick = true
+    else if (arg === '--only' || arg.startsWith('--only=')) {
+      const value = arg.includes('=') ? arg.slice(7) : argv[++i]
+      const picked = (value ?? '').toUpperCase().split(/[,\s]+/).filter(Boolean)
+      for (const p of picked) if (!(ALL as readonly string[]).includes(p)) usage(`unknown scenario "${p}"`)
+      only = new Set(picked as Scenario[])
+    } else if (arg === '--lib' || arg.startsWith('--lib=')) {
+      const value = arg.includes('=') ? arg.slice(6) : argv[++i]
+      libs = new Set((value ?? '').split(/[,\s]+/).filter(Boolean))
+    } else if (arg === '--out') out = argv[++i]
+    else if (arg === '--docs') docs = true
+    else if (arg === '--no-docs') docs = false
+    else if (arg === '--help' || arg === '-h') usage()
+    else usage(`unknown option "${arg}"`)
+  }
+  const complete = !quick && !only && !libs
+  return { quick, only: only ?? new Set(ALL), out, docs: docs ?? complete, libs }
+}
+
+function usage(error?: string): never {
+  if (error) console.error(`bench: ${error}`)
+  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+  --quick   a few seconds per scenario (development)
+  --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory, Q quorum
+  --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
+  --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
+  process.exit(error ? 2 : 0)
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.join(here, '..')
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+function cpuModel(): string {
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))
+    if (m?.[1]) return m[1].trim()
+  } catch {}
+  return os.cpus()[0]?.model ?? 'unknown CPU'
+}
+
+function nproc(): number {
+  try {
+    return Number(execFileSync('nproc', { encoding: 'utf8' }).trim())
+  } catch {
+    return os.availableParallelism()
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2))
+  const cfg = { ...(args.quick ? QUICK : FULL), ...(args.libs ? { libs: args.libs } : {}) }
+  const t0 = performance.now()
+  const pool = new Pool()
+  const servers: Server[] = []
+  const start = async () => {
+    const s = await startServer()
+    servers.push(s)
+    return s
+  }
+  const has = (s: Scenario) => args.only.has(s)
+  const results: Results = {
+    machine: {
+      nproc: nproc(),
+      cpu: cpuModel(),
+      node: process.versions.node,
+      redis: '?',
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      mode: args.quick ? 'quick' : 'full',
+      scenarios: [...args.only].join(','),
+    },
+      errors: [],
+    notRun: [
+      {
+        lib: 'redlock-universal',
+        reason: `requires Node >= 22; this machine runs Node ${process.versions.node}`,
+      },
+    ],
+  }
+  try {
+    const main = await start()
+    results.machine.redis = await redisVersion(main)
+    log(`fencelock bench (${results.machine.mode}; scenarios ${results.machine.scenarios}): ${results.machine.nproc} cores, ${results.machine.cpu}, Node ${results.machine.node}, Redis ${results.machine.redis}`)
+    // A scenario that fails is reported and the run goes on: one broken peer must not hide the rest.
+    const step = async (name: string, fn: () => Promise<void>) => {
+      try {
+        await fn()
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err)
+        log(`  ${name} FAILED: ${message}`)
+        results.errors.push({ scenario: name, message })
+        await pool.close() // workers may be mid-task: start the next scenario with fresh ones
+        for (const s of servers) await s.admin.flushall().catch(() => {})
+      }
+    }
+    log('floor: PING and SET+EVAL round trips')
+    await step('floor', async () => {
+      results.floor = await floor(pool, main, cfg)
+    })
+    if (has('A')) {
+      log('A. uncontended latency')
+      await step('A', async () => {
+        results.A = await scenarioA(pool, main, cfg)
+      })
+    }
+    if (has('B')) {
+      log('B. uncontended throughput, 50 concurrent workers')
+      await step('B', async () => {
+        results.B = await scenarioB(pool, main, cfg)
+      })
+    }
+    if (has('C')) {
+      log(`C. contended, 8 processes, ${cfg.contendMs / 1000} s each`)
+      await step('C', async () => {
+        results.C = await scenarioC(pool, main, cfg)
+      })
+    }
+    if (has('D')) {
+      log(`D. idle cost, 8 waiters, ${cfg.idleMs / 1000} s each`)
+      await step('D', async () => {
+        results.D = await scenarioD(pool, main, cfg)
+      })
+    }
+    if (has('E')) {
+      // The best peer of C tuned to 10 ms; redis-semaphore (SET NX, 10 ms) when C did not run.
+      const peers = (results.C ?? []).filter((r) => r.lib !== 'fencelock' && r.tuned && r.violations === 0)
+      const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
+      const spec: LibSpec = best ? { kind: best.lib, ...(best.label.includes('retry ') ? { retry: 10 } : {}) } : { kind: 'semaphore' }
+      if (!isTuned(spec)) spec.retry = 10
+      log(`E. scale: 2, 8, 32 processes and 256 waiters in one process, ${cfg.scaleMs / 1000} s each`)
+      await step('E', async () => {
+        results.E = await scenarioE(pool, main, cfg, spec)
+      })
+    }
+    if (has('F')) {
+      log(`F. memory, ${cfg.memoryN} held leases / waiters`)
+      await step('F', async () => {
+        results.F = await scenarioF(main, cfg)
+      })
+    }
+    if (has('Q')) {
+      log('Quorum: 3 Redis nodes')
+      await step('Q', async () => {
+        const nodes = [await start(), await start(), await start()]
+        results.quorum = await scenarioQuorum(pool, nodes, cfg)
+        if (results.quorum.fencelock !== 'available') console.log('fencelock quorum: not available in this build')
+      })
+    }
+  } finally {
+    await pool.close()
+    await Promise.all(servers.map((s) => s.stop()))
+  }
+  results.machine.seconds = (performance.now() - t0) / 1000
+  results.targets = targets(results)
+  console.log(renderText(results))
+
+  const outFile = args.out ?? path.join(here, 'results', args.quick || args.libs || args.only.size < ALL.length ? 'quick.json' : 'latest.json')
+  mkdirSync(path.dirname(outFile), { recursive: true })
+  writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
+  log(`\nwrote ${path.relative(process.cwd(), outFile)}`)
+  if (args.docs) {
+    mkdirSync(path.join(root, 'docs'), { recursive: true })
+    writeFileSync(path.join(root, 'docs', 'benchmark.md'), renderMarkdown(results))
+    writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
+    log('wrote docs/benchmark.md and docs/bench.svg')
+  }
+  log(`total ${Math.round(results.machine.seconds)} s`)
+}
+
+process.on('SIGINT', () => process.exit(130))
+process.on('SIGTERM', () => process.exit(143))
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err)
+    process.exit(1)
+  },
+)
