@@ -103,7 +103,7 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
   it('keeps money and fences intact with fencing, catches violations without it, and draws the report', async () => {
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-'))
     try {
-      const result = await verify({ seed: 1, chaosMs: 12_000, quorum: false, nodes: 1, workers: 4, ttl: 1_000, control: true, outDir, quiet: true })
+      const result = await verify({ seed: 1, chaosMs: 12_000, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim', control: true, outDir, quiet: true })
       const fenced = result.fenced.check
       const control = result.control!.check
       const summary = (label: string, c: typeof fenced) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
@@ -117,6 +117,7 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
       // (a) with fencing: not one unit of money created or destroyed, no stale fence accepted.
       expect(fenced.money).toEqual({ initial: 8_000, final: 8_000, ok: true })
       expect(fenced.staleAccepted).toEqual([])
+      expect(fenced.lostUpdates).toEqual([])
       // (c) nothing deadlocks: every resource is taken again after the heal and after kill -9 of every worker.
       expect(fenced.liveness.afterHeal.every((r) => r.ms !== null)).toBe(true)
       expect(fenced.liveness.probes.every((p) => p.ok)).toBe(true)

@@ -38,6 +38,15 @@ export interface StaleAccepted {
   time?: number
 }
 
+/** A committed write that overwrote an account from a read taken before another commit to it. */
+export interface LostUpdate {
+  account: number
+  /** The write whose effect on `account` was overwritten. */
+  lost: { worker: string; fence: number; committed: number }
+  /** The write that read `account` before `lost` committed, and committed after it. */
+  by: { worker: string; fence: number; read: number }
+}
+
 export interface Recovery {
   resource: string
   /** ms from the heal to the next successful acquire, or null if none came. */
@@ -49,6 +58,7 @@ export interface CheckResult {
   fencing: boolean
   money: { initial: number; final: number; ok: boolean }
   staleAccepted: StaleAccepted[]
+  lostUpdates: LostUpdate[]
   /** Pairs of (sql or redis) accepted writes across a restart of the Redis node holding the fenced key: not comparable. */
   redisRestartSkips: number
   overlaps: Overlap[]
@@ -160,6 +170,47 @@ function overlapsOf(leases: LeaseInterval[]): Overlap[] {
   return out
 }
 
+/**
+ * Lost updates, found without trusting fences: per account, the ledger gives commit order; a write
+ * that committed after write W on the same account but whose read had completed before W even
+ * started is built on a value W was about to change.
+ */
+function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
+  interface Txn { worker: string; resource: string; fence: number; readOk: number; writeInvoke: number; writeOk: number; accounts: number[] }
+  const byLease = new Map<string, Partial<Txn>>()
+  for (const e of ops) {
+    if (e.fence === undefined || (e.f !== 'read' && e.f !== 'write')) continue
+    const k = key(e.pid, e.resource, e.fence)
+    const t = byLease.get(k) ?? { worker: e.worker, resource: e.resource, fence: e.fence }
+    if (e.f === 'read' && e.type === 'ok') t.readOk = e.time
+    if (e.f === 'write' && e.type === 'invoke') t.writeInvoke = e.time
+    if (e.f === 'write' && e.type === 'ok') {
+      t.writeOk = e.time
+      const v = e.value as { from: number; to: number }
+      t.accounts = [v.from, v.to]
+    }
+    byLease.set(k, t)
+  }
+  const txns = [...byLease.values()].filter((t): t is Txn => t.writeOk !== undefined && t.readOk !== undefined && t.writeInvoke !== undefined)
+  const seq = new Map<string, number>()
+  for (const row of final.ledger) seq.set(`${row.account}|${row.fence}|${row.worker}`, row.seq)
+  const out: LostUpdate[] = []
+  for (const w of txns) {
+    for (const w2 of txns) {
+      if (w2 === w || w2.resource !== w.resource || w2.readOk >= w.writeInvoke) continue
+      for (const account of w.accounts) {
+        if (!w2.accounts.includes(account)) continue
+        const a = seq.get(`${account}|${w.fence}|${w.worker}`)
+        const b = seq.get(`${account}|${w2.fence}|${w2.worker}`)
+        if (a !== undefined && b !== undefined && a < b) {
+          out.push({ account, lost: { worker: w.worker, fence: w.fence, committed: w.writeOk }, by: { worker: w2.worker, fence: w2.fence, read: w2.readOk } })
+        }
+      }
+    }
+  }
+  return out
+}
+
 export function check(input: CheckInput): CheckResult {
   const { events, final, ttl } = input
   const ops = events.filter((e): e is OpEvent => e.kind === 'op')
@@ -203,6 +254,8 @@ export function check(input: CheckInput): CheckResult {
     }
     if (worst) staleAccepted.push({ store: 'redis', where: w2.resource, fence: w2.fence, after: worst.fence, time: w2.ok })
   }
+  const lostUpdates = lostUpdatesOf(ops, final)
+  if (lostUpdates.length) violations.push(`(a) ${lostUpdates.length} committed writes overwrote an account from a read taken before another holder's write to it committed (lost updates)`)
   if (staleAccepted.length) {
     const sql = staleAccepted.filter((s) => s.store === 'sql').length
     violations.push(`(a) ${staleAccepted.length} accepted writes carried a fence lower than one accepted before (${sql} in SQL, ${staleAccepted.length - sql} in Redis)`)
@@ -265,6 +318,7 @@ export function check(input: CheckInput): CheckResult {
     fencing: input.fencing,
     money,
     staleAccepted,
+    lostUpdates,
     redisRestartSkips,
     overlaps,
     liveness: { bound, afterHeal, probes: final.probes, afterFaults, ok: livenessOk },

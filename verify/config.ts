@@ -16,16 +16,29 @@ export interface WorkerConfig {
   quorum: boolean
   /** false = control run: unguarded SQL writes and a plain SET instead of fencedSet. */
   fencing: boolean
+  /**
+   * How SQL is fenced when `fencing` is on. 'claim' (default): the fence is written to both rows
+   * before they are read, and every write is guarded. 'txn': the README's pattern as written, the
+   * read and the guarded writes in one READ COMMITTED transaction, nothing fenced before the read.
+   */
+  guard: SqlGuard
   /** Passed to `new pg.Client()`. */
   pg: { connectionString?: string; connectionTimeoutMillis: number }
   schema: string
   resources: BankResource[]
   prefix: string
   ttl: number
+  /**
+   * Quorum mode: a node restarted (or started) less than maxTtl ago is left out of the count, so a
+   * small maxTtl keeps a short run from waiting 30 s (the default) after every restart.
+   */
+  maxTtl: number
   wait: number
   /** Time spent between reading the balances and writing them, in ms. */
   hold: [number, number]
   seed: number
 }
+
+export type SqlGuard = 'claim' | 'txn'
 
 export const workerName = (slot: number): string => `w${slot}`

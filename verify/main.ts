@@ -9,6 +9,7 @@ import { check, type CheckResult } from './checker.js'
 import { findPg } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions } from './run.js'
+import type { SqlGuard } from './config.js'
 
 export interface VerifyOptions {
   seed: number
@@ -18,6 +19,8 @@ export interface VerifyOptions {
   nodes: number
   workers: number
   ttl: number
+  /** How the fenced run guards its SQL (see WorkerConfig.guard). */
+  guard: SqlGuard
   control: boolean
   outDir: string
   quiet: boolean
@@ -31,11 +34,13 @@ export interface VerifyResult {
 }
 
 const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
-                         [--workers N] [--ttl ms] [--no-control] [--out dir]
+                         [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 1)
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
+  --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
+                read and guarded writes in one transaction (shows why reads need the fence too)
   --no-control  skip the control run with fencing off`
 
 export function parseDuration(text: string): number {
@@ -56,6 +61,7 @@ function parseCli(argv: string[]): VerifyOptions {
       nodes: { type: 'string' },
       workers: { type: 'string' },
       ttl: { type: 'string' },
+      guard: { type: 'string', default: 'claim' },
       'no-control': { type: 'boolean', default: false },
       out: { type: 'string', default: '.verify' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -67,6 +73,7 @@ function parseCli(argv: string[]): VerifyOptions {
   }
   if (values.mode !== 'single' && values.mode !== 'quorum') throw new Error(`--mode: expected single or quorum, got "${values.mode}"`)
   const quorum = values.mode === 'quorum'
+  if (values.guard !== 'claim' && values.guard !== 'txn') throw new Error(`--guard: expected claim or txn, got "${values.guard}"`)
   const int = (name: string, text: string | undefined, fallback: number) => {
     if (text === undefined) return fallback
     const n = Number(text)
@@ -83,6 +90,7 @@ function parseCli(argv: string[]): VerifyOptions {
     nodes,
     workers: int('workers', values.workers, 4),
     ttl: int('ttl', values.ttl, 1_000),
+    guard: values.guard,
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
@@ -134,7 +142,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${options.quorum ? `quorum${options.nodes}` : 'single'}`)
   mkdirSync(dir, { recursive: true })
   const quick = options.chaosMs <= 20_000
-  const base: Omit<RunOptions, 'label' | 'fencing' | 'historyPath'> = {
+  const base: Omit<RunOptions, 'label' | 'fencing' | 'guard' | 'historyPath'> = {
     seed: options.seed,
     quorum: options.quorum,
     nodes: options.nodes,
@@ -151,13 +159,13 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     pg: pgFound.target,
     progress,
   }
-  log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+  log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, SQL guard '${options.guard}', ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? ', then the control run' : ''}${quick ? ' (quick)' : ''}`)
 
   const runs: ReportRun[] = []
   const historyPaths: string[] = []
   const fencedPath = path.join(dir, 'history-fenced.jsonl')
-  const fencedRun = await runOnce({ ...base, label: 'fenced', fencing: true, historyPath: fencedPath })
+  const fencedRun = await runOnce({ ...base, label: options.guard === 'claim' ? 'fenced' : `fenced (guard: ${options.guard})`, fencing: true, guard: options.guard, historyPath: fencedPath })
   endProgress()
   const fencedCheck = check({ events: fencedRun.events, final: fencedRun.final, ttl: options.ttl, fencing: true })
   runs.push({ run: fencedRun, check: fencedCheck, expect: 'safe' })
@@ -168,7 +176,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   let control: VerifyResult['control']
   if (options.control) {
     const controlPath = path.join(dir, 'history-control.jsonl')
-    const controlRun = await runOnce({ ...base, label: 'control', fencing: false, historyPath: controlPath })
+    const controlRun = await runOnce({ ...base, label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
     endProgress()
     const controlCheck = check({ events: controlRun.events, final: controlRun.final, ttl: options.ttl, fencing: false })
     runs.push({ run: controlRun, check: controlCheck, expect: 'violations' })
@@ -178,7 +186,8 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   }
 
   const command = `npm run verify -- --seed ${options.seed} --duration ${Math.round(options.chaosMs / 1000)}s --mode ${options.quorum ? 'quorum' : 'single'}` +
-    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}`
+    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
+    `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}`
   const reportPath = path.join(dir, 'report.html')
   writeFileSync(reportPath, renderReport({ title: 'fencelock under faults', command, seed: options.seed, mode: options.quorum ? `quorum (${options.nodes} nodes)` : 'single node', runs, historyPaths }))
   const summary = runs.map((r) => {

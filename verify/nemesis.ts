@@ -14,8 +14,13 @@ export interface PlannedFault {
   index: number
   /** Worker faults prefer the current holder of this resource (index into the resources). */
   resource: number
-  /** Extra delay for 'delay' faults, ms. */
+  /** Extra delay for 'delay' faults, ms; for 'pause-worker' with `justPast`, how far past the holder's deadline it resumes. */
   delayMs: number
+  /**
+   * 'pause-worker' only: resume the holder just after its lease's deadline (deadline + delayMs)
+   * instead of after `duration`: the moment a stale holder most likely races the next holder.
+   */
+  justPast: boolean
 }
 
 export interface ScheduleOptions {
@@ -62,10 +67,13 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
     let duration = 0
     let index = 0
     let delayMs = 0
+    let justPast = false
     switch (kind) {
       case 'pause-worker':
         duration = random.int(Math.round(ttl * 1.3), Math.round(ttl * 2.5))
         index = random.int(0, options.workers - 1)
+        justPast = random.next() < 0.5
+        delayMs = random.int(0, 150)
         break
       case 'kill-worker':
         duration = random.int(100, 600)
@@ -91,7 +99,7 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
     }
     const resource = random.int(0, options.resources - 1)
     if (at + duration > options.duration) break
-    plan.push({ id: plan.length + 1, at, kind, duration, index, resource, delayMs })
+    plan.push({ id: plan.length + 1, at, kind, duration, index, resource, delayMs, justPast })
     at += duration + random.int(Math.round(ttl * 0.3), Math.round(ttl * 1.2))
   }
   return plan

@@ -43,10 +43,10 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
   return [
     {
       label: '(a) safety',
-      ok: check.money.ok && check.staleAccepted.length === 0,
+      ok: check.money.ok && check.staleAccepted.length === 0 && check.lostUpdates.length === 0,
       text:
         `money ${check.money.initial} → ${check.money.final}${check.money.ok ? ' (conserved)' : ` (${check.money.final - check.money.initial > 0 ? '+' : ''}${check.money.final - check.money.initial})`}; ` +
-        `${check.staleAccepted.length} accepted writes with a lower fence than one accepted before; ` +
+        `${check.staleAccepted.length} accepted writes with a lower fence than one accepted before; ${check.lostUpdates.length} lost updates; ` +
         `stale writes rejected: ${s.staleRejected.claim} claims, ${s.staleRejected.write} SQL writes, ${s.staleRejected.fset} fencedSet`,
     },
     {
@@ -164,6 +164,12 @@ function timeline(r: ReportRun): string {
     parts.push(`<circle cx="${x(e.time)}" cy="${laneY(e.worker) + laneH / 2}" r="6" fill="#d62728" stroke="#fff"><title>${esc(`${e.worker}: write with stale fence ${e.fence} ACCEPTED`)}</title></circle>`)
   }
 
+  for (const u of check.lostUpdates) {
+    const y = laneY(u.lost.worker)
+    if (!workers.includes(u.lost.worker)) continue
+    parts.push(`<circle cx="${x(u.lost.committed)}" cy="${y + laneH / 2}" r="6" fill="#ff7f0e" stroke="#fff"><title>${esc(`${u.lost.worker}: write with fence ${u.lost.fence} to account ${u.account} LOST: ${u.by.worker} (fence ${u.by.fence}) had read the account before it and overwrote it`)}</title></circle>`)
+  }
+
   // Time axis.
   const step = span > 120_000 ? 10_000 : span > 30_000 ? 5_000 : 1_000
   for (let t = 0; t <= span; t += step) {
@@ -232,7 +238,7 @@ code{font-size:12px}
 <div class="banner ${ok ? 'ok' : 'bad'}">${esc(verdict)}</div>
 <div class="meta">seed ${input.seed} · mode ${esc(input.mode)} · <code>${esc(input.command)}</code></div>
 <div class="legend">Lease bars are coloured by resource and labelled with the fence's rank (#n; the full fence in the tooltip); a red outline marks a lease that was lost.
-✕ a stale write the resource refused · ▼ a signal aborted · ● a stale write that was accepted · ∩ lanes: both holders believed they held the lock. Faults: ${legend}</div>
+✕ a stale write the resource refused · ▼ a signal aborted · <b style="color:#d62728">●</b> a stale write that was accepted · <b style="color:#ff7f0e">●</b> a write that a later holder overwrote from an older read (lost update) · ∩ lanes: both holders believed they held the lock. Faults: ${legend}</div>
 ${input.runs.map((r, i) => runSection(r, input.historyPaths[i] ?? '')).join('\n')}
 </body></html>
 `

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis'
 import { createLocks } from '../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../test/support/redis-server.js'
-import { workerName, type BankResource, type WorkerConfig } from './config.js'
+import { workerName, type BankResource, type SqlGuard, type WorkerConfig } from './config.js'
 import { HistoryWriter, now, type FaultEvent, type HistoryEvent } from './history.js'
 import { planFaults, type PlannedFault } from './nemesis.js'
 import type { PgTarget } from './pg-target.js'
@@ -19,10 +19,14 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '..')
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
+/** See WorkerConfig.maxTtl: twice the ttl, so a restarted node rejoins the count 2 ttl later. */
+export const quorumMaxTtl = (ttl: number): number => ttl * 2
+
 export interface RunOptions {
   /** 'fenced' or 'control' */
   label: string
   fencing: boolean
+  guard: SqlGuard
   seed: number
   quorum: boolean
   nodes: number
@@ -109,14 +113,17 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     name: `bank-${r}`,
     accounts: Array.from({ length: options.accountsPerResource }, (_, a) => r * 100 + a + 1),
   }))
-  const holders = new Map<string, { slot: number; fence: number }>()
+  const holders = new Map<string, { slot: number; fence: number; deadline: number }>()
 
   const record = (event: HistoryEvent) => {
     history.add(event)
     if (event.kind === 'op') {
       if (event.type === 'ok') okOps++
       const slot = Number(event.worker.slice(1))
-      if (event.f === 'acquire' && event.type === 'ok' && event.fence !== undefined) holders.set(event.resource, { slot, fence: event.fence })
+      if (event.f === 'acquire' && event.type === 'ok' && event.fence !== undefined) {
+        const deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? now() + options.ttl
+        holders.set(event.resource, { slot, fence: event.fence, deadline })
+      }
       if (event.f === 'release' && event.type === 'invoke' && holders.get(event.resource)?.fence === event.fence) holders.delete(event.resource)
     } else if (event.kind === 'lost' && holders.get(event.resource)?.fence === event.fence) {
       holders.delete(event.resource)
@@ -129,11 +136,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     nodes: proxies.map((p) => ({ host: p.host, port: p.port })),
     quorum: options.quorum,
     fencing: options.fencing,
+    guard: options.guard,
     pg: options.pg,
     schema,
     resources,
     prefix: 'verify:',
     ttl: options.ttl,
+    maxTtl: quorumMaxTtl(options.ttl),
     wait: options.ttl * 3,
     hold: options.hold,
     seed: options.seed,
@@ -175,33 +184,35 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     history.add(event)
   }
 
-  const workerTarget = (f: PlannedFault): Slot => {
+  const workerTarget = (f: PlannedFault): { slot: Slot; deadline: number | undefined } => {
     // Prefer whoever holds the lock right now: pausing or killing a holder is what tests fencing.
     const holder = holders.get(resources[f.resource]!.name)
     const bySlot = holder && slots[holder.slot]?.child ? slots[holder.slot] : undefined
     const fallback = slots.find((s, i) => i >= f.index && s.child) ?? slots.find((s) => s.child)
-    return (bySlot ?? fallback ?? slots[0])!
+    return { slot: (bySlot ?? fallback ?? slots[0])!, deadline: bySlot ? holder?.deadline : undefined }
   }
 
   const applyFault = async (f: PlannedFault) => {
     faultsSoFar++
     switch (f.kind) {
       case 'pause-worker': {
-        const slot = workerTarget(f)
+        const { slot, deadline } = workerTarget(f)
         const child = slot.child
         if (!child) return
         const target = workerName(slot.slot)
         child.kill('SIGSTOP')
         slot.paused = true
-        fault(f, 'start', target, `pid ${child.pid}, ${f.duration} ms`)
-        await sleep(f.duration)
+        // Just past the deadline: the next holder is most likely between its read and its write.
+        const duration = f.justPast && deadline !== undefined ? Math.max(20, deadline - now()) + f.delayMs : f.duration
+        fault(f, 'start', target, `pid ${child.pid}, ${Math.round(duration)} ms${f.justPast && deadline !== undefined ? `, until ${f.delayMs} ms past its lease's deadline` : ''}`)
+        await sleep(duration)
         child.kill('SIGCONT')
         slot.paused = false
         fault(f, 'end', target)
         return
       }
       case 'kill-worker': {
-        const slot = workerTarget(f)
+        const { slot } = workerTarget(f)
         const child = slot.child
         if (!child) return
         const target = workerName(slot.slot)
@@ -353,7 +364,9 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     phase('probe')
     probeClients = proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
     for (const client of probeClients) client.on('error', () => {})
-    const probeLocks = createLocks({ redis: options.quorum ? probeClients : probeClients[0], prefix: 'verify:', ttl: options.ttl })
+    const probeLocks = options.quorum
+      ? createLocks({ redis: probeClients, prefix: 'verify:', ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl) })
+      : createLocks({ redis: probeClients[0], prefix: 'verify:', ttl: options.ttl })
     const probes = await Promise.all(
       resources.map(async ({ name }): Promise<ProbeResult> => {
         const t0 = now()

@@ -42,7 +42,9 @@ const clients = config.nodes.map(
 )
 for (const client of clients) client.on('error', () => {})
 const stateClient = clients[0]!
-const locks: Locks = createLocks({ redis: config.quorum ? clients : stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
+const locks: Locks = config.quorum
+  ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl })
+  : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
 const db = new pg.Client(config.pg)
 db.on('error', () => {})
 const table = `${config.schema}.accounts`
@@ -73,7 +75,7 @@ async function transfer(): Promise<void> {
   })
 
   try {
-    if (config.fencing) {
+    if (config.fencing && config.guard === 'claim') {
       // Fence the read too: a write-only guard lets a stale holder write balances it read before a
       // newer holder's write, as long as it writes first. Claiming the rows with the fence before
       // reading makes every later write of an older holder hit a larger fence and fail.
@@ -86,6 +88,9 @@ async function transfer(): Promise<void> {
       op('ok', 'claim', resource, { fence })
     }
 
+    // 'txn': the whole read-modify-write in one transaction, as the README shows the guard.
+    const inTxn = config.fencing && config.guard === 'txn'
+    if (inTxn) await db.query('BEGIN')
     op('invoke', 'read', resource, { fence })
     const read = await db.query<{ id: number; balance: string }>(`SELECT id, balance FROM ${table} WHERE id = ANY($1::int[])`, [[from, to]])
     const balance = new Map(read.rows.map((row) => [row.id, Number(row.balance)]))
@@ -98,7 +103,7 @@ async function transfer(): Promise<void> {
     op('invoke', 'write', resource, { fence, value: write })
     let committed = false
     try {
-      await db.query('BEGIN')
+      if (!inTxn) await db.query('BEGIN')
       const guard = config.fencing ? ' AND fence <= $2' : ''
       const update = `UPDATE ${table} SET balance = $1, fence = $2 WHERE id = $3${guard}`
       const a = await db.query(update, [before.from - amount, fence, from])
@@ -154,6 +159,7 @@ async function main(): Promise<void> {
     } catch (err) {
       // A Postgres failure outside a transaction (claim, read): record it and go on.
       op('info', 'read', 'unknown', { error: codeOf(err) })
+      await db.query('ROLLBACK').catch(() => {})
       await sleep(50)
     }
     await sleep(random.int(0, 20))
