@@ -1,0 +1,112 @@
+// Lease timing under stress: renewals racing releases (DESIGN.md 9) and a client wall clock that
+// jumps (DESIGN.md 4: safety never depends on Date).
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, type Locks } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
+import { keysOf, pttl, sleep, uniquePrefix } from './fixtures/util.js'
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
+
+describe('4. wall clock', () => {
+  it('no Date.now() or new Date in src/: time that decides safety is monotonic or Redis TIME', () => {
+    const offenders: string[] = []
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name)
+        if (entry.isDirectory()) walk(file)
+        else if (/\.(ts|lua)$/.test(entry.name) && entry.name !== 'embedded.ts') {
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              if (/Date\.now\s*\(|new Date\b/.test(line)) offenders.push(`${path.relative(SRC, file)}:${i + 1}: ${line.trim()}`)
+            })
+        }
+      }
+    }
+    walk(SRC)
+    expect(offenders).toEqual([])
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('lease timing', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterEach(killAllWorkers)
+  afterAll(() => redis?.stop())
+
+  describe.each(adapters)('$name', (adapter) => {
+    let client: TestClient
+    let locks: Locks
+    beforeAll(async () => {
+      client = await adapter.connect(redis.url)
+    })
+    afterEach(() => locks?.close())
+    afterAll(() => client?.quit())
+
+    it('9. renewal racing release: released at random moments around renewals, the key is gone afterwards and stays gone', async () => {
+      const prefix = uniquePrefix('renew-race')
+      locks = createLocks({ redis: client.raw, prefix })
+      const ttl = 90 // renewal every 30 ms
+      const problems: string[] = []
+      const leases = []
+      for (let i = 0; i < 60; i++) {
+        const resource = `race:${i % 4}`
+        const lock = keysOf(prefix, resource).lock
+        const lease = await locks.acquire(resource, { ttl, autoExtend: true, wait: 2_000 })
+        leases.push(lease)
+        await sleep(Math.random() * 2 * ttl)
+        const wasHeld = lease.remaining > 20 // clearly inside its deadline, so the key is alive in Redis
+        const released = await lease.release()
+        if (wasHeld && !released) problems.push(`#${i}: held lease's release returned false`)
+        const left = await pttl(client, lock)
+        if (left !== -2) problems.push(`#${i}: PTTL ${left} right after release`)
+        if ((await locks.inspect(resource)).held) problems.push(`#${i}: inspect says held right after release`)
+      }
+      // Any renewal still in flight has landed by now: none may bring a key back.
+      await sleep(ttl)
+      for (let r = 0; r < 4; r++) {
+        const left = await pttl(client, keysOf(prefix, `race:${r}`).lock)
+        if (left !== -2) problems.push(`race:${r}: PTTL ${left} after the loop`)
+      }
+      expect(problems).toEqual([])
+      // A released lease is not "lost": nothing aborts its signal afterwards.
+      expect(leases.filter((l) => l.signal.aborted && (l.signal.reason as { reason?: string }).reason !== 'expired').map((l) => (l.signal.reason as Error).message)).toEqual([])
+    })
+
+    it('4. client wall clock jumps +1 h / -1 h while a lease is held: deadline, signal and extend behave exactly the same', async () => {
+      const worker = spawnWorker('clock', adapter.name, redis.url, { prefix: uniquePrefix('clock'), resource: 'clock', ttl: 1_000 })
+      const { checks } = (await worker.next('result', 20_000)) as unknown as { checks: Record<string, unknown> }
+      expect(checks).toMatchObject({
+        dateJumped: true,
+        deadlineUnchangedAfterJump: true,
+        heldAfterForwardJump: true,
+        heldAfterWaitForward: true,
+        heldAfterBackwardJump: true,
+        lostReason: 'expired',
+        autoExtendedThroughJumps: true,
+        autoReleased: true,
+      })
+      const drift = Math.floor(1_000 * 0.01) + 2
+      for (const name of ['remainingAfterForwardJump', 'remainingAfterBackwardJump']) {
+        expect(checks[name], name).toBeGreaterThan(0)
+        expect(checks[name], name).toBeLessThanOrEqual(1_000 - drift)
+      }
+      for (const name of ['extendForwardValidity', 'extendBackwardValidity']) {
+        // Measured from just before extend() was called; extend() reads its own start a hair later.
+        expect(checks[name], name).toBeGreaterThan(1_000 - drift - 100)
+        expect(checks[name], name).toBeLessThanOrEqual(1_000 - drift + 5)
+      }
+      // Aborted at its monotonic deadline: not an hour early, not late.
+      expect(checks.abortedAfterDeadlineBy).toBeGreaterThanOrEqual(-5)
+      expect(checks.abortedAfterDeadlineBy).toBeLessThan(300)
+      expect((await worker.exited).code).toBe(0)
+    })
+  })
+})
