@@ -61,6 +61,21 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     return score
   }
 
+  // Per resource, the waiters of this process that are queued in Redis. Only the first of them
+  // (the head of this process's local queue) keeps talking to Redis; a later one whose first
+  // attempt failed may still hold a lower score there (replies from several nodes return in any
+  // order), and would stand at the head in Redis while its owner waits behind the local head.
+  const queued = new Map<string, Set<string>>()
+  const dequeue = (resource: string, waiter: string): void => {
+    const set = queued.get(resource)
+    if (set?.delete(waiter) && set.size === 0) queued.delete(resource)
+  }
+  const leaveAll = (k: ResourceKeys, waiter: string, except: readonly QuorumNode[] = []): void => {
+    for (const node of nodes) {
+      if (!except.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]).catch(() => {})
+    }
+  }
+
   // When each waiter was last woken. A release publishes on each node as it happens there; one
   // that lands while an attempt still waits for its slowest node finds no sleeping waiter to wake,
   // and the attempt (which saw the lock held on some node) would then sleep for the holder's ttl.
@@ -70,21 +85,25 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     Promise.all(nodes.map((node) => node.run(call, ms)))
 
   /**
-   * Like `all`, but resolves as soon as `enough` replies satisfy `good`: a dead node must not make
-   * every success wait for its timeout. Nodes still pending then are `undefined`; their late
-   * replies are ignored (a late grant is this token's, and release and undo reach every node).
+   * Like `all`, but resolves as soon as the outcome is decided: a majority of replies are `good`,
+   * or a majority replied and `good` is out of reach. A dead node must not make every call wait
+   * for its timeout. Nodes still pending then are `undefined`; their late replies are ignored (a
+   * late grant is this token's, and release and undo reach every node). Without a majority of
+   * replies it waits for every node, so that a QuorumError can say what each one did.
    */
   const majorityOf = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number, good: (value: T, node: QuorumNode) => boolean): Promise<(NodeResult<T> | undefined)[]> =>
     new Promise((resolve) => {
       const results: (NodeResult<T> | undefined)[] = nodes.map(() => undefined)
       let pending = nodes.length
       let goods = 0
+      let replied = 0
       nodes.forEach((node, i) => {
         void node.run(call, ms).then((result) => {
           results[i] = result
           pending--
+          if (result.ok) replied++
           if (result.ok && good(result.value, node)) goods++
-          if (goods >= majority || pending === 0) resolve([...results])
+          if (goods >= majority || pending === 0 || (replied >= majority && goods + pending < majority)) resolve([...results])
         })
       })
     })
@@ -141,7 +160,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       let retry = Infinity
       results.forEach((result, i) => {
         const node = nodes[i]!
-        if (!result) return void votes.push({ node: node.index, outcome: 'timeout' }) // not waited for: a majority had granted
+        if (!result) return void votes.push({ node: node.index, outcome: 'timeout' }) // not waited for: the outcome was decided
         if (!result.ok) return void votes.push(vote(node, result, 'error'))
         const [code, value] = result.value
         const wait = counts.get(node) ?? 0
@@ -160,16 +179,15 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
 
       if (counted >= majority) {
         const commits = await Promise.all(
-          granted.map((node) => node.run((redis) => redis.evalScript(scripts.quorumCommit, [k.lock, k.fence], [token, fence, retention]), ms)),
+          granted.map((node) => node.run((redis) => redis.evalScript(scripts.quorumCommit, [k.lock, k.fence, k.queue, k.queueExpiry], [token, fence, retention, waiter]), ms)),
         )
         if (commits.filter((c) => c.ok && toNumber(c.value) === 1).length >= majority) {
           if (waiter !== '') {
             // Where the lock was held by another, this waiter joined the queue: leave it, or it
             // would stand at the head there until its place expires and block everyone.
             scores.delete(waiter)
-            for (const node of nodes) {
-              if (!granted.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]).catch(() => {})
-            }
+            dequeue(resource, waiter)
+            leaveAll(k, waiter, granted)
           }
           return { acquired: true, fence }
         }
@@ -177,11 +195,24 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
         const commitVotes = granted.map((node, i) => vote(node, commits[i]!, commits[i]!.ok && toNumber((commits[i] as { value: unknown }).value) === 1 ? 'acquired' : 'held'))
         throw new QuorumError(resource, 'commit the fence of', commitVotes, majority)
       }
-      if (granted.length > 0) undo(resource, token)
+      // Undo wherever it may have been granted: nodes that granted, and nodes not waited for.
+      if (granted.length > 0 || results.some((r) => r === undefined)) undo(resource, token)
       // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
       if (replied >= majority) {
         const woken = (heard.get(waiter) ?? -1) >= sent
         heard.delete(waiter)
+        if (waiter !== '') {
+          const set = queued.get(resource) ?? new Set<string>()
+          queued.set(resource, set)
+          if (set.size > 0 && !set.has(waiter)) {
+            // Another waiter of this process is queued already, so this one waits behind it
+            // locally: give up its place in Redis, and take a fresh one when its turn comes.
+            scores.delete(waiter)
+            leaveAll(k, waiter)
+          } else {
+            set.add(waiter)
+          }
+        }
         return { acquired: false, retry: woken ? 0 : Number.isFinite(retry) ? retry : ttl }
       }
       throw new QuorumError(resource, 'acquire', votes, majority)
@@ -215,6 +246,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
 
     async leave(resource, waiter) {
       scores.delete(waiter)
+      dequeue(resource, waiter)
       const k = keysOf(resource)
       await all((redis) => redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]), options.nodeTimeout(options.maxTtl))
     },

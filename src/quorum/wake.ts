@@ -7,13 +7,26 @@ import type { WakeSource } from '../backend.js'
  * majority took part in), and rejects only if that can no longer happen.
  */
 export function quorumWake(sources: readonly WakeSource[], majority: number, heard: (message: string) => void): WakeSource {
-  // `heard` sees every message first: a wake-up that arrives while the waiter's attempt still
-  // waits for the slowest node would otherwise be lost (see backend.ts).
+  // A release runs on every node and each one publishes the next waiter's id. Waking on the first
+  // copy sends the waiter in while the other nodes still hold the old lock (their release has not
+  // landed yet): the attempt fails, and may have to wait for a dead node's timeout to know it.
+  // So a wake-up is delivered once a majority of nodes have published it (copies of one release
+  // arrive within milliseconds; later copies within the window are dropped). A release that a
+  // majority did not see wakes nobody: the waiter's re-check timer (the holder's ttl) covers it.
+  // `heard` sees each delivered wake-up first: one that arrives while the waiter's attempt still
+  // waits for its slowest node would otherwise be lost (see backend.ts).
+  const WINDOW_MS = 1_000
   const wrapped = new Map<(message: string) => void, (message: string) => void>()
   const tap = (listener: (message: string) => void) => {
     let w = wrapped.get(listener)
     if (!w) {
+      const copies = new Map<string, { count: number; first: number }>()
       w = (message) => {
+        const now = performance.now()
+        for (const [m, c] of copies) if (now - c.first > WINDOW_MS) copies.delete(m)
+        const entry = copies.get(message) ?? { count: 0, first: now }
+        copies.set(message, entry)
+        if (++entry.count !== majority) return
         heard(message)
         listener(message)
       }

@@ -78,17 +78,26 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
         ready = true
       })
       sub.on('error', () => {})
-      await sub.connect()
-      ready = true
+      // Not awaited: connect() stays pending for as long as the server is down (node-redis keeps
+      // retrying), and close() must still be able to end it (quorum mode with a dead node).
+      const connected = sub.connect().then(() => void (ready = true))
+      connected.catch(() => {})
       const deliver = (message: string, channel: string) => {
         for (const listener of messageListeners) listener(channel, message)
       }
       return {
-        subscribe: async (channel) => void (await sub.subscribe(channel, deliver)),
-        unsubscribe: async (channel) => void (await sub.unsubscribe(channel)),
+        subscribe: async (channel) => {
+          await connected
+          await sub.subscribe(channel, deliver)
+        },
+        unsubscribe: async (channel) => {
+          await connected
+          await sub.unsubscribe(channel)
+        },
         onMessage: (listener) => void messageListeners.push(listener),
         onReconnect: (listener) => void reconnectListeners.push(listener),
         close: async () => {
+          if (!ready) return void (await sub.disconnect?.().catch(() => {})) // never connected: nothing to quit
           try {
             if (sub.close) await sub.close()
             else if (sub.quit) await sub.quit()

@@ -18,5 +18,5 @@ export const scripts = {
   mutexInspect: define(embedded.mutexInspect, 4),
   fencedSet: define(embedded.fencedSet, 2),
   quorumAcquire: define(embedded.quorumAcquire, 4),
-  quorumCommit: define(embedded.quorumCommit, 2),
+  quorumCommit: define(embedded.quorumCommit, 4),
 } as const satisfies Record<string, LuaScript>

@@ -12,7 +12,7 @@
 -- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
 -- ARGV[6] queue score of the waiter (identical on every node)
 -- ARGV[7] maxTtl in ms: a node up for less than this does not count towards a quorum
--- Returns {1, fence, young, run_id}: acquired here; fence = max(last fence + 1, server time in us)
+-- Returns {1, fence, young, run_id}: acquired here (the waiter stays queued until quorum-commit); fence = max(last fence + 1, server time in us)
 --         {0, retry, young, run_id}: not acquired; retry = ms until it is worth trying again
 --         young = ms until this node counts (0: it counts now); run_id of the server process
 local info = redis.call('INFO', 'server')
@@ -25,12 +25,22 @@ local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)
 local waiter = ARGV[4]
 
-local head = false
 if redis.call('EXISTS', KEYS[3]) == 1 then
   local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs)
   for i = 1, #gone do redis.call('ZREM', KEYS[3], gone[i]) end
   if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs) end
-  head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
+end
+-- The waiter takes its place before the head is looked up: its score may be the lowest even if
+-- this node hears from it last (scores come from the client, not from arrival here).
+if waiter ~= '' then redis.call('ZADD', KEYS[3], 'NX', ARGV[6], waiter) end
+local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
+
+-- Joins the queue (or keeps its place): gone after `untilMs` unless it attempts again.
+local function enqueue(untilMs)
+  redis.call('ZADD', KEYS[4], untilMs, waiter)
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
+  redis.call('PEXPIREAT', KEYS[3], last)
+  redis.call('PEXPIREAT', KEYS[4], last)
 end
 
 local pttl = redis.call('PTTL', KEYS[1])
@@ -38,10 +48,10 @@ if pttl == -2 and (not head or head == waiter) then
   local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, nowUs)
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
-  if head then
-    redis.call('ZREM', KEYS[3], waiter)
-    redis.call('ZREM', KEYS[4], waiter)
-  end
+  -- Unlike the single-node mutex, a waiter keeps its place when granted: if the quorum fails and
+  -- the grant is undone, it is still first in line here (quorum-commit removes it on success).
+  -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.
+  if waiter ~= '' then enqueue(nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
   return {1, string.format('%.0f', fence), young, runId}
 end
 
@@ -54,11 +64,5 @@ else
   retry = tonumber(redis.call('ZSCORE', KEYS[4], head)) - nowMs
 end
 
-if waiter ~= '' then
-  redis.call('ZADD', KEYS[3], 'NX', ARGV[6], waiter)
-  redis.call('ZADD', KEYS[4], nowMs + retry + tonumber(ARGV[5]), waiter)
-  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
-  redis.call('PEXPIREAT', KEYS[3], last)
-  redis.call('PEXPIREAT', KEYS[4], last)
-end
+if waiter ~= '' then enqueue(nowMs + retry + tonumber(ARGV[5])) end
 return {0, retry, young, runId}

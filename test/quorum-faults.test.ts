@@ -1,0 +1,182 @@
+// Quorum mode under faults, with real processes: a node killed with -9 mid-run, a majority
+// killed, a node restarted empty under a held lease, and a client cut off from the majority.
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, QuorumError, type Lease, type Locks } from '../src/index.js'
+import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+// A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
+const MAX_TTL = 1_000
+const OPTIONS = { maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } }
+
+const teardown: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const step of teardown.splice(0).reverse()) { const t = performance.now(); await step().catch(() => {}); if (process.env.DIAG) console.log('step', String(step).slice(0, 80), performance.now() - t) }
+})
+
+async function servers(n: number): Promise<RedisProcess[]> {
+  const list = await Promise.all(Array.from({ length: n }, () => startRedis()))
+  teardown.push(async () => void (await Promise.all(list.map((s) => s.stop()))))
+  return list
+}
+
+/** One client per url, alternating ioredis and node-redis. */
+async function clients(urls: string[], offset = 0): Promise<unknown[]> {
+  const raw: unknown[] = []
+  for (const [i, url] of urls.entries()) {
+    if ((i + offset) % 2 === 0) {
+      const client = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => 50 })
+      client.on('error', () => {})
+      raw.push(client)
+      teardown.push(async () => client.disconnect())
+    } else {
+      const client = createClient({ url, socket: { reconnectStrategy: () => 50 } })
+      client.on('error', () => {})
+      await client.connect()
+      raw.push(client)
+      teardown.push(async () => void (await client.destroy()))
+    }
+  }
+  return raw
+}
+
+async function locksOn(nodes: RedisProcess[], offset = 0, urls = nodes.map((n) => n.url)): Promise<Locks> {
+  const locks = createLocks({ redis: await clients(urls, offset), ...OPTIONS })
+  teardown.push(() => locks.close())
+  return locks
+}
+
+/** Waits until every server's uptime makes it count (uptime >= maxTtl, in whole seconds). */
+async function mature(nodes: RedisProcess[]): Promise<void> {
+  for (;;) {
+    const up = await Promise.all(nodes.map(async (s) => Number(/uptime_in_seconds:(\d+)/.exec(await s.cli('INFO', 'server'))?.[1])))
+    if (up.every((u) => u * 1000 >= MAX_TTL)) return
+    await sleep(100)
+  }
+}
+
+describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
+  it('keeps granting, one holder at a time, while one of 5 nodes is killed with -9', async () => {
+    const nodes = await servers(5)
+    const sets = [await locksOn(nodes), await locksOn(nodes, 1)]
+    await mature(nodes)
+    let inside = 0
+    let overlaps = 0
+    let done = 0
+    const fences: number[] = []
+    const worker = async (set: Locks) => {
+      for (let i = 0; i < 30; i++) {
+        const lease: Lease = await set.acquire('f:kill', { wait: 5_000 })
+        if (++inside > 1) overlaps++
+        fences.push(lease.fence)
+        await sleep(1)
+        inside--
+        done++
+        await lease.release()
+      }
+    }
+    const run = Promise.all([worker(sets[0]!), worker(sets[1]!), worker(sets[0]!), worker(sets[1]!)])
+    while (done < 30) await sleep(5)
+    await nodes[2]!.kill9()
+    const killedAt = done
+    await run
+    expect(done).toBe(120)
+    expect(killedAt).toBeLessThan(110) // the kill really happened mid-run
+    expect(overlaps).toBe(0)
+    for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+  })
+
+  it('fails with QuorumError, not a hang, when a majority is killed', async () => {
+    const nodes = await servers(5)
+    const locks = await locksOn(nodes)
+    await mature(nodes)
+    const held = await locks.acquire('f:majority')
+    await Promise.all([nodes[0]!.kill9(), nodes[1]!.kill9(), nodes[3]!.kill9()])
+    await held.release().catch(() => {}) // two nodes still answer
+    const started = performance.now()
+    const err = await locks.acquire('f:majority', { wait: 800 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(QuorumError)
+    expect(performance.now() - started).toBeLessThan(800 + 500)
+    const votes = (err as QuorumError).votes
+    expect(votes).toHaveLength(5)
+    expect(votes.filter((v) => v.outcome === 'acquired')).toHaveLength(2)
+    for (const v of votes.filter((v) => v.outcome !== 'acquired')) {
+      expect(['timeout', 'error']).toContain(v.outcome)
+      expect(v.cause).toBeInstanceOf(Error)
+    }
+    expect(String(err)).toMatch(/majority \(3 of 5 nodes\)/)
+  })
+
+  it('a node restarted empty under a held lease gives no second quorum until maxTtl has passed', async () => {
+    const nodes = await servers(5)
+    const a = await locksOn(nodes)
+    await mature(nodes)
+    // A holds exactly nodes 0-2: nodes 3 and 4 are briefly taken by someone else.
+    const key = 'fencelock:{f:restart}:L'
+    await nodes[3]!.cli('SET', key, 'other', 'PX', '300')
+    await nodes[4]!.cli('SET', key, 'other', 'PX', '300')
+    const lease = await a.acquire('f:restart', { wait: 0, ttl: MAX_TTL })
+    await nodes[2]!.restart() // loses A's lock
+    await sleep(320) // nodes 3 and 4 are free again
+    // A client that never saw node 2 before its restart: nodes 2, 3, 4 all grant, but node 2 has
+    // been up for less than maxTtl, so only 2 of the needed 3 count.
+    const b = await locksOn(nodes, 1)
+    expect(lease.held).toBe(true)
+    expect(await b.tryAcquire('f:restart')).toBeNull()
+    const info = await b.inspect('f:restart')
+    expect(info.held).toBe(false) // A's token is on 2 nodes now: not a majority, yet not free either
+    expect(lease.held).toBe(true)
+    // A's lease ends; after that B gets the lock (nodes 0, 1 free again), with a larger fence.
+    await sleep(lease.remaining + 10)
+    const next = await b.acquire('f:restart', { wait: 2_000 })
+    expect(next.fence).toBeGreaterThan(lease.fence)
+    await next.release()
+  })
+
+  it('the holder that saw the node restart (its run_id changed) leaves it out too', async () => {
+    const nodes = await servers(3)
+    const a = await locksOn(nodes)
+    await mature(nodes)
+    await (await a.acquire('f:runid')).release()
+    await nodes[0]!.restart()
+    await nodes[1]!.restart()
+    await mature(nodes) // the restarted nodes' uptime is past maxTtl again...
+    // ...but this client saw their run_id change only now: it waits maxTtl on its own clock.
+    const started = performance.now()
+    expect(await a.tryAcquire('f:runid')).toBeNull()
+    const lease = await a.acquire('f:runid', { wait: 3_000 })
+    expect(performance.now() - started).toBeGreaterThan(MAX_TTL - 100)
+    await lease.release()
+  })
+
+  it("aborts a holder's signal before its deadline when it is cut off from the majority", async () => {
+    const nodes = await servers(3)
+    const proxies: FaultProxy[] = []
+    for (const n of nodes) {
+      const proxy = await startFaultProxy({ host: n.host, port: n.port })
+      proxies.push(proxy)
+      teardown.push(() => proxy.close())
+    }
+    const locks = await locksOn(nodes, 0, proxies.map((p) => p.url))
+    const observer = await locksOn(nodes, 1)
+    await mature(nodes)
+    const lease = await locks.acquire('f:partition', { autoExtend: true })
+    await sleep(50)
+    proxies[0]!.partition()
+    proxies[1]!.partition()
+    const deadline = lease.deadline
+    const lost = await new Promise<{ at: number; reason: unknown }>((resolve) => {
+      lease.signal.addEventListener('abort', () => resolve({ at: performance.now(), reason: lease.signal.reason }), { once: true })
+    })
+    expect(lost.reason).toBeInstanceOf(LockLostError)
+    // The first renewal (at ttl/3) cannot reach a majority: the signal fires then, well before the deadline.
+    expect(lost.at).toBeLessThan(deadline - 200)
+    // And the rest of the majority cannot be in its hands: another client gets the lock once it expires there.
+    const next = await observer.acquire('f:partition', { wait: 2_000 })
+    expect(next.fence).toBeGreaterThan(lease.fence)
+    await next.release()
+  })
+})
