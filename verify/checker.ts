@@ -53,6 +53,16 @@ export interface Recovery {
   ms: number | null
 }
 
+/** A stretch of time in which a resource was not acquired although some worker was asking for it. */
+export interface Stall {
+  resource: string
+  from: number
+  to: number
+  ms: number
+  /** Faults active at some point in [from - ttl, to]: what may explain it. */
+  faults: string[]
+}
+
 export interface CheckResult {
   ttl: number
   fencing: boolean
@@ -70,6 +80,8 @@ export interface CheckResult {
     probes: { resource: string; ok: boolean; waited: number; error?: string }[]
     /** After each fault that ended with no other fault starting within `bound`. */
     afterFaults: { fault: string; id: number; worst: number | null }[]
+    /** The longest stretches without an acquisition while a worker waited (informational). */
+    stalls: Stall[]
     ok: boolean
   }
   signals: {
@@ -211,6 +223,47 @@ function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
   return out
 }
 
+/**
+ * Per resource, the gaps between consecutive successful acquisitions (counted from the earlier
+ * lease's release or abort) during which at least one worker was waiting throughout; the ten
+ * longest, with the faults that overlap them.
+ */
+function stallsOf(ops: OpEvent[], faults: FaultEvent[], ttl: number): Stall[] {
+  const windows: { from: number; to: number; label: string }[] = []
+  for (const f of faults) {
+    if (f.phase !== 'start') continue
+    const end = faults.find((g) => g.phase === 'end' && g.id === f.id)?.time ?? f.time
+    windows.push({ from: f.time, to: end, label: `${f.fault} ${f.target}` })
+  }
+  const out: Stall[] = []
+  const resources = [...new Set(ops.filter((e) => e.worker !== 'probe').map((e) => e.resource))]
+  for (const resource of resources) {
+    const mine = ops.filter((e) => e.resource === resource && e.worker !== 'probe' && (e.f === 'acquire' || e.f === 'release'))
+    const pending = new Map<string, number>() // pid -> acquire invoked at
+    let freeSince: number | undefined
+    for (const e of mine) {
+      const who = String(e.pid)
+      if (e.f === 'acquire' && e.type === 'invoke') pending.set(who, e.time)
+      else if (e.f === 'acquire' && e.type === 'fail') pending.delete(who)
+      else if (e.f === 'release' && e.type === 'invoke') freeSince = e.time
+      else if (e.f === 'acquire' && e.type === 'ok') {
+        const waitingSince = pending.get(who)
+        pending.delete(who)
+        if (freeSince !== undefined && waitingSince !== undefined) {
+          const from = Math.max(freeSince, waitingSince)
+          const ms = e.time - from
+          if (ms > 0) {
+            const overlapping = windows.filter((w) => w.to >= from - ttl && w.from <= e.time).map((w) => w.label)
+            out.push({ resource, from, to: e.time, ms, faults: overlapping })
+          }
+        }
+        freeSince = undefined
+      }
+    }
+  }
+  return out.sort((a, b) => b.ms - a.ms).slice(0, 10)
+}
+
 export function check(input: CheckInput): CheckResult {
   const { events, final, ttl } = input
   const ops = events.filter((e): e is OpEvent => e.kind === 'op')
@@ -283,6 +336,7 @@ export function check(input: CheckInput): CheckResult {
       const each = resources.map((r) => firstAfter(r, f.time))
       return { fault: f.fault, id: f.id, worst: each.some((x) => x === null) ? null : Math.max(...(each as number[])) }
     })
+  const stalls = stallsOf(ops, faults, ttl)
   const livenessOk = afterHeal.every((r) => r.ms !== null && r.ms <= bound) && final.probes.every((p) => p.ok && p.waited <= bound)
   for (const r of afterHeal) {
     if (r.ms === null) violations.push(`(c) ${r.resource} was never acquired after the faults healed`)
@@ -321,7 +375,7 @@ export function check(input: CheckInput): CheckResult {
     lostUpdates,
     redisRestartSkips,
     overlaps,
-    liveness: { bound, afterHeal, probes: final.probes, afterFaults, ok: livenessOk },
+    liveness: { bound, afterHeal, probes: final.probes, afterFaults, stalls, ok: livenessOk },
     signals: { lost: lostLeases.length, aborted: lostLeases.length - missing.length, missing, missingPastDeadline, unjudged, ok: missing.length === 0 },
     leases,
     stats: {

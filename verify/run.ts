@@ -2,6 +2,7 @@
 // under the lock, the nemesis, and the final state. Everything that happens goes to the history.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +19,8 @@ import type { PgTarget } from './pg-target.js'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '..')
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
+
+export const finalStatePath = (historyPath: string): string => historyPath.replace(/\.jsonl$/, '') + '.final.json'
 
 /** See WorkerConfig.maxTtl: twice the ttl, so a restarted node rejoins the count 2 ttl later. */
 export const quorumMaxTtl = (ttl: number): number => ttl * 2
@@ -394,7 +397,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       (r) => ({ seq: Number(r.seq), account: r.account, fence: Number(r.fence), worker: r.worker }),
     )
     phase('done')
-    return { options, plan, events: history.events, final: { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: now() }, workerErrors }
+    const final: FinalState = { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: now() }
+    // Beside the history, so that `tsx verify/check.ts <history>` can check it again later.
+    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final }))
+    return { options, plan, events: history.events, final, workerErrors }
   } finally {
     stopping = true
     clearInterval(ticker)

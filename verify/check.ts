@@ -1,0 +1,26 @@
+// Checks a recorded history again: `npx tsx verify/check.ts .verify/<run>/history-fenced.jsonl`.
+// Prints the verdict lines, the violations and the longest stalls; exits 1 on a violation.
+import { readFileSync } from 'node:fs'
+import { check } from './checker.js'
+import { readHistory } from './history.js'
+import { verdictLines } from './report.js'
+import { finalStatePath, type FinalState } from './run.js'
+
+const historyPath = process.argv[2]
+if (!historyPath) {
+  console.error('usage: npx tsx verify/check.ts <history.jsonl>')
+  process.exit(2)
+}
+const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as { ttl: number; fencing: boolean; final: FinalState }
+const result = check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+const t0 = readHistory(historyPath)[0]?.time ?? 0
+for (const v of verdictLines(result)) console.log(`${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
+for (const v of result.violations) console.log(`! ${v}`)
+console.log('longest stalls (resource free, someone waiting, no acquisition):')
+for (const s of result.liveness.stalls) {
+  console.log(`  ${s.resource} ${Math.round(s.ms)} ms from ${((s.from - t0) / 1000).toFixed(3)} s; faults around it: ${s.faults.join(', ') || 'none'}`)
+}
+for (const l of result.signals.missing) {
+  console.log(`  unsignalled: ${l.worker} ${l.resource} fence ${l.fence} at ${((l.start - t0) / 1000).toFixed(3)} s for ${Math.round(l.end - l.start)} ms, ${l.ended}`)
+}
+process.exit(result.ok ? 0 : 1)
