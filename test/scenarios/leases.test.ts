@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, type Locks } from '../../src/index.js'
+import { createLocks, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
@@ -55,16 +55,16 @@ describe.skipIf(!requireRedisOrSkip())('lease timing', () => {
       locks = createLocks({ redis: client.raw, prefix })
       const ttl = 90 // renewal every 30 ms
       const problems: string[] = []
-      const leases = []
+      const releasedWhileHeld: Lease[] = []
       for (let i = 0; i < 60; i++) {
         const resource = `race:${i % 4}`
         const lock = keysOf(prefix, resource).lock
         const lease = await locks.acquire(resource, { ttl, autoExtend: true, wait: 2_000 })
-        leases.push(lease)
         await sleep(Math.random() * 2 * ttl)
         const wasHeld = lease.remaining > 20 // clearly inside its deadline, so the key is alive in Redis
         const released = await lease.release()
         if (wasHeld && !released) problems.push(`#${i}: held lease's release returned false`)
+        if (released) releasedWhileHeld.push(lease)
         const left = await pttl(client, lock)
         if (left !== -2) problems.push(`#${i}: PTTL ${left} right after release`)
         if ((await locks.inspect(resource)).held) problems.push(`#${i}: inspect says held right after release`)
@@ -76,8 +76,10 @@ describe.skipIf(!requireRedisOrSkip())('lease timing', () => {
         if (left !== -2) problems.push(`race:${r}: PTTL ${left} after the loop`)
       }
       expect(problems).toEqual([])
-      // A released lease is not "lost": nothing aborts its signal afterwards.
-      expect(leases.filter((l) => l.signal.aborted && (l.signal.reason as { reason?: string }).reason !== 'expired').map((l) => (l.signal.reason as Error).message)).toEqual([])
+      // A lease released while held is not "lost" afterwards: no late renewal reply aborts its signal.
+      // (Under CPU starvation a renewal can come too late and be refused before the release: that
+      // lease was really lost, and its release returned false.)
+      expect(releasedWhileHeld.filter((l) => l.signal.aborted).map((l) => (l.signal.reason as Error).message)).toEqual([])
     })
 
     it('4. client wall clock jumps +1 h / -1 h while a lease is held: deadline, signal and extend behave exactly the same', async () => {
