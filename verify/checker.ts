@@ -228,7 +228,7 @@ function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
  * lease's release or abort) during which at least one worker was waiting throughout; the ten
  * longest, with the faults that overlap them.
  */
-function stallsOf(ops: OpEvent[], faults: FaultEvent[], ttl: number): Stall[] {
+export function stallsOf(ops: OpEvent[], faults: FaultEvent[], ttl: number): Stall[] {
   const windows: { from: number; to: number; label: string }[] = []
   for (const f of faults) {
     if (f.phase !== 'start') continue
@@ -238,23 +238,27 @@ function stallsOf(ops: OpEvent[], faults: FaultEvent[], ttl: number): Stall[] {
   const out: Stall[] = []
   const resources = [...new Set(ops.filter((e) => e.worker !== 'probe').map((e) => e.resource))]
   for (const resource of resources) {
-    const mine = ops.filter((e) => e.resource === resource && e.worker !== 'probe' && (e.f === 'acquire' || e.f === 'release'))
-    const pending = new Map<string, number>() // pid -> acquire invoked at
+    // A worker waits for this resource from its acquire until it gets it or turns to another
+    // resource; an acquire that timed out and is retried counts as one long wait.
+    const pending = new Map<number, number>() // pid -> waiting since
     let freeSince: number | undefined
-    for (const e of mine) {
-      const who = String(e.pid)
-      if (e.f === 'acquire' && e.type === 'invoke') pending.set(who, e.time)
-      else if (e.f === 'acquire' && e.type === 'fail') pending.delete(who)
+    for (const e of ops) {
+      if (e.worker === 'probe' || (e.f !== 'acquire' && e.f !== 'release')) continue
+      if (e.resource !== resource) {
+        if (e.f === 'acquire' && e.type === 'invoke') pending.delete(e.pid)
+        continue
+      }
+      if (e.f === 'acquire' && e.type === 'invoke' && !pending.has(e.pid)) pending.set(e.pid, e.time)
       else if (e.f === 'release' && e.type === 'invoke') freeSince = e.time
       else if (e.f === 'acquire' && e.type === 'ok') {
-        const waitingSince = pending.get(who)
-        pending.delete(who)
-        if (freeSince !== undefined && waitingSince !== undefined) {
+        const waitingSince = Math.min(...pending.values(), e.time)
+        pending.delete(e.pid)
+        if (freeSince !== undefined) {
           const from = Math.max(freeSince, waitingSince)
           const ms = e.time - from
           if (ms > 0) {
             const overlapping = windows.filter((w) => w.to >= from - ttl && w.from <= e.time).map((w) => w.label)
-            out.push({ resource, from, to: e.time, ms, faults: overlapping })
+            out.push({ resource, from, to: e.time, ms, faults: [...new Set(overlapping)] })
           }
         }
         freeSince = undefined

@@ -40,6 +40,7 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
   const s = check.stats
   const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
   const probes = check.liveness.probes.map((p) => `${p.resource} ${p.ok ? ms(p.waited) : 'failed'}`).join(', ')
+  const stall = check.liveness.stalls[0]
   return [
     {
       label: '(a) safety',
@@ -58,7 +59,8 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
     {
       label: '(c) liveness',
       ok: check.liveness.ok,
-      text: `first acquire after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client after kill -9 of every worker: ${probes}`,
+      text: `first acquire after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client after kill -9 of every worker: ${probes}` +
+        (stall ? `; longest stall (free, someone waiting, not acquired): ${ms(stall.ms)} on ${stall.resource} around ${stall.faults.join(', ') || 'no fault'}` : ''),
     },
     {
       label: '(d) signals',
