@@ -153,7 +153,7 @@ export class LockSet implements Locks {
         onResync: (listener) => backend.wake.onResync(listener),
       },
       channel: (resource) => backend.channel(resource),
-      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false),
+      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline),
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => this.#checkOpen(),
     })
@@ -176,7 +176,7 @@ export class LockSet implements Locks {
     let first: TryResult | undefined
     if (!this.#waiting.has(resource)) {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
-      first = await this.#try(resource, ttl, id, autoExtend)
+      first = await this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
       if ('lease' in first) return first.lease
       if ('error' in first && first.permanent) throw new RedisError(`Redis refused lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
       if (wait === 0) {
@@ -257,21 +257,23 @@ export class LockSet implements Locks {
    * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
    * reply grants is released at once.
    */
-  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean): Promise<TryResult> {
+  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity): Promise<TryResult> {
     const start = performance.now()
     const token = randomUUID()
     const budget = ttl - this.#driver.drift(ttl)
+    // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
+    const limit = Math.max(0, Math.min(budget, deadline - start))
     let timer: NodeJS.Timeout | undefined
     let late = false
     const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), budget)
+      timer = setTimeout(() => resolve('timeout'), limit)
     })
     try {
       const outcome = await Promise.race([attempt, timeout])
       if (outcome === 'timeout') {
         late = true
-        return { error: new RedisError(`No reply from Redis within ${budget} ms (the lease's validity)`), permanent: false }
+        return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms`), permanent: false }
       }
       if (!outcome.acquired) return { retry: outcome.retry }
       if (performance.now() - start >= budget) {

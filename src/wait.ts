@@ -45,6 +45,8 @@ export interface WaitHooks {
   checkOpen(): void
 }
 
+const WOKEN = -2
+
 const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
 
 /**
@@ -215,16 +217,32 @@ export class WaitQueues {
       result = undefined
       if (!queue.listening) {
         queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
-        const activeSince = await queue.listening
-        // Subscribed after the attempt was sent: a release in between went unheard, so look again
-        // at once. (A channel still subscribed from an earlier wait needs no second look.)
-        if (activeSince >= sentAt) continue
+        const activeSince = await this.#until(waiter, queue.listening)
+        if (waiter.settled) return
+        // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
+        // unheard): look again at once. A channel still subscribed from an earlier wait needs no
+        // second look.
+        if (activeSince === WOKEN || activeSince >= sentAt) continue
         // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
         if (activeSince < 0) queue.listening = undefined
       }
       if (this.#poked.delete(waiter)) continue // woken while the attempt was in flight
       await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
     }
+  }
+
+  /** `promise`, unless the waiter is woken first (settled, message, resync): then WOKEN. */
+  #until(waiter: Waiter, promise: Promise<number>): Promise<number> {
+    return new Promise((resolve) => {
+      waiter.wake = () => {
+        waiter.wake = undefined
+        resolve(WOKEN)
+      }
+      promise.then((value) => {
+        waiter.wake = undefined
+        resolve(value)
+      })
+    })
   }
 
   #sleep(waiter: Waiter, ms: number): Promise<void> {

@@ -8,7 +8,7 @@ export interface IORedisLike {
   evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
   call(command: string, ...args: (string | number)[]): Promise<unknown>
-  duplicate(): IORedisLike
+  duplicate(...args: any[]): IORedisLike
   on(event: string, listener: (...args: any[]) => void): unknown
   subscribe(...channels: string[]): Promise<unknown>
   unsubscribe(...channels: string[]): Promise<unknown>
@@ -43,7 +43,9 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
     },
     command: ([name, ...args]) => client.call(name!, ...args),
     async createSubscriber(): Promise<SubscriberConnection> {
-      const sub = client.duplicate()
+      // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process
+      // alive for ioredis' default 2 s while a dead server never answers the FIN.
+      const sub = client.isCluster ? client.duplicate(undefined, { redisOptions: { disconnectTimeout: 0 } }) : client.duplicate({ disconnectTimeout: 0 })
       let ready = false
       sub.on('ready', () => {
         // ioredis resubscribes by itself; the listeners re-check because messages were missed.
@@ -58,13 +60,9 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
         unsubscribe: async (channel) => void (await sub.unsubscribe(channel)),
         onMessage: (listener) => void sub.on('message', listener),
         onReconnect: (listener) => void reconnectListeners.push(listener),
-        close: async () => {
-          try {
-            await sub.quit()
-          } catch {
-            sub.disconnect()
-          }
-        },
+        // disconnect, not quit: QUIT would sit in the offline queue while the server is down,
+        // and the reconnect loop would keep the process alive.
+        close: async () => sub.disconnect(),
       }
     },
   }
