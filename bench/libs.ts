@@ -94,8 +94,12 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
   const first = clients[0]
   if (!first) throw new Error('openLib: no Redis client')
   const tuned = spec.retry !== undefined
-  // "Fastest sensible retry" for the Redlock family: fixed delay, small jitter, never give up.
-  const redlockTuned = { retryCount: -1, retryDelay: spec.retry ?? 10, retryJitter: Math.floor((spec.retry ?? 10) / 2) }
+  // "Fastest sensible retry" for the Redlock family: a 10 ms delay with small jitter, over the same
+  // ~2 s window as its defaults (10 retries x 200 ms). Not retryCount -1: redlock 5 releases a
+  // partial (minority) acquisition only when it gives up, so with -1 a split vote in quorum mode
+  // holds a node until the ttl expires.
+  const delay = spec.retry ?? 10
+  const redlockTuned = { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) }
 
   switch (spec.kind) {
     case 'fencelock': {

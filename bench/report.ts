@@ -151,10 +151,14 @@ function tables(r: Results): Table[] {
       'gap p50',
       'gap p99',
       'gap max',
+      'gap mean',
+      'hold mean',
       'wait p50',
       'wait p99',
+      'wait max',
       'wire cmds/acq',
       'Redis cmds/acq',
+      'pub/sub msgs/acq',
       'client CPU µs/acq',
       'Redis CPU µs/acq',
       'fairness',
@@ -163,7 +167,7 @@ function tables(r: Results): Table[] {
     ],
     rows: rows.map((x) =>
       x.unavailable
-        ? [x.label, ...(withProcs ? [`${x.procs} x ${x.perProc}`] : []), 'not available', '', '', '', '', '', '', '', '', '', '', '', '', '']
+        ? [x.label, ...(withProcs ? [`${x.procs} x ${x.perProc}`] : []), 'not available', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '']
         : [
             x.label,
             ...(withProcs ? [`${x.procs} x ${x.perProc}`] : []),
@@ -172,20 +176,24 @@ function tables(r: Results): Table[] {
             ms(x.gapP50),
             ms(x.gapP99),
             ms(x.gapMax),
+            ms(x.gapMean),
+            ms(x.holdMean),
             ms(x.waitP50),
             ms(x.waitP99),
+            ms(x.waitMax),
             fmt(x.wirePerAcq),
             fmt(x.redisPerAcq),
+            fmt(x.messagesPerAcq),
             fmt(x.clientCpuPerAcqUs),
             fmt(x.redisCpuPerAcqUs),
             Number.isFinite(x.fairness) ? fmt(x.fairness) : `∞ (${x.maxSections}/0)`,
-            String(x.giveUps),
+            x.failedAcquires ? `${x.giveUps} (+${x.failedAcquires} failed)` : String(x.giveUps),
             String(x.violations),
           ],
     ),
     note:
-      'times in ms. gap: release sent by one worker -> lock acquired by another. wait: acquire called -> resolved. wire cmds: sent by the lock library (counted per connection). ' +
-      'Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the counter GET+SET. client CPU: all contending processes together. fairness: max/min sections per worker. give-ups: the library gave up waiting and was called again. ' +
+      'times in ms. gap: release sent by one worker -> lock acquired by another. hold: acquired -> release sent (GET+SET of the counter). wait: acquire called -> resolved. wire cmds: sent by the lock library (counted per connection). ' +
+      'Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the counter GET+SET. pub/sub msgs: messages delivered to all contending processes. client CPU: all contending processes together. fairness: max/min sections per worker. give-ups: the library gave up waiting and was called again. ' +
       'violations: lost counter updates + overlapping sections + fence regressions.',
   })
   if (r.C) out.push(contendTable(`C. Contended: 8 processes on one key, GET+SET counter inside, ${r.C[0]?.seconds ?? '?'} s per library`, r.C))
@@ -267,7 +275,7 @@ export function renderMarkdown(r: Results): string {
     '  and the seed article\'s hand-written algorithm (SET NX PX with a random token, EVAL compare-and-delete release, sleep-and-retry).',
     '- "defaults" = the library as installed; "retry 10 ms" = its fastest sensible retry (Redlock family: retryDelay 10, jitter 5, retryCount -1).',
     '  redis-semaphore retries every 10 ms by default, so its defaults are also its tuned setting.',
-    '- Times between processes use one clock: `performance.timeOrigin + performance.now()`.',
+    '- Times between processes use one clock, CLOCK_MONOTONIC (`process.hrtime`), shared by all processes of the machine (`performance.timeOrigin + performance.now()` was measured to differ by up to ~1 ms between processes).',
     '- *wire commands* are counted in each client at `sendCommand` (INFO commandstats also counts every `redis.call()` inside a Lua script, so it',
     '  cannot tell wire commands apart); *Redis commands* are INFO commandstats deltas and include those in-script calls.',
     '- A and B report the best of several interleaved rounds, to damp the noise of the shared machine.',

@@ -191,8 +191,12 @@ export interface ContendRow {
   gapP50: number
   gapP99: number
   gapMax: number
+  gapMean: number
+  /** Mean time a section holds the lock (acquired -> release sent), ms. */
+  holdMean: number
   waitP50: number
   waitP99: number
+  /** Longest wait of any section of the run (a stall resolves after the window). */
   waitMax: number
   /** Commands sent by the lock library's connections (counted in each client), per acquisition. */
   wirePerAcq: number
@@ -200,6 +204,8 @@ export interface ContendRow {
   wirePerHandoff: number
   /** INFO commandstats delta (includes redis.call()s inside scripts), minus the counter's GET+SET, per acquisition. */
   redisPerAcq: number
+  /** Pub/sub messages received by all contending processes, per acquisition. */
+  messagesPerAcq: number
   /** CPU of all contending processes together, per acquisition (µs). */
   clientCpuPerAcqUs: number
   /** CPU of the Redis server(s) (INFO cpu delta), per acquisition (µs). */
@@ -216,6 +222,8 @@ export interface ContendRow {
   fenceRegressions: number
   violations: number
   giveUps: number
+  /** Acquires that failed for good (timed out or threw) and were retried by the benchmark loop. */
+  failedAcquires: number
   errors: string[]
   unavailable?: string
 }
@@ -281,12 +289,15 @@ function emptyRow(base: Base): ContendRow {
     gapP50: Number.NaN,
     gapP99: Number.NaN,
     gapMax: Number.NaN,
+    gapMean: Number.NaN,
+    holdMean: Number.NaN,
     waitP50: Number.NaN,
     waitP99: Number.NaN,
     waitMax: Number.NaN,
     wirePerAcq: Number.NaN,
     wirePerHandoff: Number.NaN,
     redisPerAcq: Number.NaN,
+    messagesPerAcq: Number.NaN,
     clientCpuPerAcqUs: Number.NaN,
     redisCpuPerAcqUs: Number.NaN,
     byCommand: {},
@@ -299,6 +310,7 @@ function emptyRow(base: Base): ContendRow {
     fenceRegressions: 0,
     violations: 0,
     giveUps: 0,
+    failedAcquires: 0,
     errors: [],
   }
 }
@@ -314,14 +326,18 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
   const all: S[] = []
   let wire = 0
   let cpuMs = 0
+  let messages = 0
   let giveUps = 0
+  let failedAcquires = 0
   const errors: string[] = []
   const wireByName: Record<string, number> = {}
   for (const p of parts) {
     for (const [k, v] of Object.entries(p.wireByName)) wireByName[k] = (wireByName[k] ?? 0) + v
     wire += p.wire
     cpuMs += p.cpuMs
+    messages += p.messages
     giveUps += p.giveUps
+    failedAcquires += p.failedAcquires
     errors.push(...p.errors)
     for (let i = 0; i < p.acquired.length; i++) {
       all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
@@ -331,6 +347,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
   const inWindow = (s: S) => s.acquired >= startAt && s.acquired < endAt
   const gaps: number[] = []
   const waits: number[] = []
+  const holds: number[] = []
   const perWho = new Map<number, number>()
   for (const p of parts) for (const who of new Set(p.who)) perWho.set(who, 0)
   let handoffs = 0
@@ -354,6 +371,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     }
     if (inWindow(s)) {
       waits.push(s.wait)
+      holds.push(s.releasing - s.acquired)
       perWho.set(s.who, (perWho.get(s.who) ?? 0) + 1)
     }
   }
@@ -370,12 +388,16 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     gapP50: percentile(gaps, 50),
     gapP99: percentile(gaps, 99),
     gapMax: percentile(gaps, 100),
+    gapMean: gaps.reduce((a, b) => a + b, 0) / gaps.length,
+    holdMean: holds.reduce((a, b) => a + b, 0) / holds.length,
     waitP50: percentile(waits, 50),
     waitP99: percentile(waits, 99),
-    waitMax: percentile(waits, 100),
+    // Over every section, not only the window: a stalled acquire usually resolves after the window.
+    waitMax: Math.max(...all.map((x) => x.wait)),
     wirePerAcq: wire / all.length,
     wirePerHandoff: wire / Math.max(1, handoffsTotal),
     redisPerAcq: (used.commands - 2 * all.length) / all.length,
+    messagesPerAcq: messages / all.length,
     clientCpuPerAcqUs: (cpuMs * 1000) / all.length,
     redisCpuPerAcqUs: (used.cpuMs * 1000) / all.length,
     byCommand: used.byCommand,
@@ -389,6 +411,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     fenceRegressions,
     violations: Math.abs(lostUpdates) + overlaps + fenceRegressions,
     giveUps,
+    failedAcquires,
     errors,
   }
 }
@@ -516,12 +539,12 @@ export interface QuorumResult {
 }
 
 export async function scenarioQuorum(pool: Pool, servers: Server[], cfg: Config): Promise<QuorumResult> {
-  const [w] = await pool.take(1)
   let fencelock = 'available'
   const latency: LatencyRow[] = []
   const failures: { label: string; message: string }[] = []
   for (const lib of chosen(cfg, QUORUM)) {
     try {
+      const [w] = await pool.take(1)
       const r = await w!.run<Omit<LatencyRow, 'lib' | 'label' | 'rounds' | 'redisCpuUsPerCycle'>>({
         type: 'latency',
         lib,

@@ -1,7 +1,11 @@
 // Small statistics helpers shared by the coordinator and the workers.
 
-/** A shared clock across the processes of one machine: wall-clock origin plus monotonic offset, in ms. */
-export const clock = (): number => performance.timeOrigin + performance.now()
+/**
+ * A clock shared by the processes of one machine, in ms: CLOCK_MONOTONIC (process.hrtime), which
+ * is system-wide on Linux. `performance.timeOrigin + performance.now()` was measured to differ by
+ * up to ~1 ms between processes (the origin is sampled at startup), too coarse for sub-ms handoffs.
+ */
+export const clock = (): number => Number(process.hrtime.bigint()) / 1e6
 
 /** Nearest-rank percentile of `values` (need not be sorted); NaN for an empty list. */
 export function percentile(values: readonly number[], p: number): number {

@@ -9,6 +9,7 @@ type Counted = Redis & { [SKIP]?: true }
 type SendCommand = (this: Counted, ...args: unknown[]) => unknown
 
 let sent = 0
+let received = 0
 let installed = false
 /** Per command name, for finding where commands come from (read with `wireByName()`). */
 const byName = new Map<string, number>()
@@ -28,7 +29,18 @@ export function installWireCounter(): void {
     }
     return original.apply(this, args)
   }
+  // Pub/sub messages delivered to this process: a broadcast wake-up costs every subscriber a read.
+  const emitter = Redis.prototype as unknown as { emit: (this: Redis, event: string | symbol, ...args: unknown[]) => boolean }
+  const emit = emitter.emit
+  emitter.emit = function (this: Redis, event: string | symbol, ...args: unknown[]) {
+    // ioredis emits 'message' and 'messageBuffer' for one delivery: count one of them.
+    if (event === 'message' || event === 'smessage') received++
+    return emit.call(this, event, ...args)
+  }
 }
+
+/** Pub/sub messages received by this process's ioredis connections. */
+export const messagesReceived = (): number => received
 
 export const wireCount = (): number => sent
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { openLib, type Held, type LibSpec, type LockLib } from './libs.js'
 import { clock, percentile, sleep } from './stats.js'
-import { installWireCounter, uncounted, wireByName, wireCount } from './wire.js'
+import { installWireCounter, messagesReceived, uncounted, wireByName, wireCount } from './wire.js'
 
 installWireCounter()
 
@@ -37,9 +37,13 @@ export interface Sections {
   wire: number
   /** CPU (user+system) of this process over the run, ms. */
   cpuMs: number
+  /** Pub/sub messages this process received over the run. */
+  messages: number
   /** Wire commands by name over the run (only filled when BENCH_WIRE_DEBUG is set). */
   wireByName: Record<string, number>
   giveUps: number
+  /** Acquires that failed for good (timed out or threw). */
+  failedAcquires: number
   errors: string[]
 }
 
@@ -191,10 +195,11 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
   const lib = contendLib
   const ctr = counter
   if (!lib || !ctr) throw new Error('contend-run before contend-open')
-  const out: Sections = { who: [], acquired: [], releasing: [], released: [], wait: [], fence: [], wire: 0, cpuMs: 0, wireByName: {}, giveUps: 0, errors: [] }
+  const out: Sections = { who: [], acquired: [], releasing: [], released: [], wait: [], fence: [], wire: 0, cpuMs: 0, messages: 0, wireByName: {}, giveUps: 0, failedAcquires: 0, errors: [] }
   await sleep(Math.max(0, task.startAt - clock()))
   const cpu0 = process.cpuUsage()
   const wire0 = wireCount()
+  const messages0 = messagesReceived()
   const names0 = wireByName()
   const loop = async (w: number) => {
     const who = task.worker * 100_000 + w
@@ -202,8 +207,10 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
       const called = clock()
       let held: Held
       try {
-        held = await lib.acquire(task.key, task.ttl, 60_000)
+        // Long enough to see a stall of a whole ttl inside the window, bounded so the run ends.
+        held = await lib.acquire(task.key, task.ttl, Math.max(5_000, task.endAt - called + 3_000))
       } catch (err) {
+        out.failedAcquires++
         if (out.errors.length < 5) out.errors.push(String(err))
         continue
       }
@@ -223,6 +230,7 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
   }
   await Promise.all(Array.from({ length: task.concurrency }, (_, w) => loop(w)))
   out.wire = wireCount() - wire0
+  out.messages = messagesReceived() - messages0
   const cpu = process.cpuUsage(cpu0)
   out.cpuMs = (cpu.user + cpu.system) / 1000
   if (process.env.BENCH_WIRE_DEBUG) {
