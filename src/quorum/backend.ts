@@ -19,7 +19,7 @@ export interface QuorumOptions {
 
 const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
 
-type AcquireReply = [number, number | string, number, string]
+type AcquireReply = [number, number | string, number, string, string]
 
 /**
  * Redlock over independent masters, with fences that never go backwards. An attempt runs the
@@ -47,15 +47,27 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
 
   // A waiter's queue score is fixed at its first attempt and sent to every node, so all nodes
   // order the waiters alike (server-side arrival times differ per node and would split the vote).
-  // It only orders waiters: a skewed client clock costs fairness, never safety.
+  // It estimates the servers' time (µs): the latest server TIME seen plus the monotonic time since,
+  // so no client wall clock is involved. Before any reply it is '' (each node uses its own time).
+  // It only orders waiters: an estimate that is off costs fairness, never safety.
   const scores = new Map<string, string>()
+  let serverUs = 0
+  let seenAt = 0
   let tie = 0
+  const sawServerTime = (us: number): void => {
+    const now = performance.now()
+    if (us > serverUs + (now - seenAt) * 1000) {
+      serverUs = us
+      seenAt = now
+    }
+  }
   const scoreOf = (waiter: string): string => {
-    if (waiter === '') return '0'
+    if (waiter === '') return ''
     let score = scores.get(waiter)
     if (score === undefined) {
+      if (serverUs === 0) return ''
       if (scores.size >= 10_000) scores.delete(scores.keys().next().value!)
-      score = String(Date.now() * 1000 + (tie++ % 1000))
+      score = String(Math.floor(serverUs + (performance.now() - seenAt) * 1000) + (tie++ % 1000))
       scores.set(waiter, score)
     }
     return score
@@ -146,7 +158,8 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
             [token, ttl, retention, waiter, grace, score, maxTtl],
           ) as Promise<AcquireReply>,
         ms,
-        ([code, , young, runId], node) => {
+        ([code, , young, runId, now], node) => {
+          sawServerTime(toNumber(now))
           const wait = node.observe(String(runId), toNumber(young), options.maxTtl)
           counts.set(node, wait)
           return toNumber(code) === 1 && wait === 0

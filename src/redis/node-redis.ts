@@ -97,12 +97,19 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
         onMessage: (listener) => void messageListeners.push(listener),
         onReconnect: (listener) => void reconnectListeners.push(listener),
         close: async () => {
-          if (!ready) return void (await sub.disconnect?.().catch(() => {})) // never connected: nothing to quit
+          // disconnect() throws synchronously on a client that already closed itself (server gone,
+          // no reconnect strategy): closing must never throw.
+          const disconnect = async () => {
+            try {
+              await sub.disconnect?.()
+            } catch {}
+          }
+          if (!ready) return disconnect() // never connected: nothing to quit
           try {
             if (sub.close) await sub.close()
             else if (sub.quit) await sub.quit()
           } catch {
-            await sub.disconnect?.().catch(() => {})
+            await disconnect()
           }
         },
       }

@@ -10,11 +10,13 @@
 -- ARGV[3] fence retention in ms
 -- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
 -- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
--- ARGV[6] queue score of the waiter (identical on every node)
+-- ARGV[6] queue score of the waiter (identical on every node), or '' for this node's time in us
 -- ARGV[7] maxTtl in ms: a node up for less than this does not count towards a quorum
--- Returns {1, fence, young, run_id}: acquired here (the waiter stays queued until quorum-commit); fence = max(last fence + 1, server time in us)
---         {0, retry, young, run_id}: not acquired; retry = ms until it is worth trying again
---         young = ms until this node counts (0: it counts now); run_id of the server process
+-- Returns {1, fence, young, run_id, now}: acquired here (the waiter stays queued until
+--                     quorum-commit); fence = max(last fence + 1, server time in us)
+--         {0, retry, young, run_id, now}: not acquired; retry = ms until it is worth trying again
+--         young = ms until this node counts (0: it counts now); run_id of the server process;
+--         now = server time in us (the client derives queue scores from it, not from its own clock)
 local info = redis.call('INFO', 'server')
 local uptimeMs = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
 local runId = string.match(info, 'run_id:(%x+)')
@@ -32,7 +34,9 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 -- The waiter takes its place before the head is looked up: its score may be the lowest even if
 -- this node hears from it last (scores come from the client, not from arrival here).
-if waiter ~= '' then redis.call('ZADD', KEYS[3], 'NX', ARGV[6], waiter) end
+local score = ARGV[6]
+if score == '' then score = string.format('%.0f', nowUs) end
+if waiter ~= '' then redis.call('ZADD', KEYS[3], 'NX', score, waiter) end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
 
 -- Joins the queue (or keeps its place): gone after `untilMs` unless it attempts again.
@@ -52,7 +56,7 @@ if pttl == -2 and (not head or head == waiter) then
   -- the grant is undone, it is still first in line here (quorum-commit removes it on success).
   -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.
   if waiter ~= '' then enqueue(nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
-  return {1, string.format('%.0f', fence), young, runId}
+  return {1, string.format('%.0f', fence), young, runId, string.format('%.0f', nowUs)}
 end
 
 local retry
@@ -65,4 +69,4 @@ else
 end
 
 if waiter ~= '' then enqueue(nowMs + retry + tonumber(ARGV[5])) end
-return {0, retry, young, runId}
+return {0, retry, young, runId, string.format('%.0f', nowUs)}
