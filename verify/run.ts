@@ -94,8 +94,6 @@ interface Slot {
   generation: number
   child: ChildProcess | undefined
   paused: boolean
-  /** Set before the nemesis kills it, so the exit is not mistaken for a crash. */
-  expectedExit: boolean
 }
 
 export async function runOnce(options: RunOptions): Promise<RunResult> {
@@ -151,8 +149,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     seed: options.seed,
   })
 
+  // Children the nemesis or the stop phase killed: their exit is not a crash. Per child, not per
+  // slot: under load the exit of a killed worker can arrive after its replacement was spawned.
+  const killed = new WeakSet<ChildProcess>()
   const spawnWorker = (slot: Slot) => {
-    slot.expectedExit = false
     slot.paused = false
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'worker.ts'), JSON.stringify(workerConfig(slot))], {
       cwd: repoRoot,
@@ -173,7 +173,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     child.once('exit', (code, signal) => {
       history.add({ kind: 'meta', what: 'exit', name, time: now(), ...(child.pid ? { pid: child.pid } : {}), detail: signal ?? `code ${code}` })
       if (slot.child === child) slot.child = undefined
-      if (!slot.expectedExit && !stopping) {
+      if (!killed.has(child) && !stopping && slot.child === undefined) {
         // A worker that dies on its own is a finding in itself: keep its last words, replace it.
         workerErrors.push(`${name} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`}): ${stderr.trim().slice(-600)}`)
         slot.generation++
@@ -219,7 +219,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
         const child = slot.child
         if (!child) return
         const target = workerName(slot.slot)
-        slot.expectedExit = true
+        killed.add(child)
         child.kill('SIGCONT')
         child.kill('SIGKILL')
         fault(f, 'start', target, `pid ${child.pid}, respawn after ${f.duration} ms`)
@@ -302,7 +302,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       proxies.push(await startFaultProxy({ host: node.host, port: node.port }))
     }
     for (let i = 0; i < options.workers; i++) {
-      const slot: Slot = { slot: i, generation: 0, child: undefined, paused: false, expectedExit: false }
+      const slot: Slot = { slot: i, generation: 0, child: undefined, paused: false }
       slots.push(slot)
       spawnWorker(slot)
     }
@@ -356,7 +356,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       slots.map(async (slot) => {
         const child = slot.child
         if (!child) return
-        slot.expectedExit = true
+        killed.add(child)
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
         child.kill('SIGKILL')
         await exited

@@ -69,10 +69,12 @@ async function transfer(): Promise<void> {
   }
   const fence = lease.fence
   op('ok', 'acquire', resource, { fence, value: { deadline: performance.timeOrigin + lease.deadline } })
-  lease.signal.addEventListener('abort', () => {
+  const onAbort = () => {
     const reason = (lease.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
     emit({ kind: 'lost', worker, pid: process.pid, resource, fence, reason, time: now() })
-  })
+  }
+  if (lease.signal.aborted) onAbort()
+  else lease.signal.addEventListener('abort', onAbort, { once: true })
 
   try {
     if (config.fencing && config.guard === 'claim') {
