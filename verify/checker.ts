@@ -13,7 +13,7 @@ export interface LeaseInterval {
   start: number
   end: number
   /** How the interval ended. */
-  ended: 'released' | 'release-false' | 'release-unknown' | 'lost' | 'killed' | 'open'
+  ended: 'released' | 'release-false' | 'release-late' | 'release-unknown' | 'lost' | 'killed' | 'open'
   lost?: LostEvent
   /** The holder's last write was refused as stale. */
   staleRejected: boolean
@@ -92,7 +92,10 @@ export interface CheckResult {
     missing: LeaseInterval[]
     /** Of those, leases released after their own deadline had passed: the expiry timer should have fired first. */
     missingPastDeadline: number
-    /** Leases whose release outcome is unknown (Redis error) or whose holder was killed: not judged. */
+    /**
+     * Not judged: the holder was killed, the release outcome is unknown (Redis error), or Redis
+     * answered "not held" only after the lease's deadline (the key may have expired meanwhile).
+     */
     unjudged: number
     ok: boolean
   }
@@ -149,7 +152,9 @@ export function leaseIntervals(events: HistoryEvent[], endOfRun: number): LeaseI
     if ((e.f === 'write' || e.f === 'claim' || e.f === 'fset') && e.type === 'fail' && e.error === 'stale') lease.staleRejected = true
     if (e.f !== 'release') continue
     if (e.type === 'invoke') releaseInvoked.set(key(e.pid, e.resource, e.fence), e.time)
-    else if (e.type === 'ok') lease.ended = (e.value as { released?: boolean } | undefined)?.released ? 'released' : 'release-false'
+    // A release that Redis answered "not held" after the lease's deadline may simply have arrived
+    // after the key expired (slow network): not a lease lost while it was trusted.
+    else if (e.type === 'ok') lease.ended = (e.value as { released?: boolean } | undefined)?.released ? 'released' : e.time > lease.deadline ? 'release-late' : 'release-false'
     else lease.ended = 'release-unknown'
   }
   for (const [k, lease] of leases) {
@@ -354,7 +359,7 @@ export function check(input: CheckInput): CheckResult {
   // (d) every lease that ended without a successful release was signalled.
   const lostLeases = leases.filter((l) => l.ended === 'lost' || l.ended === 'release-false')
   const missing = lostLeases.filter((l) => !l.lost)
-  const unjudged = leases.filter((l) => l.ended === 'killed' || l.ended === 'release-unknown' || l.ended === 'open').length
+  const unjudged = leases.filter((l) => l.ended === 'killed' || l.ended === 'release-unknown' || l.ended === 'release-late' || l.ended === 'open').length
   const missingPastDeadline = missing.filter((l) => l.end >= l.deadline).length
   if (missing.length) {
     violations.push(

@@ -65,7 +65,7 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
     {
       label: '(d) signals',
       ok: check.signals.ok,
-      text: `${check.signals.aborted} of ${check.signals.lost} lost leases had their signal aborted; ${check.signals.unjudged} not judged (holder killed, or release outcome unknown)`,
+      text: `${check.signals.aborted} of ${check.signals.lost} lost leases had their signal aborted; ${check.signals.unjudged} not judged (holder killed, release outcome unknown, or "not held" answered after the deadline)`,
     },
   ]
 }
