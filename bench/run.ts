@@ -108,8 +108,10 @@ async function main(): Promise<void> {
     log(`fencelock bench (${results.machine.mode}; scenarios ${results.machine.scenarios}): ${results.machine.nproc} cores, ${results.machine.cpu}, Node ${results.machine.node}, Redis ${results.machine.redis}`)
     // A scenario that fails is reported and the run goes on: one broken peer must not hide the rest.
     const step = async (name: string, fn: () => Promise<void>) => {
+      const began = performance.now()
       try {
         await fn()
+        log(`  (${name}: ${Math.round((performance.now() - began) / 1000)} s)`)
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err)
         log(`  ${name} FAILED: ${message}`)
