@@ -39,12 +39,28 @@ export function isNodeRedis(client: unknown): client is NodeRedisClientLike | No
 const isNodeRedisCluster = (client: NodeRedisClientLike | NodeRedisClusterLike): client is NodeRedisClusterLike =>
   Array.isArray((client as NodeRedisClusterLike).masters)
 
+/**
+ * While a slot migrates, a multi-key command (every script here) whose keys are only partly on the
+ * source node gets TRYAGAIN, before anything runs. ioredis retries it (every 100 ms, up to 16
+ * times); node-redis does not, so without this a release during a reshard would fail.
+ */
+async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send()
+    } catch (err) {
+      if (attempt >= 16 || !(err instanceof Error) || !err.message.startsWith('TRYAGAIN')) throw err
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
 const stringify = (args: readonly (string | number)[]): string[] => args.map(String)
 
 export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterLike): RedisAdapter {
   const cluster = isNodeRedisCluster(client)
   const send = cluster
-    ? (args: string[], key?: string) => client.sendCommand(key, false, args)
+    ? (args: string[], key?: string) => retryTryAgain(() => client.sendCommand(key, false, args))
     : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
   const evalWith = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) =>
     send([command, body, String(keys.length), ...keys, ...stringify(args)], keys[0])
