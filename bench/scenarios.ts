@@ -196,7 +196,7 @@ export interface ContendRow {
   holdMean: number
   waitP50: number
   waitP99: number
-  /** Longest wait of any section of the run (a stall resolves after the window). */
+  /** Longest wait of any acquire of the run, failed ones included (a stall resolves after the window). */
   waitMax: number
   /** Commands sent by the lock library's connections (counted in each client), per acquisition. */
   wirePerAcq: number
@@ -329,6 +329,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
   let messages = 0
   let giveUps = 0
   let failedAcquires = 0
+  let longestFailedWait = 0
   const errors: string[] = []
   const wireByName: Record<string, number> = {}
   for (const p of parts) {
@@ -338,6 +339,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     messages += p.messages
     giveUps += p.giveUps
     failedAcquires += p.failedAcquires
+    longestFailedWait = Math.max(longestFailedWait, p.longestFailedWait)
     errors.push(...p.errors)
     for (let i = 0; i < p.acquired.length; i++) {
       all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
@@ -393,7 +395,7 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     waitP50: percentile(waits, 50),
     waitP99: percentile(waits, 99),
     // Over every section, not only the window: a stalled acquire usually resolves after the window.
-    waitMax: Math.max(...all.map((x) => x.wait)),
+    waitMax: Math.max(longestFailedWait, ...all.map((x) => x.wait)),
     wirePerAcq: wire / all.length,
     wirePerHandoff: wire / Math.max(1, handoffsTotal),
     redisPerAcq: (used.commands - 2 * all.length) / all.length,

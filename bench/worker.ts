@@ -44,6 +44,8 @@ export interface Sections {
   giveUps: number
   /** Acquires that failed for good (timed out or threw). */
   failedAcquires: number
+  /** How long the longest failed acquire waited before it failed, ms. */
+  longestFailedWait: number
   errors: string[]
 }
 
@@ -195,7 +197,7 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
   const lib = contendLib
   const ctr = counter
   if (!lib || !ctr) throw new Error('contend-run before contend-open')
-  const out: Sections = { who: [], acquired: [], releasing: [], released: [], wait: [], fence: [], wire: 0, cpuMs: 0, messages: 0, wireByName: {}, giveUps: 0, failedAcquires: 0, errors: [] }
+  const out: Sections = { who: [], acquired: [], releasing: [], released: [], wait: [], fence: [], wire: 0, cpuMs: 0, messages: 0, wireByName: {}, giveUps: 0, failedAcquires: 0, longestFailedWait: 0, errors: [] }
   await sleep(Math.max(0, task.startAt - clock()))
   const cpu0 = process.cpuUsage()
   const wire0 = wireCount()
@@ -211,6 +213,7 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
         held = await lib.acquire(task.key, task.ttl, Math.max(5_000, task.endAt - called + 3_000))
       } catch (err) {
         out.failedAcquires++
+        out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
         if (out.errors.length < 5) out.errors.push(String(err))
         continue
       }
