@@ -204,7 +204,9 @@ export class WaitQueues {
       if (waiter.settled) return
       let delay: number
       if ('error' in result) {
-        waiter.lastError = result.error
+        // An attempt cut short by the wait deadline says nothing about Redis (each attempt's reply
+        // is awaited no later than the deadline): giving up then is a timeout, not a Redis failure.
+        if (result.permanent || performance.now() < waiter.deadline - 2) waiter.lastError = result.error
         waiter.failures++
         if (result.permanent) return this.#settle(waiter, new RedisError(`Redis refused lock "${waiter.resource}": ${errorText(result.error)}`, { cause: result.error }))
         delay = backoff(waiter)

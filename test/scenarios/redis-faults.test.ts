@@ -67,6 +67,25 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect((await rival.inspect(resource)).token).toBe(next.token)
     })
 
+    it('a restart with no data while a waiter waits: the reconnect wakes it and it gets the vanished lock promptly, not after the old holder\'s ttl', async () => {
+      setup('restart-waiting')
+      const resource = 'restart-waiting'
+      const ttl = 8_000
+      const old = await locks.acquire(resource, { ttl })
+      const waiting = rival.acquire(resource, { ttl, wait: ttl })
+      waiting.catch(() => {})
+      await waitUntil('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1)
+      await redis.kill9()
+      await redis.restart()
+      const restartedAt = performance.now()
+      const lease = await waiting
+      const latency = performance.now() - restartedAt
+      expect(lease.fence).toBeGreaterThan(old.fence)
+      await expect(old.extend()).rejects.toMatchObject({ name: 'LockLostError', reason: 'refused' })
+      expect(await lease.release()).toBe(true)
+      expect(latency, `acquired ${Math.round(latency)} ms after the restart`).toBeLessThan(2_500)
+    })
+
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
       setup('early-expiry')
       const resource = 'early'

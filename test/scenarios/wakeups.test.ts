@@ -101,6 +101,51 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
       })
     }
 
+    it('a waiter that gives up (abort or deadline) just as the lock is handed to it leaves nothing behind: no orphaned lock, no queue place', async () => {
+      const prefix = uniquePrefix('giveup-race')
+      const other = await adapter.connect(redis.url)
+      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterLocks = createLocks({ redis: other.raw, prefix })
+      const problems: string[] = []
+      let granted = 0
+      try {
+        for (let i = 0; i < 40; i++) {
+          const resource = `giveup:${i}`
+          const byAbort = i % 2 === 0
+          const held = await holderLocks.acquire(resource, { ttl: 5_000 })
+          const controller = new AbortController()
+          const wait = byAbort ? 10_000 : 60
+          const waiting = waiterLocks.acquire(resource, { ttl: 5_000, wait, signal: controller.signal }).then(
+            (lease) => lease,
+            (err: unknown) => err as Error,
+          )
+          await sleep(byAbort ? 30 : wait - 8)
+          // Release and give up within a few ms of each other, in either order.
+          const releaseIn = Math.random() * 8
+          const giveUpIn = Math.random() * 8
+          setTimeout(() => void held.release(), releaseIn)
+          if (byAbort) setTimeout(() => controller.abort(), giveUpIn)
+          const outcome = await waiting
+          if (outcome instanceof Error) {
+            if (!['LockAbortedError', 'LockTimeoutError'].includes(outcome.name)) problems.push(`#${i}: ${outcome.name}: ${outcome.message}`)
+          } else {
+            granted++
+            if (!(await outcome.release())) problems.push(`#${i}: the granted lease could not be released`)
+          }
+          await waitUntil('the resource is free with nobody queued', async () => {
+            const info = await holderLocks.inspect(resource)
+            return !info.held && info.waiters === 0
+          }, 1_000).catch(async () => problems.push(`#${i} (${byAbort ? 'abort' : 'deadline'}): left ${JSON.stringify(await holderLocks.inspect(resource))}`))
+        }
+        expect(problems).toEqual([])
+        expect(granted).toBeLessThan(40) // the race was run: some waiters did give up
+      } finally {
+        await waiterLocks.close()
+        await holderLocks.close()
+        await other.quit()
+      }
+    })
+
     it('waiters of one process that time out together leave the fair queue: no ghost place delays the next waiter', async () => {
       const prefix = uniquePrefix('ghost')
       const resource = 'ghost'
