@@ -65,7 +65,8 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
       setup('kill9-holder')
       const resource = 'kill9-holder'
       const ttl = 1_500
-      const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl })
+      // Auto-extended: it holds for as long as it lives, however slowly the waiter starts up.
+      const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, autoExtend: true })
       const held = await holder.next('acquired')
       const waiter = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 10_000 })
       await waitUntil('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
