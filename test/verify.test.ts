@@ -10,7 +10,7 @@ import { inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip } from './support/redis-server.js'
 import { findPg } from '../verify/pg-target.js'
-import { verify } from '../verify/main.js'
+import { QUICK_SEED, verify } from '../verify/main.js'
 
 function findChromium(): string | undefined {
   if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium'
@@ -103,7 +103,7 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
   it('keeps money and fences intact with fencing, catches violations without it, and draws the report', async () => {
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-'))
     try {
-      const result = await verify({ seed: 1, chaosMs: 12_000, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim', control: true, outDir, quiet: true })
+      const result = await verify({ seed: QUICK_SEED, chaosMs: 15_000, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim', control: true, outDir, quiet: true })
       const fenced = result.fenced.check
       const control = result.control!.check
       const summary = (label: string, c: typeof fenced) => `${label}: ${c.violations.join(' | ') || 'no violations'}`

@@ -228,7 +228,7 @@ h1{font-size:20px;margin:0 0 4px} h2{font-size:17px;margin:18px 0 6px}
 .banner{padding:10px 14px;border-radius:6px;font-weight:600;font-size:17px;margin:6px 0 8px;color:#fff}
 .banner.ok{background:#2e7d32}.banner.bad{background:#c62828}
 span.ok{color:#2e7d32} span.bad{color:#c62828}
-table.verdict{border-collapse:collapse;margin:4px 0} table.verdict td,table.verdict th{padding:2px 8px;text-align:left;vertical-align:top}
+table.verdict{border-collapse:collapse;margin:4px 0} table.verdict td,table.verdict th{padding:2px 8px;text-align:left;vertical-align:top} table.verdict th{white-space:nowrap}
 td.ok{color:#2e7d32;font-weight:700} td.bad{color:#c62828;font-weight:700} td.info{color:#777}
 .violations{color:#c62828;margin:4px 0} .figures{color:#444;font-size:13px;margin:4px 0}
 .meta{color:#555;font-size:13px} .legend span{margin-right:12px;font-size:12px} .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
