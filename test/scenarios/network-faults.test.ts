@@ -79,6 +79,49 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       }, 2_000)
     })
 
+    it('2. validity is counted from before the request was sent: a slow acquire or extend reply shortens the lease by its delay', async () => {
+      await setup('validity')
+      const ttl = 1_000
+      const drift = Math.floor(ttl * 0.01) + 2
+      const delay = 300
+      proxy.setDelay(delay, { direction: 'down' })
+      let sent = performance.now()
+      const lease = await locks.acquire('validity', { ttl, wait: 0 })
+      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 2) // the library reads its clock a hair after `sent`
+      expect(lease.remaining).toBeLessThanOrEqual(ttl - drift - delay + 5)
+      expect(lease.remaining).toBeGreaterThan(0)
+      sent = performance.now()
+      await lease.extend(ttl)
+      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 2) // the library reads its clock a hair after `sent`
+      expect(lease.remaining).toBeLessThanOrEqual(ttl - drift - delay + 5)
+      // Redis keeps it at least as long as the client trusts it.
+      proxy.heal()
+      const redisLeft = Number(await control.command('PTTL', keysOf(prefix, 'validity').lock))
+      expect(redisLeft).toBeGreaterThanOrEqual(lease.remaining - 5)
+      expect(await lease.release()).toBe(true)
+    })
+
+    it('a partition while a waiter waits: the release happens during it, and after healing the waiter acquires within one ttl of the release', async () => {
+      await setup('partition-wait')
+      const resource = 'partition-wait'
+      const ttl = 5_000
+      const held = await direct.acquire(resource, { ttl })
+      const waiting = locks.acquire(resource, { ttl, wait: 15_000 })
+      waiting.catch(() => {})
+      await waitUntil('the waiter queued', async () => (await direct.inspect(resource)).waiters === 1)
+      proxy.partition()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const releasedAt = performance.now()
+      expect(await held.release()).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 700))
+      proxy.heal()
+      const lease = await waiting
+      const latency = performance.now() - releasedAt
+      expect(lease.fence).toBeGreaterThan(held.fence)
+      await lease.release()
+      expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(ttl)
+    })
+
     it('2. a grant whose reply came too late is released at once, not left to expire', async () => {
       // driftFactor 0.3: validity budget 698 ms of a 1,000 ms ttl. A reply after 800 ms is too
       // late for the client, but the lock still has 200 ms to live in Redis: it must be released.
