@@ -59,7 +59,7 @@ export interface Stall {
   from: number
   to: number
   ms: number
-  /** Faults active at some point in [from - ttl, to]: what may explain it. */
+  /** Faults active at some point in [from - ttl - 2 s, to] (a dead waiter's place lasts ttl + 2 s): what may explain it. */
   faults: string[]
 }
 
@@ -262,7 +262,7 @@ export function stallsOf(ops: OpEvent[], faults: FaultEvent[], ttl: number): Sta
           const from = Math.max(freeSince, waitingSince)
           const ms = e.time - from
           if (ms > 0) {
-            const overlapping = windows.filter((w) => w.to >= from - ttl && w.from <= e.time).map((w) => w.label)
+            const overlapping = windows.filter((w) => w.to >= from - ttl - 2_000 && w.from <= e.time).map((w) => w.label)
             out.push({ resource, from, to: e.time, ms, faults: [...new Set(overlapping)] })
           }
         }
