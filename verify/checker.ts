@@ -90,7 +90,7 @@ export interface CheckResult {
     aborted: number
     /** Lost leases with no abort event. */
     missing: LeaseInterval[]
-    /** Of those, leases released after their own deadline had passed: the expiry timer should have fired first. */
+    /** Of those, leases released well after their own deadline had passed: the expiry timer should have fired first. */
     missingPastDeadline: number
     /**
      * Not judged: the holder was killed, the release outcome is unknown (Redis error), or Redis
@@ -360,7 +360,9 @@ export function check(input: CheckInput): CheckResult {
   const lostLeases = leases.filter((l) => l.ended === 'lost' || l.ended === 'release-false')
   const missing = lostLeases.filter((l) => !l.lost)
   const unjudged = leases.filter((l) => l.ended === 'killed' || l.ended === 'release-unknown' || l.ended === 'release-late' || l.ended === 'open').length
-  const missingPastDeadline = missing.filter((l) => l.end >= l.deadline).length
+  // 20 ms of slack: a release called a moment after the deadline, before the expiry timer got its
+  // turn in the event loop, is scheduling jitter, not a timer that failed to fire.
+  const missingPastDeadline = missing.filter((l) => l.end > l.deadline + 20).length
   if (missing.length) {
     violations.push(
       `(d) ${missing.length} of ${lostLeases.length} lost leases never had their signal aborted ` +
