@@ -94,9 +94,10 @@ export interface NodeVote {
   /**
    * `acquired`: the lock was taken there; `held`: another lease holds it there; `restarting`: the
    * node came back (empty) less than `maxTtl` ago and does not count yet; `timeout`: no reply
-   * within the node timeout; `error`: the node replied with an error or the connection failed.
+   * within the node timeout; `error`: the node replied with an error or the connection failed;
+   * `replied`: the node answered (release, inspect).
    */
-  readonly outcome: 'acquired' | 'held' | 'restarting' | 'timeout' | 'error'
+  readonly outcome: 'acquired' | 'held' | 'restarting' | 'timeout' | 'error' | 'replied'
   /** The client's error, for `error` (and `timeout`, the timeout itself). */
   readonly cause?: unknown
 }

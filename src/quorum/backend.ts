@@ -6,6 +6,7 @@ import { subscriberFor } from '../redis/subscriber.js'
 import { scripts } from '../scripts/index.js'
 import { QuorumNode, type NodeResult } from './node.js'
 import { quorumWake } from './wake.js'
+import { WaiterBook } from './waiters.js'
 
 export interface QuorumOptions {
   prefix: string
@@ -45,53 +46,12 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     return keys
   }
 
-  // A waiter's queue score is fixed at its first attempt and sent to every node, so all nodes
-  // order the waiters alike (server-side arrival times differ per node and would split the vote).
-  // It estimates the servers' time (µs): the latest server TIME seen plus the monotonic time since,
-  // so no client wall clock is involved. Before any reply it is '' (each node uses its own time).
-  // It only orders waiters: an estimate that is off costs fairness, never safety.
-  const scores = new Map<string, string>()
-  let serverUs = 0
-  let seenAt = 0
-  let tie = 0
-  const sawServerTime = (us: number): void => {
-    const now = performance.now()
-    if (us > serverUs + (now - seenAt) * 1000) {
-      serverUs = us
-      seenAt = now
-    }
-  }
-  const scoreOf = (waiter: string): string => {
-    if (waiter === '') return ''
-    let score = scores.get(waiter)
-    if (score === undefined) {
-      if (serverUs === 0) return ''
-      if (scores.size >= 10_000) scores.delete(scores.keys().next().value!)
-      score = String(Math.floor(serverUs + (performance.now() - seenAt) * 1000) + (tie++ % 1000))
-      scores.set(waiter, score)
-    }
-    return score
-  }
-
-  // Per resource, the waiters of this process that are queued in Redis. Only the first of them
-  // (the head of this process's local queue) keeps talking to Redis; a later one whose first
-  // attempt failed may still hold a lower score there (replies from several nodes return in any
-  // order), and would stand at the head in Redis while its owner waits behind the local head.
-  const queued = new Map<string, Set<string>>()
-  const dequeue = (resource: string, waiter: string): void => {
-    const set = queued.get(resource)
-    if (set?.delete(waiter) && set.size === 0) queued.delete(resource)
-  }
+  const book = new WaiterBook()
   const leaveAll = (k: ResourceKeys, waiter: string, except: readonly QuorumNode[] = []): void => {
     for (const node of nodes) {
       if (!except.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]).catch(() => {})
     }
   }
-
-  // When each waiter was last woken. A release publishes on each node as it happens there; one
-  // that lands while an attempt still waits for its slowest node finds no sleeping waiter to wake,
-  // and the attempt (which saw the lock held on some node) would then sleep for the holder's ttl.
-  const heard = new Map<string, number>()
 
   const all = <T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>[]> =>
     Promise.all(nodes.map((node) => node.run(call, ms)))
@@ -137,10 +97,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     wake: quorumWake(
       adapters.map((a) => subscriberFor(a)),
       majority,
-      (message) => {
-        if (heard.size >= 10_000) heard.clear()
-        heard.set(message, performance.now())
-      },
+      (message) => book.woke(message),
     ),
     isClosed: () => adapters.filter((a) => a.isClosed()).length > nodes.length - majority,
 
@@ -148,7 +105,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       const sent = performance.now()
       const k = keysOf(resource)
       const ms = options.nodeTimeout(ttl)
-      const score = scoreOf(waiter)
+      const score = book.scoreOf(waiter)
       const counts = new Map<QuorumNode, number>() // node -> ms until it counts
       const results = await majorityOf(
         (redis) =>
@@ -159,7 +116,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
           ) as Promise<AcquireReply>,
         ms,
         ([code, , young, runId, now], node) => {
-          sawServerTime(toNumber(now))
+          book.sawServerTime(toNumber(now))
           const wait = node.observe(String(runId), toNumber(young), options.maxTtl)
           counts.set(node, wait)
           return toNumber(code) === 1 && wait === 0
@@ -198,34 +155,24 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
           if (waiter !== '') {
             // Where the lock was held by another, this waiter joined the queue: leave it, or it
             // would stand at the head there until its place expires and block everyone.
-            scores.delete(waiter)
-            dequeue(resource, waiter)
+            book.done(resource, waiter)
             leaveAll(k, waiter, granted)
           }
           return { acquired: true, fence }
         }
         undo(resource, token)
-        const commitVotes = granted.map((node, i) => vote(node, commits[i]!, commits[i]!.ok && toNumber((commits[i] as { value: unknown }).value) === 1 ? 'acquired' : 'held'))
+        const commitVotes = granted.map((node, i) => {
+          const commit = commits[i]!
+          return commit.ok ? { node: node.index, outcome: toNumber(commit.value) === 1 ? ('acquired' as const) : ('held' as const) } : vote(node, commit, 'error')
+        })
         throw new QuorumError(resource, 'commit the fence of', commitVotes, majority)
       }
       // Undo wherever it may have been granted: nodes that granted, and nodes not waited for.
       if (granted.length > 0 || results.some((r) => r === undefined)) undo(resource, token)
       // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
       if (replied >= majority) {
-        const woken = (heard.get(waiter) ?? -1) >= sent
-        heard.delete(waiter)
-        if (waiter !== '') {
-          const set = queued.get(resource) ?? new Set<string>()
-          queued.set(resource, set)
-          if (set.size > 0 && !set.has(waiter)) {
-            // Another waiter of this process is queued already, so this one waits behind it
-            // locally: give up its place in Redis, and take a fresh one when its turn comes.
-            scores.delete(waiter)
-            leaveAll(k, waiter)
-          } else {
-            set.add(waiter)
-          }
-        }
+        const woken = book.wokenSince(waiter, sent)
+        if (waiter !== '' && !book.queue(resource, waiter)) leaveAll(k, waiter)
         return { acquired: false, retry: woken ? 0 : Number.isFinite(retry) ? retry : ttl }
       }
       throw new QuorumError(resource, 'acquire', votes, majority)
@@ -252,14 +199,13 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
         (value) => toNumber(value) === 1,
       )
       if (results.every((r) => r !== undefined && !r.ok)) {
-        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r!, 'error')), majority)
+        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r!, 'replied')), majority)
       }
       return results.some((r) => r?.ok && toNumber(r.value) === 1)
     },
 
     async leave(resource, waiter) {
-      scores.delete(waiter)
-      dequeue(resource, waiter)
+      book.done(resource, waiter)
       const k = keysOf(resource)
       await all((redis) => redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]), options.nodeTimeout(options.maxTtl))
     },
@@ -272,7 +218,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       )
       const replies = results.flatMap((r) => (r.ok ? [r.value] : []))
       if (replies.length < majority) {
-        throw new QuorumError(resource, 'inspect', results.map((r, i) => vote(nodes[i]!, r, 'acquired')), majority)
+        throw new QuorumError(resource, 'inspect', results.map((r, i) => vote(nodes[i]!, r, 'replied')), majority)
       }
       const pttls = new Map<string, number[]>()
       for (const [token, pttl] of replies) if (typeof token === 'string') pttls.set(token, [...(pttls.get(token) ?? []), toNumber(pttl)])
