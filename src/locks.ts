@@ -153,7 +153,7 @@ export class LockSet implements Locks {
         onResync: (listener) => backend.wake.onResync(listener),
       },
       channel: (resource) => backend.channel(resource),
-      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline),
+      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => this.#checkOpen(),
     })
@@ -197,6 +197,7 @@ export class LockSet implements Locks {
         settled: false,
         lastError: undefined,
         failures: 0,
+        retryToken: undefined,
         resolve,
         reject,
         wake: undefined,
@@ -257,9 +258,9 @@ export class LockSet implements Locks {
    * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
    * reply grants is released at once.
    */
-  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity): Promise<TryResult> {
+  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
     const start = performance.now()
-    const token = randomUUID()
+    const token = reuse ?? randomUUID()
     const budget = ttl - this.#driver.drift(ttl)
     // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
     const limit = Math.max(0, Math.min(budget, deadline - start))
@@ -284,7 +285,9 @@ export class LockSet implements Locks {
       this.#leases.add(lease)
       return { lease }
     } catch (err) {
-      return { error: err, permanent: isPermanentReplyError(err) }
+      // The attempt may have run before the connection failed: retry with the same token. (Not
+      // after a timeout: that attempt is still in flight and its late grant is released below.)
+      return { error: err, permanent: isPermanentReplyError(err), token }
     } finally {
       clearTimeout(timer)
       if (late) {

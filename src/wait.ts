@@ -2,8 +2,12 @@ import type { WakeSource } from './backend.js'
 import { ClosedError, FencelockError, isBackendError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
 import type { Lease } from './lease.js'
 
-/** Result of one attempt on behalf of a waiter. */
-export type TryResult = { lease: Lease } | { retry: number } | { error: unknown; permanent: boolean }
+/**
+ * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the
+ * connection failed while the reply was owed), `token` is the token to try again with: if the
+ * lost attempt did take the lock, the retry finds it held by that token and gets it back.
+ */
+export type TryResult = { lease: Lease } | { retry: number } | { error: unknown; permanent: boolean; token?: string }
 
 export interface Waiter {
   readonly id: string
@@ -18,6 +22,8 @@ export interface Waiter {
   lastError: unknown
   /** Consecutive failed attempts (Redis errors), for the retry backoff. */
   failures: number
+  /** Token for the next attempt when the last one's outcome is unknown (see TryResult). */
+  retryToken: string | undefined
   resolve(lease: Lease): void
   reject(err: unknown): void
   wake: (() => void) | undefined
@@ -203,6 +209,7 @@ export class WaitQueues {
       }
       if (waiter.settled) return
       let delay: number
+      waiter.retryToken = 'error' in result ? result.token : undefined
       if ('error' in result) {
         // An attempt cut short by the wait deadline says nothing about Redis (each attempt's reply
         // is awaited no later than the deadline): giving up then is a timeout, not a Redis failure.

@@ -76,6 +76,17 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect(await redis.get(k.lock)).toBe('a')
   })
 
+  it('a retry with the holder token gets the lock back with its fence and a fresh ttl', async () => {
+    const [, fence] = await acquire('a', 1_000)
+    await redis.zadd(k.queue, 1, 'w')
+    await redis.zadd(k.queueExpiry, Date.now() + 60_000, 'w')
+    const [ok, again] = await acquire('a', 30_000, 'w')
+    expect(ok).toBe(1)
+    expect(again).toBe(fence)
+    expect(await redis.pttl(k.lock)).toBeGreaterThan(29_000)
+    expect(await redis.zcard(k.queue)).toBe(0)
+  })
+
   it('the fence goes up by one over a stored fence that is ahead of the clock', async () => {
     const ahead = (await serverMicros()) + 1e12
     await redis.set(k.fence, String(ahead))

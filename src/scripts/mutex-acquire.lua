@@ -8,7 +8,9 @@
 -- ARGV[3] fence retention in ms (how long the fence key outlives its last use)
 -- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
 -- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
--- Returns {1, fence}: acquired, fence = max(last fence + 1, server time in microseconds)
+-- Returns {1, fence}: acquired, fence = max(last fence + 1, server time in microseconds); also
+--                     when this token already holds the lock (a retry of an attempt whose reply
+--                     was lost): the expiry is reset to ttl and the fence is the one it was given
 --         {0, retry}: not acquired; retry = ms until it is worth trying again (holder's PTTL, or
 --                     until the waiter ahead of this one counts as gone)
 local t = redis.call('TIME')
@@ -25,7 +27,17 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
 end
 
-local pttl = redis.call('PTTL', KEYS[1])
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if head then
+    redis.call('ZREM', KEYS[3], waiter)
+    redis.call('ZREM', KEYS[4], waiter)
+  end
+  return {1, tonumber(redis.call('GET', KEYS[2]))}
+end
+
+local pttl = holder and redis.call('PTTL', KEYS[1]) or -2
 if pttl == -2 and (not head or head == waiter) then
   local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, nowUs)
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
