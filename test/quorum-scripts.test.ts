@@ -55,6 +55,16 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
     expect(await redis.zrange(keysOf('order')[2]!, 0, -1)).toEqual(['late'])
   })
 
+  it('gives a retry with the same token its grant back (the first reply was lost)', async () => {
+    const [, fence] = await acquire('retry', 'tok', 'w1', '5')
+    await redis.pexpire(keysOf('retry')[0]!, 100)
+    const [code, again] = await acquire('retry', 'tok', 'w1', '5')
+    expect(code).toBe(1)
+    expect(String(again)).toBe(String(fence))
+    expect(await redis.pttl(keysOf('retry')[0]!)).toBeGreaterThan(4_000)
+    expect((await acquire('retry', 'other', 'w2', '1'))[0]).toBe(0)
+  })
+
   it('writes the fence back only while the token holds the lock, and never lowers it', async () => {
     const [, fence] = await acquire('commit', 'mine')
     const high = String(BigInt(fence) + 1_000_000_000n) // 1,000 s above server TIME

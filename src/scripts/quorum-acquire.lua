@@ -13,7 +13,8 @@
 -- ARGV[6] queue score of the waiter (identical on every node), or '' for this node's time in us
 -- ARGV[7] maxTtl in ms: a node up for less than this does not count towards a quorum
 -- Returns {1, fence, young, run_id, now}: acquired here (the waiter stays queued until
---                     quorum-commit); fence = max(last fence + 1, server time in us)
+--                     quorum-commit); fence = max(last fence + 1, server time in us); also when
+--                     this token already holds it here (a retry): expiry reset, the stored fence
 --         {0, retry, young, run_id, now}: not acquired; retry = ms until it is worth trying again
 --         young = ms until this node counts (0: it counts now); run_id of the server process;
 --         now = server time in us (the client derives queue scores from it, not from its own clock)
@@ -45,6 +46,14 @@ local function enqueue(untilMs)
   local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
   redis.call('PEXPIREAT', KEYS[3], last)
   redis.call('PEXPIREAT', KEYS[4], last)
+end
+
+-- A retry of an attempt whose reply was lost (the client reuses the token after an error) gets
+-- its grant back, as in mutex-acquire, instead of waiting behind itself.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if waiter ~= '' then enqueue(nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
+  return {1, redis.call('GET', KEYS[2]) or '0', young, runId, string.format('%.0f', nowUs)}
 end
 
 local pttl = redis.call('PTTL', KEYS[1])
