@@ -149,6 +149,30 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
   })
 
+  it('hands the lock to waiters of different clients in the order they started waiting', async () => {
+    const third = await clientsFor(servers)
+    cleanup.push(third)
+    const extra = createLocks({ redis: third.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    cleanup.push(extra)
+    const holder = await locks.acquire('q:fair')
+    const order: string[] = []
+    const wait = (set: Locks, name: string) =>
+      set.acquire('q:fair', { wait: 5_000 }).then(async (lease) => {
+        order.push(name)
+        await sleep(20)
+        await lease.release()
+      })
+    const first = wait(other, 'first')
+    await sleep(60)
+    const second = wait(extra, 'second')
+    await sleep(60)
+    const third_ = wait(locks, 'third')
+    await sleep(60)
+    await holder.release()
+    await Promise.all([first, second, third_])
+    expect(order).toEqual(['first', 'second', 'third'])
+  })
+
   it('does not grant a lock that only a minority could give, and undoes the partial one', async () => {
     const key = 'fencelock:{q:minority}:L'
     await servers[1]!.cli('SET', key, 'a', 'PX', '5000')
