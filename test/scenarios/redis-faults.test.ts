@@ -86,6 +86,33 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(latency, `acquired ${Math.round(latency)} ms after the restart`).toBeLessThan(2_500)
     })
 
+    it('Redis paused under an auto-extended holder: its signal aborts by its deadline (renewals unanswered); after resuming, the next holder gets a larger fence and the old lease stays lost', async () => {
+      setup('redis-paused')
+      const resource = 'redis-paused'
+      const ttl = 600
+      const old = await locks.acquire(resource, { ttl, autoExtend: true })
+      redis.pause()
+      let abortedAt: number | undefined
+      const pausedAt = performance.now()
+      try {
+        await waitUntil('the holder\'s signal aborted', () => old.signal.aborted, ttl * 3)
+        abortedAt = performance.now()
+        // Its deadline is at most one ttl after the last renewal was sent, before the pause.
+        expect(abortedAt - pausedAt).toBeLessThan(ttl + 100)
+        expect(['expired', 'unreachable']).toContain(lostReason(old.signal))
+        await new Promise((resolve) => setTimeout(resolve, ttl)) // Redis' own clock runs on: the key is due
+      } finally {
+        redis.resume()
+      }
+      const next = await rival.acquire(resource, { ttl: 5_000, wait: 3_000 })
+      expect(next.fence).toBeGreaterThan(old.fence)
+      expect(old.held).toBe(false)
+      expect(await old.release()).toBe(false)
+      const info = await rival.inspect(resource)
+      expect(info.token).toBe(next.token)
+      expect(await next.release()).toBe(true)
+    })
+
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
       setup('early-expiry')
       const resource = 'early'
