@@ -10,23 +10,27 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
   // A release runs on every node and each one publishes the next waiter's id. Waking on the first
   // copy sends the waiter in while the other nodes still hold the old lock (their release has not
   // landed yet): the attempt fails, and may have to wait for a dead node's timeout to know it.
-  // So a wake-up is delivered once a majority of nodes have published it (copies of one release
-  // arrive within milliseconds; later copies within the window are dropped). A release that a
-  // majority did not see wakes nobody: the waiter's re-check timer (the holder's ttl) covers it.
+  // So a wake-up is delivered once a majority of nodes have published it. Copies of one release
+  // arrive within milliseconds: the rest of them (up to ABSORB_MS after the delivery) are dropped,
+  // later ones start a new count; a count that never reaches a majority is forgotten after
+  // WINDOW_MS. A release that a majority did not see wakes nobody: the waiter's re-check timer
+  // (the holder's ttl) covers it.
   // `heard` sees each delivered wake-up first: one that arrives while the waiter's attempt still
   // waits for its slowest node would otherwise be lost (see backend.ts).
   const WINDOW_MS = 1_000
+  const ABSORB_MS = 100
   const wrapped = new Map<(message: string) => void, (message: string) => void>()
   const tap = (listener: (message: string) => void) => {
     let w = wrapped.get(listener)
     if (!w) {
-      const copies = new Map<string, { count: number; first: number }>()
+      const copies = new Map<string, { count: number; first: number; delivered: number }>()
       w = (message) => {
         const now = performance.now()
-        for (const [m, c] of copies) if (now - c.first > WINDOW_MS) copies.delete(m)
-        const entry = copies.get(message) ?? { count: 0, first: now }
+        for (const [m, c] of copies) if (now - (c.delivered || c.first) > (c.delivered ? ABSORB_MS : WINDOW_MS)) copies.delete(m)
+        const entry = copies.get(message) ?? { count: 0, first: now, delivered: 0 }
         copies.set(message, entry)
-        if (++entry.count !== majority) return
+        if (entry.delivered || ++entry.count < majority) return
+        entry.delivered = now
         heard(message)
         listener(message)
       }
