@@ -67,6 +67,31 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
       }
     })
 
+    it('a subscription that never completes costs at most the re-check delay (the holder\'s ttl), not the whole wait', async () => {
+      const prefix = uniquePrefix('deaf')
+      const resource = 'deaf'
+      const proxy = await startConnectionProxy(redis)
+      // Connection 1 is the waiter's pub/sub connection: nothing it asks for is ever answered.
+      proxy.delayReplies(1, 60_000)
+      const waiterClient = await adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+      try {
+        const ttl = 1_000
+        const held = await holderLocks.acquire(resource, { ttl }) // not extended: it expires
+        const started = performance.now()
+        const lease = await waiterLocks.acquire(resource, { ttl, wait: 8_000 })
+        const waited = performance.now() - started
+        expect(lease.fence).toBeGreaterThan(held.fence)
+        await lease.release()
+        expect(waited, `acquired after ${Math.round(waited)} ms`).toBeLessThan(ttl + 700)
+      } finally {
+        await Promise.race([Promise.all([waiterLocks.close(), holderLocks.close()]), sleep(2_000)])
+        await waiterClient.disconnect()
+        await proxy.close()
+      }
+    })
+
     for (const kill of ['CLIENT KILL TYPE pubsub', 'fault proxy resetAll'] as const) {
       it(`missed pub/sub wake-up (${kill}): the waiter still acquires within one ttl of the release, and promptly after the reconnect`, async () => {
         const prefix = uniquePrefix('resync')
