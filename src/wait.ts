@@ -226,7 +226,9 @@ export class WaitQueues {
       result = undefined
       if (!queue.listening) {
         queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
-        const activeSince = await this.#until(waiter, queue.listening)
+        // Bounded by the re-check delay too: a SUBSCRIBE that is never answered must cost no more
+        // than a lost message would (one ttl), not the whole wait.
+        const activeSince = await this.#until(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
         if (waiter.settled) return
         // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
         // unheard): look again at once. A channel still subscribed from an earlier wait needs no
@@ -240,14 +242,17 @@ export class WaitQueues {
     }
   }
 
-  /** `promise`, unless the waiter is woken first (settled, message, resync): then WOKEN. */
-  #until(waiter: Waiter, promise: Promise<number>): Promise<number> {
+  /** `promise`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
+  #until(waiter: Waiter, promise: Promise<number>, ms: number): Promise<number> {
     return new Promise((resolve) => {
+      const timer = setTimeout(() => waiter.wake?.(), Math.max(0, Math.ceil(ms)))
       waiter.wake = () => {
+        clearTimeout(timer)
         waiter.wake = undefined
         resolve(WOKEN)
       }
       promise.then((value) => {
+        clearTimeout(timer)
         waiter.wake = undefined
         resolve(value)
       })
