@@ -76,8 +76,10 @@ export interface Locks {
 const DAY = 86_400_000
 
 /**
- * Creates locks on one Redis (ioredis or node-redis; single node or cluster). Every lease carries
- * a fencing token that strictly increases per resource, and a signal that aborts when it is lost.
+ * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
+ * of clients, on a quorum of independent masters (a majority must grant each lock; see
+ * docs/safety.md). Every lease carries a fencing token that strictly increases per resource, and
+ * a signal that aborts when it is lost.
  */
 export function createLocks(options: LocksOptions): Locks {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected options to be an object, got ${String(options)}`)
