@@ -92,6 +92,38 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
       }
     })
 
+    it('the pub/sub connection is reset while it opens: the subscriber recovers (a release still wakes the waiter promptly) and close() does not hang', async () => {
+      const prefix = uniquePrefix('reset-open')
+      const resource = 'reset-open'
+      const proxy = await startConnectionProxy(redis)
+      proxy.resetOnAccept(1) // the waiter's first pub/sub connection dies as it opens
+      const waiterClient = await adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+      let latency = Number.NaN
+      let closed = ''
+      try {
+        const ttl = 5_000
+        const held = await holderLocks.acquire(resource, { ttl })
+        const waiting = waiterLocks.acquire(resource, { ttl, wait: 10_000 })
+        waiting.catch(() => {})
+        await waitUntil('the waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
+        await sleep(1_000) // time enough to reconnect and subscribe
+        const releasedAt = performance.now()
+        expect(await held.release()).toBe(true)
+        const lease = await waiting
+        latency = performance.now() - releasedAt
+        await lease.release()
+      } finally {
+        const closing = Promise.all([waiterLocks.close(), holderLocks.close()]).then(() => 'closed')
+        closed = await Promise.race([closing, sleep(2_000).then(() => 'close() still pending after 2 s')])
+        await waiterClient.disconnect()
+        await proxy.close()
+      }
+      expect.soft(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(1_500)
+      expect.soft(closed).toBe('closed')
+    })
+
     for (const kill of ['CLIENT KILL TYPE pubsub', 'fault proxy resetAll'] as const) {
       it(`missed pub/sub wake-up (${kill}): the waiter still acquires within one ttl of the release, and promptly after the reconnect`, async () => {
         const prefix = uniquePrefix('resync')
