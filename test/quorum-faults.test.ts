@@ -156,6 +156,36 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     await lease.release()
   })
 
+  it('counts validity from before the first request: a majority that answers too late gives no lease, and nothing is left behind', async () => {
+    const nodes = await servers(3)
+    const proxies: FaultProxy[] = []
+    for (const n of nodes) {
+      const proxy = await startFaultProxy({ host: n.host, port: n.port })
+      proxies.push(proxy)
+      teardown.push(() => proxy.close())
+    }
+    // Node timeout close to the ttl, so the slow replies are waited for and only validity decides.
+    const slow = createLocks({ redis: await clients(proxies.map((p) => p.url)), maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 900 } })
+    teardown.push(() => slow.close())
+    const observer = await locksOn(nodes, 1)
+    await mature(nodes)
+    proxies[0]!.setDelay(600, { direction: 'up' })
+    proxies[1]!.setDelay(600, { direction: 'up' })
+    // Nodes 0 and 1 grant at ~600 ms (their locks would last until ~1,600 ms), the write-back
+    // lands at ~1,200 ms: past ttl - drift (988 ms), so no lease.
+    const started = performance.now()
+    const err = await slow.tryAcquire('f:late').catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect(performance.now() - started).toBeLessThan(MAX_TTL + 100)
+    for (const p of proxies) p.heal()
+    // The late grant was given back on every node as soon as it arrived (~1,200 ms): the lock is
+    // free before those locks would have expired by themselves (~1,600 ms).
+    await sleep(started + 1_380 - performance.now())
+    const lease = await observer.tryAcquire('f:late')
+    expect(lease).not.toBeNull()
+    await lease!.release()
+  })
+
   it("aborts a holder's signal before its deadline when it is cut off from the majority", async () => {
     const nodes = await servers(3)
     const proxies: FaultProxy[] = []
