@@ -8,7 +8,7 @@ import { createLocks, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { keysOf, pttl, sleep, uniquePrefix } from './fixtures/util.js'
+import { closeQuietly, keysOf, pttl, sleep, uniquePrefix } from './fixtures/util.js'
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 
@@ -47,7 +47,7 @@ describe.skipIf(!requireRedisOrSkip())('lease timing', () => {
     beforeAll(async () => {
       client = await adapter.connect(redis.url)
     })
-    afterEach(() => locks?.close())
+    afterEach(() => closeQuietly([locks]))
     afterAll(() => client?.quit())
 
     it('9. renewal racing release: released at random moments around renewals, the key is gone afterwards and stays gone', async () => {

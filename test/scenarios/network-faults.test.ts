@@ -6,7 +6,7 @@ import { scripts } from '../../src/scripts/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { keysOf, pttl, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { closeQuietly, keysOf, pttl, uniquePrefix, waitUntil } from './fixtures/util.js'
 
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
 const outcome = <T>(promise: Promise<T>, ms: number) =>
@@ -44,8 +44,7 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
     }
     afterEach(async () => {
       proxy.heal()
-      await locks?.close()
-      await direct?.close()
+      await closeQuietly([locks, direct])
       await faulty?.disconnect()
     })
     afterAll(() => control?.quit())

@@ -5,7 +5,7 @@ import { createLocks, fencedSet, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { keysOf, pttl, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('process faults', () => {
   let redis: RedisProcess
@@ -23,7 +23,7 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
       control = await adapter.connect(redis.url)
     })
     afterEach(async () => {
-      await locks?.close()
+      await closeQuietly([locks])
     })
     afterAll(() => control?.quit())
     const setup = (name: string) => {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { keysOf, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { closeQuietly, keysOf, uniquePrefix, waitUntil } from './fixtures/util.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
 
@@ -23,8 +23,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       other = await adapter.connect(redis.url)
     })
     afterEach(async () => {
-      // Bounded: a close() that hangs is reported by its own test (wakeups.test.ts), not as a hook timeout here.
-      await Promise.race([Promise.all([locks?.close(), rival?.close()]), new Promise((resolve) => setTimeout(resolve, 2_000))])
+      await closeQuietly([locks, rival])
     })
     afterAll(async () => {
       await client?.disconnect()

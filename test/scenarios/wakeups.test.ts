@@ -7,7 +7,7 @@ import { adapters, type TestClient } from '../support/clients.js'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { startConnectionProxy } from './fixtures/conn-proxy.js'
-import { keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
   let redis: RedisProcess
@@ -60,8 +60,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
         // Without the wake-up it would wait for the re-check timer: the holder's remaining ttl (~4.5 s).
         expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(1_500)
       } finally {
-        await waiterLocks.close()
-        await holderLocks.close()
+        await closeQuietly([waiterLocks, holderLocks])
         await slow.disconnect()
         await proxy.close()
       }
@@ -86,7 +85,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
         await lease.release()
         expect(waited, `acquired after ${Math.round(waited)} ms`).toBeLessThan(ttl + 700)
       } finally {
-        await Promise.race([Promise.all([waiterLocks.close(), holderLocks.close()]), sleep(2_000)])
+        await closeQuietly([waiterLocks, holderLocks])
         await waiterClient.disconnect()
         await proxy.close()
       }
@@ -151,8 +150,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
           // The reconnect re-checks at once (wait.ts: onResync) instead of waiting for the timer.
           expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(2_000)
         } finally {
-          await waiterLocks.close()
-          await holderLocks.close()
+          await closeQuietly([waiterLocks, holderLocks])
           await waiterClient.disconnect()
         }
       })
@@ -197,8 +195,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
         expect(problems).toEqual([])
         expect(granted).toBeLessThan(40) // the race was run: some waiters did give up
       } finally {
-        await waiterLocks.close()
-        await holderLocks.close()
+        await closeQuietly([waiterLocks, holderLocks])
         await other.quit()
       }
     })
@@ -230,7 +227,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
         expect(performance.now() - releasedAt).toBeLessThan(1_000)
         await lease.release()
       } finally {
-        await Promise.all([impatient.close(), patient.close(), holderLocks.close()])
+        await closeQuietly([impatient, patient, holderLocks])
         await other.quit()
       }
     })
