@@ -63,17 +63,20 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const nodes = await servers(5)
     const sets = [await locksOn(nodes), await locksOn(nodes, 1)]
     await mature(nodes)
-    let inside = 0
+    // Overlap = a lease granted while another one still believes it holds the lock (a lease whose
+    // deadline passed, e.g. during a scheduling stall of this busy machine, no longer does).
+    let current: Lease | undefined
     let overlaps = 0
     let done = 0
     const fences: number[] = []
     const worker = async (set: Locks) => {
-      for (let i = 0; i < 30; i++) {
+      for (let i = 0; i < 40; i++) {
         const lease: Lease = await set.acquire('f:kill', { wait: 5_000 })
-        if (++inside > 1) overlaps++
+        if (current?.held) overlaps++
+        current = lease
         fences.push(lease.fence)
         await sleep(1)
-        inside--
+        if (current === lease) current = undefined
         done++
         await lease.release()
       }
@@ -81,10 +84,10 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const run = Promise.all([worker(sets[0]!), worker(sets[1]!), worker(sets[0]!), worker(sets[1]!)])
     while (done < 30) await sleep(5)
     await nodes[2]!.kill9()
-    const killedAt = done
+    const afterKill = done
     await run
-    expect(done).toBe(120)
-    expect(killedAt).toBeLessThan(110) // the kill really happened mid-run
+    expect(done).toBe(160)
+    expect(afterKill).toBeLessThan(150) // the kill really happened mid-run
     expect(overlaps).toBe(0)
     for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
   })
