@@ -18,6 +18,24 @@ describe.skipIf(!requireRedisOrSkip())('mutual exclusion across %s processes', (
   afterEach(killAllWorkers)
   afterAll(() => redis?.stop())
 
+  it(`${PROCESSES} processes, half ioredis and half node-redis, on the same locks: one mutual exclusion for both client libraries`, async () => {
+    const control = await adapters[0]!.connect(redis.url)
+    try {
+      const prefix = uniquePrefix('rmw-mixed')
+      const workers = Array.from({ length: PROCESSES }, (_, i) =>
+        spawnWorker('counter', adapters[i % adapters.length]!.name, redis.url, { prefix, iterations: ITERATIONS, loops: 1, delayMs: 3, ttl: 5_000 }),
+      )
+      const reports = await Promise.all(workers.map((w) => w.next('done', 80_000)))
+      expect(reports.flatMap((r) => r.violations as string[])).toEqual([])
+      const expected = PROCESSES * ITERATIONS
+      expect(Number(await control.command('GET', `${prefix}count:acquire`))).toBe(expected)
+      expect(Number(await control.command('GET', `${prefix}count:withLock`))).toBe(expected)
+      expect((await Promise.all(workers.map((w) => w.exited))).map((e) => e.code)).toEqual(workers.map(() => 0))
+    } finally {
+      await control.quit()
+    }
+  }, 100_000)
+
   describe.each(adapters)('$name', (adapter) => {
     let control: TestClient
     beforeAll(async () => {

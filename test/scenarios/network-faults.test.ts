@@ -100,6 +100,23 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       expect(await lease.release()).toBe(true)
     })
 
+    it('a partition shorter than the lease\'s validity does not lose an auto-extended lease', async () => {
+      await setup('short-partition')
+      const resource = 'short-partition'
+      const ttl = 3_000
+      const lease = await locks.acquire(resource, { ttl, autoExtend: true })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      proxy.partition()
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      proxy.heal()
+      // Two renewal periods later: the renewal that the partition held up has gone through.
+      await new Promise((resolve) => setTimeout(resolve, (2 * ttl) / 3 + 500))
+      expect(lease.signal.aborted, String((lease.signal.reason as Error | undefined)?.message)).toBe(false)
+      expect(lease.held).toBe(true)
+      expect((await direct.inspect(resource)).token).toBe(lease.token)
+      expect(await lease.release()).toBe(true)
+    })
+
     it('a partition while a waiter waits: the release happens during it, and after healing the waiter acquires within one ttl of the release', async () => {
       await setup('partition-wait')
       const resource = 'partition-wait'
