@@ -74,7 +74,11 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
           results[i] = result
           pending--
           if (result.ok) replied++
-          if (result.ok && good(result.value, node)) goods++
+          let isGood = false
+          try {
+            isGood = result.ok && good(result.value, node)
+          } catch {} // a reply of an unexpected shape counts as not good; it must not stall the call
+          if (isGood) goods++
           if (goods >= majority || pending === 0 || (replied >= majority && goods + pending < majority)) resolve([...results])
         })
       })
