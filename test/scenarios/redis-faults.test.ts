@@ -117,6 +117,30 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(await next.release()).toBe(true)
     })
 
+    it('Redis paused while a waiter waits for a free lock: it times out; once Redis resumes, the attempts it left in flight grant nothing that stays held and no queue place stays behind', async () => {
+      setup('paused-waiter')
+      const resource = 'paused-waiter'
+      const held = await rival.acquire(resource, { ttl: 400 }) // expires during the pause
+      redis.pause()
+      let outcome: unknown
+      try {
+        outcome = await locks.acquire(resource, { ttl: 5_000, wait: 1_500 }).then(
+          (lease) => lease,
+          (err: unknown) => err,
+        )
+      } finally {
+        redis.resume()
+      }
+      expect(['LockTimeoutError', 'RedisError']).toContain((outcome as Error).name)
+      await waitUntil('the lock is free with nobody queued', async () => {
+        const info = await rival.inspect(resource)
+        return !info.held && info.waiters === 0
+      }, 2_000).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}: ${JSON.stringify(await rival.inspect(resource))}`)
+      })
+      expect(await held.release()).toBe(false)
+    })
+
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
       setup('early-expiry')
       const resource = 'early'
