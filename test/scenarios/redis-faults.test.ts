@@ -141,6 +141,23 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(await held.release()).toBe(false)
     })
 
+    it('12. Redis paused while withLock runs: withLock still returns the result of fn by the lease\'s deadline (the release cannot hang it)', async () => {
+      setup('withlock-down')
+      const ttl = 1_000
+      const started = performance.now()
+      let settled: unknown = 'still pending'
+      try {
+        const running = locks.withLock('withlock-down', async () => {
+          redis.pause()
+          return 'result of fn'
+        }, { ttl }).then((value) => value, (err: unknown) => err)
+        settled = await Promise.race([running, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 1_000))])
+      } finally {
+        redis.resume()
+      }
+      expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBe('result of fn')
+    })
+
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
       setup('early-expiry')
       const resource = 'early'
