@@ -126,20 +126,35 @@ export class Lease implements AsyncDisposable {
 
   /**
    * Releases the lock. Resolves true if this call released it, false if the lease had already been
-   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed (the
-   * lock then expires at its ttl).
+   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed or did
+   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
+   * the lock then expires at its ttl.
    */
   async release(): Promise<boolean> {
     if (this.#state === 'released') return false
     const wasHeld = this.#state === 'held'
+    // Past its deadline the lease is worthless and the lock about to expire: a Redis that does not
+    // answer (down, paused, offline queue) must not hold the caller (withLock, `await using`) longer.
+    const limit = Math.ceil(Math.max(this.#deadline - performance.now(), Math.min(this.#ttl, 1_000)))
     this.#state = 'released'
     this.#clearTimers()
     this.#driver.settled(this)
+    const releasing = this.#driver.release(this)
+    releasing.catch(() => {}) // may settle after the timeout below
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), limit)
+    })
+    let outcome: boolean | 'timeout'
     try {
-      return (await this.#driver.release(this)) && wasHeld
+      outcome = await Promise.race([releasing, timeout])
     } catch (err) {
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    } finally {
+      clearTimeout(timer)
     }
+    if (outcome === 'timeout') throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+    return outcome && wasHeld
   }
 
   /** `await using lease = await locks.acquire(...)`: releases; never throws (the lock expires anyway). */
