@@ -158,6 +158,23 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBe('result of fn')
     })
 
+    it('12. Redis paused during a manual extend(): it settles by the lease\'s deadline with LockLostError instead of hanging', async () => {
+      setup('extend-down')
+      const ttl = 800
+      const lease = await locks.acquire('extend-down', { ttl })
+      let settled: unknown = 'still pending'
+      const started = performance.now()
+      try {
+        redis.pause()
+        const extending = lease.extend(ttl).then(() => 'extended', (err: unknown) => err)
+        settled = await Promise.race([extending, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 700))])
+      } finally {
+        redis.resume()
+      }
+      expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBeInstanceOf(LockLostError)
+      expect(lease.signal.aborted).toBe(true)
+    })
+
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
       setup('early-expiry')
       const resource = 'early'
