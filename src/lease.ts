@@ -97,13 +97,25 @@ export class Lease implements AsyncDisposable {
     if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
     if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
     const start = performance.now()
-    let ok: boolean
+    let ok: boolean | 'lost'
+    const extending = this.#driver.extend(this, ttl)
+    extending.catch(() => {}) // may settle after the lease was lost
+    // A reply that has not come by the deadline comes too late: the lease is lost (its signal
+    // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
+    let onLost: (() => void) | undefined
+    const lost = new Promise<'lost'>((resolve) => {
+      onLost = () => resolve('lost')
+      this.#controller.signal.addEventListener('abort', onLost, { once: true })
+    })
     try {
-      ok = await this.#driver.extend(this, ttl)
+      ok = await Promise.race([extending, lost])
     } catch (err) {
       this.#lastError = err
       throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    } finally {
+      if (onLost) this.#controller.signal.removeEventListener('abort', onLost)
     }
+    if (ok === 'lost') throw this.#controller.signal.reason as LockLostError
     if (this.#state !== 'held') {
       if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
       return // released while the extend was in flight: nothing more to do
