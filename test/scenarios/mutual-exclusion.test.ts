@@ -10,7 +10,7 @@ const PROCESSES = 8
 const LOOPS = 2 // concurrent loops per process and resource: in-process queueing as well
 const ITERATIONS = 6
 
-describe.skipIf(!requireRedisOrSkip())('mutual exclusion across %s processes', () => {
+describe.skipIf(!requireRedisOrSkip())(`mutual exclusion across ${PROCESSES} processes`, () => {
   let redis: RedisProcess
   beforeAll(async () => {
     redis = await startRedis()
