@@ -23,6 +23,23 @@ export function resourceKeys(prefix: string, resource: string): ResourceKeys {
 }
 
 /**
+ * `resourceKeys` with a small cache: key names would otherwise be rebuilt on every call of the
+ * hot path. Cleared wholesale when full, which is cheaper than LRU bookkeeping per call.
+ */
+export function keyCache(prefix: string, size = 1_000): (resource: string) => ResourceKeys {
+  const cache = new Map<string, ResourceKeys>()
+  return (resource) => {
+    let keys = cache.get(resource)
+    if (!keys) {
+      if (cache.size >= size) cache.clear()
+      keys = resourceKeys(prefix, resource)
+      cache.set(resource, keys)
+    }
+    return keys
+  }
+}
+
+/**
  * A second key in the same cluster slot as `key`: if `key` has a hash tag, appending keeps it;
  * otherwise the whole of `key` becomes the tag (the slot of `{key}` is the slot of `key`).
  */

@@ -1,5 +1,5 @@
 import type { Attempt, Backend, LockInfo } from '../backend.js'
-import { resourceKeys, type ResourceKeys } from '../keys.js'
+import { keyCache } from '../keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
 import { scripts } from '../scripts/index.js'
@@ -17,17 +17,7 @@ const toNumber = (value: unknown): number => (typeof value === 'number' ? value 
 
 /** A fair mutex on one Redis (or one Redis Cluster): one script call per acquire, extend, release. */
 export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backend {
-  // Key names are rebuilt for every call otherwise; a small cache keeps the hot path allocation-light.
-  const cache = new Map<string, ResourceKeys>()
-  const keysOf = (resource: string): ResourceKeys => {
-    let keys = cache.get(resource)
-    if (!keys) {
-      if (cache.size >= 1_000) cache.clear()
-      keys = resourceKeys(options.prefix, resource)
-      cache.set(resource, keys)
-    }
-    return keys
-  }
+  const keysOf = keyCache(options.prefix)
   const retention = String(options.fenceRetention)
   const grace = String(options.waiterGrace)
 

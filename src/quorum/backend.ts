@@ -1,6 +1,6 @@
 import type { Attempt, Backend, LockInfo } from '../backend.js'
 import { QuorumError, type NodeVote } from '../errors.js'
-import { resourceKeys, type ResourceKeys } from '../keys.js'
+import { keyCache, type ResourceKeys } from '../keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
 import { scripts } from '../scripts/index.js'
@@ -35,16 +35,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
   const retention = String(options.fenceRetention)
   const grace = String(options.waiterGrace)
   const maxTtl = String(options.maxTtl)
-  const cache = new Map<string, ResourceKeys>()
-  const keysOf = (resource: string): ResourceKeys => {
-    let keys = cache.get(resource)
-    if (!keys) {
-      if (cache.size >= 1_000) cache.clear()
-      keys = resourceKeys(options.prefix, resource)
-      cache.set(resource, keys)
-    }
-    return keys
-  }
+  const keysOf = keyCache(options.prefix)
 
   const book = new WaiterBook()
   const leaveAll = (k: ResourceKeys, waiter: string, except: readonly QuorumNode[] = []): void => {
