@@ -1,11 +1,11 @@
 // Redis loses the lock behind the holder's back (DESIGN.md 3 and the fence promise): a restart
 // with no data, a key that expires early (server clock jump) or is evicted. Fences must still
 // grow, and the old holder must learn that it lost the lock.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
 
@@ -19,17 +19,28 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
     let prefix: string
     beforeAll(async () => {
       redis = await startRedis()
+    })
+    // Fresh clients per test: one that a restart left dead must not fail every later test.
+    beforeEach(async () => {
       client = await adapter.connect(redis.url)
       other = await adapter.connect(redis.url)
     })
     afterEach(async () => {
       await closeQuietly([locks, rival])
-    })
-    afterAll(async () => {
       await client?.disconnect()
       await other?.disconnect()
-      await redis?.stop()
     })
+    afterAll(() => redis?.stop())
+    /** After a restart: both clients answer again, or the failure says that the client itself is stuck. */
+    const clientsBack = () =>
+      waitUntil(
+        `both ${adapter.name} clients answer after the restart (if this fails, the client library itself never reconnected)`,
+        async () => {
+          const answers = await Promise.all([client, other].map((c) => Promise.race([c.command('PING'), sleep(200)])))
+          return answers.every((a) => a === 'PONG')
+        },
+        4_000,
+      )
     const setup = (name: string) => {
       prefix = uniquePrefix(name)
       locks = createLocks({ redis: client.raw, prefix })
@@ -50,7 +61,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(await fencedSet(client.raw, `${prefix}data`, 'old', old.fence)).toBe(true)
       await redis.kill9()
       await redis.restart()
-      // The clients reconnect by themselves; wait covers the reconnect (and the empty script cache).
+      await clientsBack()
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 5_000 })
       expect(next.fence).toBeGreaterThan(Math.max(...fences))
       expect(await fencedSet(other.raw, `${prefix}data`, 'new', next.fence)).toBe(true)
@@ -82,6 +93,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       await redis.kill9()
       await redis.restart()
       const restartedAt = performance.now()
+      await clientsBack()
       const lease = await waiting
       const latency = performance.now() - restartedAt
       expect(lease.fence).toBeGreaterThan(old.fence)
