@@ -166,6 +166,12 @@ export class Lease implements AsyncDisposable {
       clearTimeout(timer)
     }
     if (outcome === 'timeout') throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+    if (!outcome && wasHeld && !this.#controller.signal.aborted) {
+      // Redis no longer had it (restart with no data, eviction, expiry during the call): the lease
+      // was lost before this release, and whoever watches the signal must learn it.
+      const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
+      this.#controller.abort(new LockLostError(this.resource, reason))
+    }
     return outcome && wasHeld
   }
 

@@ -207,6 +207,21 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     expect(await lease.release()).toBe(false)
   })
 
+  it('a release that finds the lock gone aborts the signal: the lease was lost before it', async () => {
+    const resource = name('gone')
+    const lease = await locks.acquire(resource, { ttl: 5_000 })
+    // Redis lost it (restart with no data, eviction); another client takes it.
+    await server.cli('DEL', `fencelock:{${resource}}:L`)
+    const other = await locks.acquire(resource, { wait: 0 })
+    expect(await lease.release()).toBe(false)
+    expect(lease.signal.aborted).toBe(true)
+    expect((lease.signal.reason as LockLostError).reason).toBe('refused')
+    // The other holder was not touched.
+    expect((await locks.inspect(resource)).token).toBe(other.token)
+    expect(await other.release()).toBe(true)
+    expect(other.signal.aborted).toBe(false)
+  })
+
   it('auto-extends a lease past its ttl until released', async () => {
     const resource = name('auto')
     const lease = await locks.acquire(resource, { ttl: 300, autoExtend: true })
