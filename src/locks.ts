@@ -99,21 +99,23 @@ export function createLocks(options: LocksOptions): Locks {
     if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
     const nodeTimeout = quorumNodeTimeout(options.quorum)
     const backend = quorumBackend(adapters, { prefix, maxTtl, fenceRetention, waiterGrace, nodeTimeout })
-    return new LockSet(backend, { ttl, wait, driftFactor })
+    return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace })
   }
   if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
   const redis = adapterFor(options.redis)
   const backend = mutexBackend(redis, { prefix, maxTtl, fenceRetention, waiterGrace })
-  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor })
+  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace })
   const replicas = checkReplicas(options.replicas)
   if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
-  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor })
+  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor, waiterGrace })
 }
 
 interface Defaults {
   ttl: number
   wait: number
   driftFactor: number
+  /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
+  waiterGrace: number
 }
 
 /** The facade over one backend: validation, fast path, waiting, leases. Shared by every primitive. */
@@ -158,6 +160,7 @@ export class LockSet implements Locks {
       attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => this.#checkOpen(),
+      grace: defaults.waiterGrace,
     })
   }
 
@@ -200,6 +203,7 @@ export class LockSet implements Locks {
         lastError: undefined,
         failures: 0,
         retryToken: undefined,
+        standby: undefined,
         resolve,
         reject,
         wake: undefined,

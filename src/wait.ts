@@ -24,6 +24,8 @@ export interface Waiter {
   failures: number
   /** Token for the next attempt when the last one's outcome is unknown (see TryResult). */
   retryToken: string | undefined
+  /** Set while this waiter is on standby behind a woken one (see #standby). */
+  standby: NodeJS.Timeout | undefined
   resolve(lease: Lease): void
   reject(err: unknown): void
   wake: (() => void) | undefined
@@ -49,6 +51,8 @@ export interface WaitHooks {
   leave(waiter: Waiter): void
   /** Throws if the instance or the client was closed. */
   checkOpen(): void
+  /** How long a woken waiter keeps its place in Redis unless it comes (ms). */
+  readonly grace: number
 }
 
 const WOKEN = -2
@@ -101,7 +105,12 @@ export class WaitQueues {
         waiters: [],
         listener: (message) => {
           const head = created.waiters[0]
-          if (head && head.id === message) this.#poke(head)
+          if (!head) return
+          // "<next> [<standby>]" (see mutex-release.lua): the next one goes now; the standby
+          // looks again once the next one's grace is over, in case it was dead.
+          const space = message.indexOf(' ')
+          if (space === -1 ? message === head.id : space === head.id.length && message.startsWith(head.id)) this.#poke(head)
+          else if (space !== -1 && message.length - space - 1 === head.id.length && message.endsWith(head.id)) this.#standby(head)
         },
         listening: undefined,
       }
@@ -137,6 +146,15 @@ export class WaitQueues {
    * run before the release that sent it) must not be lost, or the head sleeps a whole ttl while
    * the lock is free and everyone queued behind it waits too.
    */
+  /** The waiter is next after a woken one: look again after that one's grace, unless woken first. */
+  #standby(waiter: Waiter): void {
+    if (waiter.standby) return
+    waiter.standby = setTimeout(() => {
+      waiter.standby = undefined
+      this.#poke(waiter)
+    }, this.#hooks.grace + 50)
+  }
+
   #poke(waiter: Waiter): void {
     if (waiter.wake) waiter.wake()
     else this.#poked.add(waiter)
@@ -160,6 +178,7 @@ export class WaitQueues {
     waiter.settled = true
     for (const timer of waiter.timers) clearTimeout(timer)
     waiter.timers.length = 0
+    clearTimeout(waiter.standby)
     if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
     const queue = this.#queues.get(waiter.resource)
     if (queue) {
@@ -197,6 +216,8 @@ export class WaitQueues {
         }
         sentAt = performance.now()
         this.#poked.delete(waiter) // this attempt sees every release before it
+        clearTimeout(waiter.standby)
+        waiter.standby = undefined
         // Set before sending: if the waiter gives up while the attempt is in flight, the attempt
         // may still join the Redis queue, and the leave must follow it.
         waiter.queued = true

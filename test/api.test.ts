@@ -13,6 +13,7 @@ import {
   LockTimeoutError,
   type Locks,
 } from '../src/index.js'
+import { scripts } from '../src/scripts/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 interface Adapter {
@@ -141,6 +142,23 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     await holder.release()
     await Promise.all(waiters)
     expect(order).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('skips a dead waiter at the head of the queue within the grace, not a whole ttl', async () => {
+    const resource = name('ghost')
+    const holder = await locks.acquire(resource, { ttl: 10_000 })
+    // A waiter that queued and died (killed -9): its place in line is there, nobody serves it.
+    const keys = [`fencelock:{${resource}}:L`, `fencelock:{${resource}}:F`, `fencelock:{${resource}}:Q`, `fencelock:{${resource}}:X`]
+    await server.cli('EVAL', scripts.mutexAcquire.source, '4', ...keys, 'ghost-token', '10000', '60000', 'ghost:1', '2000')
+    const waiting = locks.acquire(resource, { ttl: 10_000, wait: 15_000 })
+    await sleep(100)
+    expect((await locks.inspect(resource)).waiters).toBe(2)
+    const releasedAt = performance.now()
+    await holder.release()
+    const next = await waiting
+    // Before: the ghost kept its place for the holder's remaining ttl plus the grace (~12 s).
+    expect(performance.now() - releasedAt).toBeLessThan(5_000)
+    await next.release()
   })
 
   it('times out with a typed error naming the resource and the time waited', async () => {

@@ -35,7 +35,7 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
   const run = (script: LuaScript, keys: string[], args: (string | number)[]) => redis.eval(script.source, keys.length, ...keys, ...args)
   const acquire = (token: string, ttl: number, waiter = '', grace = 2_000) =>
     run(scripts.mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, 60_000, waiter, grace]) as Promise<[number, number]>
-  const release = (token: string) => run(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]) as Promise<number>
+  const release = (token: string) => run(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, 2_000]) as Promise<number>
   const serverMicros = async () => {
     const [s, us] = (await redis.call('TIME')) as [string, string]
     return Number(s) * 1e6 + Number(us)
@@ -115,7 +115,12 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect(await redis.exists(k.lock)).toBe(0)
     expect(await release('a')).toBe(0)
     await new Promise((r) => setTimeout(r, 50))
-    expect(messages).toEqual(['waiter-1'])
+    // The next waiter, and the one after it on standby in case the next one is dead.
+    expect(messages).toEqual(['waiter-1 waiter-2'])
+    // The woken waiter keeps its place only for the grace now, not for the ttl it queued with.
+    const expiry = Number(await redis.zscore(k.queueExpiry, 'waiter-1'))
+    expect(expiry - Math.floor((await serverMicros()) / 1000)).toBeLessThanOrEqual(2_000)
+    expect(Number(await redis.zscore(k.queueExpiry, 'waiter-2')) - expiry).toBeGreaterThan(2_000)
     sub.disconnect()
   })
 
@@ -124,10 +129,12 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect((await acquire('x', 5_000, 'first'))[0]).toBe(0)
     expect((await acquire('y', 5_000, 'second'))[0]).toBe(0)
     await release('a')
-    // Not the head: refused, and told to look again when the head would count as gone.
+    // Not the head: refused, and told to look again when the head would count as gone: the
+    // release left the woken head only its grace.
     const [ok, retry] = await acquire('y', 5_000, 'second')
     expect(ok).toBe(0)
-    expect(retry).toBeGreaterThan(5_000)
+    expect(retry).toBeGreaterThan(1_000)
+    expect(retry).toBeLessThanOrEqual(2_000)
     // A single attempt without a place in line does not jump the queue either.
     expect((await acquire('z', 5_000))[0]).toBe(0)
     expect((await acquire('x', 5_000, 'first'))[0]).toBe(1)
@@ -170,8 +177,8 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     const messages: string[] = []
     sub.on('message', (_c, m) => messages.push(m))
     await sub.subscribe(k.channel)
-    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel])).toBe(1)
-    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel])).toBe(0)
+    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel, 2_000])).toBe(1)
+    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel, 2_000])).toBe(0)
     await new Promise((r) => setTimeout(r, 50))
     expect(messages[0]).toBe('second')
     sub.disconnect()

@@ -39,11 +39,11 @@ export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backen
     },
     async release(resource, token) {
       const k = keysOf(resource)
-      return toNumber(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel])) === 1
+      return toNumber(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace])) === 1
     },
     async leave(resource, waiter) {
       const k = keysOf(resource)
-      await redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel])
+      await redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, grace])
     },
     async inspect(resource): Promise<LockInfo> {
       const k = keysOf(resource)

@@ -40,7 +40,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
   const book = new WaiterBook()
   const leaveAll = (k: ResourceKeys, waiter: string, except: readonly QuorumNode[] = []): void => {
     for (const node of nodes) {
-      if (!except.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]).catch(() => {})
+      if (!except.includes(node)) node.redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, grace]).catch(() => {})
     }
   }
 
@@ -83,7 +83,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     // this release after the acquire on the same connection, so Redis runs them in that order.
     const k = keysOf(resource)
     for (const node of nodes) {
-      node.redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]).catch(() => {})
+      node.redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]).catch(() => {})
     }
   }
 
@@ -189,7 +189,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     async release(resource, token) {
       const k = keysOf(resource)
       const results = await majorityOf(
-        (redis) => redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel]),
+        (redis) => redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]),
         options.nodeTimeout(options.maxTtl),
         (value) => toNumber(value) === 1,
       )
@@ -202,7 +202,7 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     async leave(resource, waiter) {
       book.done(resource, waiter)
       const k = keysOf(resource)
-      await all((redis) => redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel]), options.nodeTimeout(options.maxTtl))
+      await all((redis) => redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, grace]), options.nodeTimeout(options.maxTtl))
     },
 
     async inspect(resource): Promise<LockInfo> {

@@ -27,11 +27,14 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
       w = (message) => {
         const now = performance.now()
         for (const [m, c] of copies) if (now - (c.delivered || c.first) > (c.delivered ? ABSORB_MS : WINDOW_MS)) copies.delete(m)
-        const entry = copies.get(message) ?? { count: 0, first: now, delivered: 0 }
-        copies.set(message, entry)
+        // Copies are counted by the woken waiter (the first id): the standby named after it (see
+        // mutex-release.lua) may differ from node to node.
+        const head = message.split(' ', 1)[0]!
+        const entry = copies.get(head) ?? { count: 0, first: now, delivered: 0 }
+        copies.set(head, entry)
         if (entry.delivered || ++entry.count < majority) return
         entry.delivered = now
-        heard(message)
+        heard(head)
         listener(message)
       }
       wrapped.set(listener, w)

@@ -4,12 +4,19 @@
 -- KEYS[3] queue expiry key
 -- ARGV[1] waiter id
 -- ARGV[2] pub/sub channel of the resource
+-- ARGV[3] grace in ms: the woken waiter keeps its place only this long unless it comes
+-- Published on ARGV[2] when the lock is free: as in mutex-release.lua
 -- Returns 1: the waiter was in the queue
 --         0: it was not
 local removed = redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  if head then redis.call('PUBLISH', ARGV[2], head) end
+  local line = redis.call('ZRANGE', KEYS[2], 0, 1)
+  if line[1] then
+    local t = redis.call('TIME')
+    local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    redis.call('ZADD', KEYS[3], 'XX', 'LT', nowMs + tonumber(ARGV[3]), line[1])
+    redis.call('PUBLISH', ARGV[2], line[2] and (line[1] .. ' ' .. line[2]) or line[1])
+  end
 end
 return removed
