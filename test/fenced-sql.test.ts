@@ -10,21 +10,22 @@ import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/red
 const ready = requireRedisOrSkip() && (await requirePgOrSkip())
 const table = `fenced_accounts_${process.pid}`
 
-/** The pattern, as documented: returns false when the fence is stale and nothing was written. */
+/**
+ * The pattern, as documented: claim the row for this fence and read it in one statement, then
+ * write. Returns false when a newer fence has claimed the row: nothing was written.
+ */
 async function fencedWithdraw(db: pg.Client, id: string, amount: number, lease: Lease): Promise<boolean> {
   await db.query('BEGIN')
   try {
-    const { rows } = await db.query<{ balance: string }>(`SELECT balance FROM ${table} WHERE id = $1`, [id])
-    const balance = Number(rows[0]!.balance)
-    const result = await db.query(`UPDATE ${table} SET balance = $2, fence = $3 WHERE id = $1 AND fence <= $3`, [
+    const claim = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [
       id,
-      balance - amount,
       lease.fence,
     ])
-    if (result.rowCount !== 1) {
+    if (claim.rowCount !== 1) {
       await db.query('ROLLBACK')
       return false
     }
+    await db.query(`UPDATE ${table} SET balance = $2 WHERE id = $1`, [id, Number(claim.rows[0]!.balance) - amount])
     await db.query('COMMIT')
     return true
   } catch (err) {
@@ -32,6 +33,8 @@ async function fencedWithdraw(db: pg.Client, id: string, amount: number, lease: 
     throw err
   }
 }
+
+const balanceOf = async (db: pg.Client, id: string) => Number((await db.query(`SELECT balance FROM ${table} WHERE id = $1`, [id])).rows[0].balance)
 
 describe.skipIf(!ready)('fenced SQL writes on PostgreSQL', () => {
   let server: RedisProcess
@@ -69,6 +72,42 @@ describe.skipIf(!ready)('fenced SQL writes on PostgreSQL', () => {
     expect(Number(rows[0].balance)).toBe(900)
     expect(Number(rows[0].fence)).toBe(fresh.fence)
     await fresh.release()
+  })
+
+  it('a guard on the write alone loses an update in a read-modify-write; claiming before reading does not', async () => {
+    const other = new pg.Client(pgConfig())
+    await other.connect()
+    try {
+      const older = await locks.acquire('acct', { ttl: 100 })
+      await new Promise((r) => older.signal.addEventListener('abort', r))
+      const newer = await locks.acquire('acct', { wait: 1_000 })
+      await db.query(`UPDATE ${table} SET balance = 300, fence = 0 WHERE id = 'acct'`)
+
+      // Write-only guard: both read 300 before either writes; both writes pass the fence check.
+      const readA = await balanceOf(db, 'acct')
+      const readB = await balanceOf(other, 'acct')
+      const guarded = `UPDATE ${table} SET balance = $2, fence = $3 WHERE id = $1 AND fence <= $3`
+      expect((await db.query(guarded, ['acct', readA - 10, older.fence])).rowCount).toBe(1)
+      expect((await other.query(guarded, ['acct', readB - 10, newer.fence])).rowCount).toBe(1)
+      expect(await balanceOf(db, 'acct')).toBe(290) // one withdrawal lost
+
+      // Claim first, same interleaving: the older holder claims and reads; the newer one's claim
+      // waits for that transaction, then reads its result. Nothing is lost.
+      await db.query(`UPDATE ${table} SET balance = 300, fence = 0 WHERE id = 'acct'`)
+      await db.query('BEGIN')
+      const claimA = await db.query(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, ['acct', older.fence])
+      const b = fencedWithdraw(other, 'acct', 10, newer)
+      await db.query(`UPDATE ${table} SET balance = $2 WHERE id = $1`, ['acct', Number(claimA.rows[0].balance) - 10])
+      await db.query('COMMIT')
+      expect(await b).toBe(true)
+      expect(await balanceOf(db, 'acct')).toBe(280)
+      // And once the newer fence has claimed the row, the older holder is refused outright.
+      expect(await fencedWithdraw(db, 'acct', 10, older)).toBe(false)
+      expect(await balanceOf(db, 'acct')).toBe(280)
+      await newer.release()
+    } finally {
+      await other.end()
+    }
   })
 
   it('fences fit a bigint column and keep increasing', async () => {
