@@ -25,6 +25,12 @@ export interface LocksOptions {
   /** How long a resource's fence key is kept after its last acquisition (ms). Default: 7 days. */
   fenceRetention?: number
   /**
+   * How long a queued waiter keeps its place past its next re-check, and a woken waiter past the
+   * release, before it counts as dead and the line moves on (ms). Default: a quarter of `ttl`,
+   * from 100 ms to 2 s.
+   */
+  waiterGrace?: number
+  /**
    * Longest ttl any lease may ask for, in ms (a longer one is an `InvalidArgumentError`). In quorum
    * mode it is also how long a restarted node stays out of quorum counting, so keep it small.
    * Default: `30_000` with an array of clients, 24 days otherwise.
@@ -90,7 +96,9 @@ export function createLocks(options: LocksOptions): Locks {
   const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
   const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
   const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
-  const waiterGrace = 2_000
+  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
+  const waiterGrace =
+    options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
   if (quorum) {
     if (options.replicas !== undefined) throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
     const clients = options.redis as unknown[]
