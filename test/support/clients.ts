@@ -28,6 +28,8 @@ export interface ClientAdapter {
 const ioredis: ClientAdapter = {
   name: 'ioredis',
   async connect(url) {
+    // lazyConnect: a common production setting, kept on purpose: client.duplicate() (fencelock's
+    // pub/sub connection) inherits it, and that is a case fencelock must handle.
     // disconnectTimeout 0: disconnect() destroys the socket at once. ioredis' default keeps a
     // 2 s timer (and the process) alive for a FIN that a dead or paused server never sends; that
     // is the caller's own client, not fencelock's, so the exit tests must not measure it.
