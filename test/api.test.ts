@@ -11,6 +11,7 @@ import {
   LockAbortedError,
   LockLostError,
   LockTimeoutError,
+  type Lease,
   type Locks,
 } from '../src/index.js'
 import { scripts } from '../src/scripts/index.js'
@@ -371,6 +372,40 @@ describe.skipIf(!requireRedisOrSkip())('closed clients', () => {
       expect((err as ClosedError).code).toBe('CLIENT_CLOSED')
       await locks.close()
     } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('the shared pub/sub connection', () => {
+  it('ioredis with lazyConnect: channels subscribed while the connection opens are all heard', async () => {
+    const server = await startRedis()
+    const holderClient = new Redis(server.url)
+    const waiterClient = new Redis(server.url, { lazyConnect: true })
+    try {
+      const holders = createLocks({ redis: holderClient })
+      const waiters = createLocks({ redis: waiterClient })
+      const resources = Array.from({ length: 12 }, (_, i) => `res-${i}`)
+      const held = await Promise.all(resources.map((r) => holders.acquire(r, { ttl: 10_000 })))
+      // Waits that start a fraction of a millisecond apart: their SUBSCRIBEs go out while the new
+      // pub/sub connection opens, some of them during ioredis' INFO ready check.
+      const waiting: Promise<Lease>[] = []
+      for (const r of resources) {
+        waiting.push(waiters.acquire(r, { wait: 15_000 }))
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      await sleep(300)
+      const releasedAt = performance.now()
+      await Promise.all(held.map((lease) => lease.release()))
+      const leases = await Promise.all(waiting)
+      // Woken by the releases, not by the 10 s re-check timer of a channel that was lost.
+      expect(performance.now() - releasedAt).toBeLessThan(3_000)
+      await Promise.all(leases.map((lease) => lease.release()))
+      await holders.close()
+      await waiters.close()
+    } finally {
+      holderClient.disconnect()
+      waiterClient.disconnect()
       await server.stop()
     }
   })

@@ -45,7 +45,11 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
     async createSubscriber(): Promise<SubscriberConnection> {
       // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process
       // alive for ioredis' default 2 s while a dead server never answers the FIN.
-      const sub = client.isCluster ? client.duplicate(undefined, { redisOptions: { disconnectTimeout: 0 } }) : client.duplicate({ disconnectTimeout: 0 })
+      // enableReadyCheck off: ioredis writes SUBSCRIBE (a command allowed while loading) during its
+      // INFO ready check; the connection enters subscriber mode, INFO fails, ioredis reconnects and
+      // the channel is silently lost. A pub/sub connection has nothing to wait for anyway.
+      const overrides = { disconnectTimeout: 0, lazyConnect: false, enableReadyCheck: false }
+      const sub = client.isCluster ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false }) : client.duplicate(overrides)
       let ready = false
       sub.on('ready', () => {
         // ioredis resubscribes by itself; the listeners re-check because messages were missed.

@@ -112,21 +112,13 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
         },
         onMessage: (listener) => void messageListeners.push(listener),
         onReconnect: (listener) => void reconnectListeners.push(listener),
+        // destroy (v5) or disconnect (v4): at once, without waiting for replies that a dead or
+        // half-open connection will never send; and never throwing on a client that closed itself.
         close: async () => {
-          // disconnect() throws synchronously on a client that already closed itself (server gone,
-          // no reconnect strategy): closing must never throw.
-          const disconnect = async () => {
-            try {
-              await sub.disconnect?.()
-            } catch {}
-          }
-          if (!ready) return disconnect() // never connected: nothing to quit
           try {
-            if (sub.close) await sub.close()
-            else if (sub.quit) await sub.quit()
-          } catch {
-            await disconnect()
-          }
+            const sock = sub as { destroy?: () => unknown; disconnect?: () => unknown }
+            await (sock.destroy ? sock.destroy() : sock.disconnect?.())
+          } catch {}
         },
       }
     },

@@ -9,11 +9,19 @@ interface Channel {
   linger: NodeJS.Timeout | undefined
 }
 
+/** A SUBSCRIBE not acknowledged within this is taken as a dead connection: a new one replaces it. */
+const SUBSCRIBE_TIMEOUT_MS = 2_000
+
 /**
  * One pub/sub connection per Redis client, shared by every waiter of every `createLocks` on it.
  * It is opened by the first waiter, channels stay subscribed a little after their last listener
  * leaves (a busy resource would otherwise SUBSCRIBE/UNSUBSCRIBE on every handoff), and the
  * connection closes once nothing has listened for `lingerMs`, so it never keeps a process alive.
+ *
+ * Client libraries can leave a pub/sub connection deaf (node-redis 5 after a reset while it
+ * connects; ioredis after a failed ready check). So a SUBSCRIBE that is not acknowledged in time
+ * replaces the connection, re-subscribes every channel on the new one, and then tells the waiters
+ * to look again, since messages may have been missed.
  */
 export class SharedSubscriber {
   readonly #adapter: RedisAdapter
@@ -41,14 +49,9 @@ export class SharedSubscriber {
       clearTimeout(entry.linger)
       entry.linger = undefined
     } else {
-      const subscribed = this.#connect()
-        .then((c) => c.subscribe(channel))
-        .then(() => performance.now())
-      entry = { listeners: new Set(), subscribed, linger: undefined }
+      entry = { listeners: new Set(), subscribed: Promise.resolve(0), linger: undefined }
       this.#channels.set(channel, entry)
-      subscribed.catch(() => {
-        if (this.#channels.get(channel)?.subscribed === subscribed) this.#channels.delete(channel)
-      })
+      this.#subscribe(channel, entry)
     }
     entry.listeners.add(listener)
     return entry.subscribed
@@ -86,14 +89,57 @@ export class SharedSubscriber {
     if (connection) await connection.then((c) => c.close(), () => {})
   }
 
+  #subscribe(channel: string, entry: Channel): void {
+    const connection = this.#connect()
+    const subscribed = connection.then(
+      (c) =>
+        new Promise<number>((resolve, reject) => {
+          const timer = setTimeout(() => {
+            reject(new Error(`SUBSCRIBE ${channel} was not acknowledged within ${SUBSCRIBE_TIMEOUT_MS} ms`))
+            this.#replace(connection)
+          }, SUBSCRIBE_TIMEOUT_MS)
+          c.subscribe(channel).then(
+            () => {
+              clearTimeout(timer)
+              resolve(performance.now())
+            },
+            (err: unknown) => {
+              clearTimeout(timer)
+              reject(err)
+            },
+          )
+        }),
+    )
+    entry.subscribed = subscribed
+    subscribed.catch(() => {
+      // Forget a channel whose SUBSCRIBE failed, unless a new connection is already retrying it.
+      if (this.#channels.get(channel)?.subscribed === subscribed) this.#channels.delete(channel)
+    })
+  }
+
+  /** Drops a deaf connection; every channel still listened to is subscribed again on a new one. */
+  #replace(deaf: Promise<SubscriberConnection>): void {
+    if (this.#connection !== deaf) return // already replaced
+    this.#connection = undefined
+    void deaf.then((c) => c.close(), () => {})
+    const again = [...this.#channels].filter(([, entry]) => entry.listeners.size > 0)
+    for (const [channel, entry] of again) this.#subscribe(channel, entry)
+    void Promise.allSettled(again.map(([, entry]) => entry.subscribed)).then(() => {
+      for (const listener of this.#resync) listener()
+    })
+  }
+
   #connect(): Promise<SubscriberConnection> {
     if (!this.#connection) {
       const connection = this.#adapter.createSubscriber().then((c) => {
         c.onMessage((channel, message) => {
+          // Only the current connection speaks: a replaced one may still deliver stragglers twice.
+          if (this.#connection !== connection) return
           const entry = this.#channels.get(channel)
           if (entry) for (const listener of entry.listeners) listener(message)
         })
         c.onReconnect(() => {
+          if (this.#connection !== connection) return
           for (const listener of this.#resync) listener()
         })
         return c
