@@ -114,7 +114,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     name: `bank-${r}`,
     accounts: Array.from({ length: options.accountsPerResource }, (_, a) => r * 100 + a + 1),
   }))
-  const holders = new Map<string, { slot: number; fence: number; deadline: number }>()
+  const holders = new Map<string, { slot: number; fence: number; deadline: number; read: boolean }>()
 
   const record = (event: HistoryEvent) => {
     history.add(event)
@@ -123,8 +123,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       const slot = Number(event.worker.slice(1))
       if (event.f === 'acquire' && event.type === 'ok' && event.fence !== undefined) {
         const deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? now() + options.ttl
-        holders.set(event.resource, { slot, fence: event.fence, deadline })
+        holders.set(event.resource, { slot, fence: event.fence, deadline, read: false })
       }
+      const holder = holders.get(event.resource)
+      if (holder && event.f === 'read' && event.type === 'ok' && holder.fence === event.fence) holder.read = true
       if (event.f === 'release' && event.type === 'invoke' && holders.get(event.resource)?.fence === event.fence) holders.delete(event.resource)
     } else if (event.kind === 'lost' && holders.get(event.resource)?.fence === event.fence) {
       holders.delete(event.resource)
@@ -199,6 +201,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     faultsSoFar++
     switch (f.kind) {
       case 'pause-worker': {
+        // Catch the holder between its read and its write (up to 300 ms): a pause there is the
+        // one that makes an unfenced run lose an update, so the control run reliably shows it.
+        const name = resources[f.resource]!.name
+        for (let waited = 0; waited < 300 && !holders.get(name)?.read; waited += 2) await sleep(2)
         const { slot, deadline } = workerTarget(f)
         const child = slot.child
         if (!child) return

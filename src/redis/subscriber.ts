@@ -98,6 +98,7 @@ export class SharedSubscriber {
             reject(new Error(`SUBSCRIBE ${channel} was not acknowledged within ${SUBSCRIBE_TIMEOUT_MS} ms`))
             this.#replace(connection)
           }, SUBSCRIBE_TIMEOUT_MS)
+          timer.unref() // a watchdog, never a reason to keep the process alive
           c.subscribe(channel).then(
             () => {
               clearTimeout(timer)
