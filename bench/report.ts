@@ -116,7 +116,7 @@ function tables(r: Results): Table[] {
   const seedA = r.A?.find((x) => x.lib === 'seed')
   if (r.A) {
     out.push({
-      title: `A. Uncontended latency: 1 worker, sequential acquire+release on distinct keys (best of ${r.A[0]?.rounds.length ?? 1} rounds)`,
+      title: `A. Uncontended latency: 1 worker, sequential acquire+release on distinct keys (median of ${r.A[0]?.rounds.length ?? 1} interleaved rounds)`,
       head: ['library', 'cycles/s', 'vs seed', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'wire cmds/cycle', 'client CPU µs/cycle', 'Redis CPU µs/cycle'],
       rows: r.A.map((x) => [
         x.label,
@@ -136,7 +136,7 @@ function tables(r: Results): Table[] {
   const seedB = r.B?.find((x) => x.lib === 'seed')
   if (r.B) {
     out.push({
-      title: `B. Uncontended throughput: 50 concurrent workers in one process, own keys (best of ${r.B[0]?.rounds.length ?? 1} rounds)`,
+      title: `B. Uncontended throughput: 50 concurrent workers in one process, own keys (median of ${r.B[0]?.rounds.length ?? 1} interleaved rounds)`,
       head: ['library', 'cycles/s', 'vs seed', 'wire cmds/cycle'],
       rows: r.B.map((x) => [x.label, fmt(x.cyclesPerSec), seedB ? `${(x.cyclesPerSec / seedB.cyclesPerSec).toFixed(2)}x` : '-', fmt(x.wirePerCycle)]),
     })
@@ -283,7 +283,8 @@ export function renderMarkdown(r: Results): string {
     '- Times between processes use one clock, CLOCK_MONOTONIC (`process.hrtime`), shared by all processes of the machine (`performance.timeOrigin + performance.now()` was measured to differ by up to ~1 ms between processes).',
     '- *wire commands* are counted in each client at `sendCommand` (INFO commandstats also counts every `redis.call()` inside a Lua script, so it',
     '  cannot tell wire commands apart); *Redis commands* are INFO commandstats deltas and include those in-script calls.',
-    '- A and B report the best of several interleaved rounds, to damp the noise of the shared machine.',
+    '- A and B report the median of three interleaved rounds (all rounds are in the JSON): the machine is shared, and load elsewhere',
+    '  moves loopback round trips both ways (a busy CPU even wakes up sooner than an idle one).',
     '',
   ]
   for (const t of tables(r)) {

@@ -210,7 +210,7 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
       let held: Held
       try {
         // Long enough to see a stall of a whole ttl inside the window, bounded so the run ends.
-        held = await lib.acquire(task.key, task.ttl, Math.max(5_000, task.endAt - called + 3_000))
+        held = await lib.acquire(task.key, task.ttl, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)))
       } catch (err) {
         out.failedAcquires++
         out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
