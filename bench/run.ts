@@ -48,6 +48,7 @@ function usage(error?: string): never {
   --quick   a few seconds per scenario (development)
   --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory, Q quorum
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
+  --render file.json [--docs]   print (and write the docs) again from a saved run
   --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
   process.exit(error ? 2 : 0)
 }
@@ -72,7 +73,26 @@ function nproc(): number {
   }
 }
 
+/** `--render file.json`: tables, targets, docs again from a saved run (no Redis, no workers). */
+function render(file: string, docs: boolean): void {
+  const results = JSON.parse(readFileSync(file, 'utf8')) as Results
+  results.targets = targets(results)
+  console.log(renderText(results))
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+  if (docs) {
+    writeFileSync(path.join(root, 'docs', 'benchmark.md'), renderMarkdown(results))
+    writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
+    log('wrote docs/benchmark.md and docs/bench.svg')
+  }
+}
+
 async function main(): Promise<void> {
+  const renderAt = process.argv.indexOf('--render')
+  if (renderAt >= 0) {
+    const file = process.argv[renderAt + 1]
+    if (!file) usage('--render needs a results file')
+    return render(file, process.argv.includes('--docs'))
+  }
   const args = parseArgs(process.argv.slice(2))
   const cfg = { ...(args.quick ? QUICK : FULL), ...(args.libs ? { libs: args.libs } : {}) }
   const t0 = performance.now()
