@@ -26,6 +26,8 @@ export interface WakeSource {
   /** Resolves with the performance.now() from which on no message on `channel` is missed. */
   listen(channel: string, listener: (message: string) => void): Promise<number>
   unlisten(channel: string, listener: (message: string) => void): void
+  /** True while `channel` is subscribed and acknowledged (listening to it costs no round trip). */
+  isActive?(channel: string): boolean
   onResync(listener: () => void): () => void
 }
 

@@ -162,6 +162,7 @@ export class LockSet implements Locks {
           return backend.wake.listen(channel, listener)
         },
         unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
+        isActive: (channel) => backend.wake.isActive?.(channel) === true,
         onResync: (listener) => backend.wake.onResync(listener),
       },
       channel: (resource) => backend.channel(resource),
@@ -189,7 +190,11 @@ export class LockSet implements Locks {
     let first: TryResult | undefined
     if (!this.#waiting.has(resource)) {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
+      // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
+      this.#waiting.begin(resource, id)
       first = await this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
+      if (done) this.#waiting.end(resource)
       if ('lease' in first) return first.lease
       if ('error' in first && first.permanent) throw new RedisError(`Redis refused lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
       if (wait === 0) {

@@ -40,6 +40,10 @@ interface Queue {
   readonly listener: (message: string) => void
   /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
   listening: Promise<number> | undefined
+  /** A fast-path attempt in flight for waiter `id`; `poked` if a release named it meanwhile. */
+  pending: { id: string; poked: boolean } | undefined
+  /** The serve loop runs (it starts once the fast path, if any, has returned). */
+  serving: boolean
 }
 
 export interface WaitHooks {
@@ -79,6 +83,7 @@ export class WaitQueues {
       for (const queue of this.#queues.values()) {
         const head = queue.waiters[0]
         if (head) this.#poke(head)
+        else if (queue.pending) queue.pending.poked = true
       }
     })
   }
@@ -89,38 +94,84 @@ export class WaitQueues {
   }
 
   /**
-   * Queues `waiter`. `first` is the outcome of an attempt already made for it (the fast path), if
-   * any. Resolves with its lease or rejects with a typed error at its deadline, abort or close.
+   * A fast-path attempt for waiter `id` is about to be sent: from now on newcomers of this process
+   * queue behind it, and if the channel is already subscribed (from an earlier wait), a release
+   * that names `id` while the attempt is in flight is kept, not dropped. Follow with `enqueue` (the
+   * attempt failed and the waiter waits) or `end` (done).
+   */
+  begin(resource: string, id: string): void {
+    const queue = this.#create(resource)
+    queue.pending = { id, poked: false }
+    if (this.#hooks.wake.isActive?.(queue.channel)) queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
+  }
+
+  /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
+  end(resource: string): void {
+    const queue = this.#queues.get(resource)
+    if (!queue?.pending) return
+    queue.pending = undefined
+    this.#start(queue, undefined)
+  }
+
+  /**
+   * Queues `waiter`. `first` is the outcome of its fast-path attempt (see `begin`), if it made
+   * one: it then goes first. Resolves with its lease or rejects with a typed error at its
+   * deadline, abort or close.
    */
   enqueue(waiter: Waiter, first?: TryResult): void {
-    // Its fast-path attempt joined the Redis queue under its id, even if another waiter of this
-    // process is ahead of it here: it must leave if it gives up, or its place blocks everyone.
+    // Its fast-path attempt joined the Redis queue under its id: it must leave if it gives up.
     if (first && !('lease' in first)) waiter.queued = true
     this.#arm(waiter)
-    let queue = this.#queues.get(waiter.resource)
-    if (!queue) {
-      const created: Queue = {
-        resource: waiter.resource,
-        channel: this.#hooks.channel(waiter.resource),
-        waiters: [],
-        listener: (message) => {
-          const head = created.waiters[0]
-          if (!head) return
-          // "<next> [<standby>]" (see mutex-release.lua): the next one goes now; the standby
-          // looks again once the next one's grace is over, in case it was dead.
-          const space = message.indexOf(' ')
-          if (space === -1 ? message === head.id : space === head.id.length && message.startsWith(head.id)) this.#poke(head)
-          else if (space !== -1 && message.length - space - 1 === head.id.length && message.endsWith(head.id)) this.#standby(head)
-        },
-        listening: undefined,
-      }
-      queue = created
-      this.#queues.set(waiter.resource, queue)
-      queue.waiters.push(waiter)
-      void this.#serve(queue, first)
+    const queue = this.#queues.get(waiter.resource) ?? this.#create(waiter.resource)
+    if (queue.pending?.id === waiter.id) {
+      if (queue.pending.poked) this.#poked.add(waiter)
+      queue.pending = undefined
+      queue.waiters.unshift(waiter)
+      this.#start(queue, first)
     } else {
       queue.waiters.push(waiter)
+      if (!queue.pending) this.#start(queue, undefined)
     }
+  }
+
+  #create(resource: string): Queue {
+    const existing = this.#queues.get(resource)
+    if (existing) return existing
+    const queue: Queue = {
+      resource,
+      channel: this.#hooks.channel(resource),
+      waiters: [],
+      listener: (message) => {
+        const head = queue.waiters[0]
+        const id = head?.id ?? queue.pending?.id
+        if (id === undefined) return
+        // "<next> [<standby>]" (see mutex-release.lua): the next one goes now; the standby
+        // looks again once the next one's grace is over, in case it was dead.
+        const space = message.indexOf(' ')
+        const next = space === -1 ? message === id : space === id.length && message.startsWith(id)
+        if (next) {
+          if (head) this.#poke(head)
+          else queue.pending!.poked = true
+        } else if (head && space !== -1 && message.length - space - 1 === id.length && message.endsWith(id)) this.#standby(head)
+      },
+      listening: undefined,
+      pending: undefined,
+      serving: false,
+    }
+    this.#queues.set(resource, queue)
+    return queue
+  }
+
+  #start(queue: Queue, first: TryResult | undefined): void {
+    if (queue.serving) return
+    if (queue.waiters.length === 0) return this.#drop(queue)
+    queue.serving = true
+    void this.#serve(queue, first)
+  }
+
+  #drop(queue: Queue): void {
+    this.#queues.delete(queue.resource)
+    if (queue.listening) this.#hooks.wake.unlisten(queue.channel, queue.listener)
   }
 
   /** Rejects every waiter (locks.close()). */
@@ -200,8 +251,8 @@ export class WaitQueues {
       pending = undefined
       if (queue.waiters[0] === waiter) queue.waiters.shift()
     }
-    this.#queues.delete(queue.resource)
-    if (queue.listening) this.#hooks.wake.unlisten(queue.channel, queue.listener)
+    queue.serving = false
+    this.#drop(queue)
   }
 
   async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {

@@ -6,6 +6,7 @@ interface Channel {
   listeners: Set<Listener>
   /** Resolves with the performance.now() at which SUBSCRIBE was acknowledged. */
   subscribed: Promise<number>
+  active: boolean
   linger: NodeJS.Timeout | undefined
 }
 
@@ -49,12 +50,16 @@ export class SharedSubscriber {
       clearTimeout(entry.linger)
       entry.linger = undefined
     } else {
-      entry = { listeners: new Set(), subscribed: Promise.resolve(0), linger: undefined }
+      entry = { listeners: new Set(), subscribed: Promise.resolve(0), active: false, linger: undefined }
       this.#channels.set(channel, entry)
       this.#subscribe(channel, entry)
     }
     entry.listeners.add(listener)
     return entry.subscribed
+  }
+
+  isActive(channel: string): boolean {
+    return this.#channels.get(channel)?.active === true
   }
 
   unlisten(channel: string, listener: Listener): void {
@@ -90,6 +95,7 @@ export class SharedSubscriber {
   }
 
   #subscribe(channel: string, entry: Channel): void {
+    entry.active = false
     const connection = this.#connect()
     const subscribed = connection.then(
       (c) =>
@@ -102,6 +108,7 @@ export class SharedSubscriber {
           c.subscribe(channel).then(
             () => {
               clearTimeout(timer)
+              if (entry.subscribed === subscribed) entry.active = true
               resolve(performance.now())
             },
             (err: unknown) => {
