@@ -165,7 +165,8 @@ export class LockSet implements Locks {
         isActive: (channel) => backend.wake.isActive?.(channel) === true,
         onResync: (listener) => backend.wake.onResync(listener),
       },
-      channel: (resource) => backend.channel(resource),
+      // One channel per resource and instance: a release wakes only the process that is next.
+      channel: (resource) => `${backend.channel(resource)}:${this.#instance}`,
       attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => this.#checkOpen(),

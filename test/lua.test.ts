@@ -103,12 +103,17 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
 
   it('release deletes only with the holder token and wakes the head waiter', async () => {
     await acquire('a', 5_000)
-    await acquire('w1', 5_000, 'waiter-1')
-    await acquire('w2', 5_000, 'waiter-2')
+    await acquire('w1', 5_000, 'inst:1')
+    await acquire('w2', 5_000, 'inst:2')
     const sub = redis.duplicate()
     const messages: string[] = []
     sub.on('message', (_channel, message) => messages.push(message))
-    await sub.subscribe(k.channel)
+    await sub.subscribe(`${k.channel}:inst`)
+    // Another process (instance) with nobody next in line hears nothing: no fan-out.
+    const others: string[] = []
+    const other = redis.duplicate()
+    other.on('message', (_channel, message) => others.push(message))
+    await other.subscribe(`${k.channel}:other`)
     expect(await release('not-the-token')).toBe(0)
     expect(await redis.get(k.lock)).toBe('a')
     expect(await release('a')).toBe(1)
@@ -116,29 +121,31 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect(await release('a')).toBe(0)
     await new Promise((r) => setTimeout(r, 50))
     // The next waiter, and the one after it on standby in case the next one is dead.
-    expect(messages).toEqual(['waiter-1 waiter-2'])
+    expect(messages).toEqual(['inst:1 inst:2'])
+    expect(others).toEqual([])
+    other.disconnect()
     // The woken waiter keeps its place only for the grace now, not for the ttl it queued with.
-    const expiry = Number(await redis.zscore(k.queueExpiry, 'waiter-1'))
+    const expiry = Number(await redis.zscore(k.queueExpiry, 'inst:1'))
     expect(expiry - Math.floor((await serverMicros()) / 1000)).toBeLessThanOrEqual(2_000)
-    expect(Number(await redis.zscore(k.queueExpiry, 'waiter-2')) - expiry).toBeGreaterThan(2_000)
+    expect(Number(await redis.zscore(k.queueExpiry, 'inst:2')) - expiry).toBeGreaterThan(2_000)
     sub.disconnect()
   })
 
   it('a free lock goes to the head of the queue only, in FIFO order', async () => {
     await acquire('a', 5_000)
-    expect((await acquire('x', 5_000, 'first'))[0]).toBe(0)
-    expect((await acquire('y', 5_000, 'second'))[0]).toBe(0)
+    expect((await acquire('x', 5_000, 'inst:first'))[0]).toBe(0)
+    expect((await acquire('y', 5_000, 'inst:second'))[0]).toBe(0)
     await release('a')
     // Not the head: refused, and told to look again when the head would count as gone: the
     // release left the woken head only its grace.
-    const [ok, retry] = await acquire('y', 5_000, 'second')
+    const [ok, retry] = await acquire('y', 5_000, 'inst:second')
     expect(ok).toBe(0)
     expect(retry).toBeGreaterThan(1_000)
     expect(retry).toBeLessThanOrEqual(2_000)
     // A single attempt without a place in line does not jump the queue either.
     expect((await acquire('z', 5_000))[0]).toBe(0)
-    expect((await acquire('x', 5_000, 'first'))[0]).toBe(1)
-    expect(await redis.zrange(k.queue, 0, -1)).toEqual(['second'])
+    expect((await acquire('x', 5_000, 'inst:first'))[0]).toBe(1)
+    expect(await redis.zrange(k.queue, 0, -1)).toEqual(['inst:second'])
   })
 
   it('a waiter that stops re-checking loses its place after its grace', async () => {
@@ -170,17 +177,17 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
 
   it('leave removes a waiter and wakes the next one when the lock is free', async () => {
     await acquire('a', 5_000)
-    await acquire('x', 5_000, 'first')
-    await acquire('y', 5_000, 'second')
+    await acquire('x', 5_000, 'inst:first')
+    await acquire('y', 5_000, 'inst:second')
     await release('a')
     const sub = redis.duplicate()
     const messages: string[] = []
     sub.on('message', (_c, m) => messages.push(m))
-    await sub.subscribe(k.channel)
-    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel, 2_000])).toBe(1)
-    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['first', k.channel, 2_000])).toBe(0)
+    await sub.subscribe(`${k.channel}:inst`)
+    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['inst:first', k.channel, 2_000])).toBe(1)
+    expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['inst:first', k.channel, 2_000])).toBe(0)
     await new Promise((r) => setTimeout(r, 50))
-    expect(messages[0]).toBe('second')
+    expect(messages[0]).toBe('inst:second')
     sub.disconnect()
   })
 

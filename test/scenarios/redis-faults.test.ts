@@ -87,8 +87,9 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       // Subscribed too: a restart while the pub/sub connection is still opening is another case
       // (wakeups.test.ts: 'reset while it opens').
       await waitUntil('the waiter queued and subscribed', async () => {
-        const numsub = (await client.command('PUBSUB', 'NUMSUB', keysOf(prefix, resource).channel)) as [string, string | number]
-        return (await locks.inspect(resource)).waiters === 1 && Number(numsub[1]) === 1
+        // Each process listens on its own channel under the resource's (`<channel>:<instance>`).
+        const channels = (await client.command('PUBSUB', 'CHANNELS', `${keysOf(prefix, resource).channel}:*`)) as string[]
+        return (await locks.inspect(resource)).waiters === 1 && channels.length === 1
       })
       await redis.kill9()
       await redis.restart()

@@ -28,9 +28,12 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
     })
     afterAll(() => control?.quit())
 
+    // Each process listens on its own channel under the resource's (`<channel>:<instance>`).
     const subscribers = async (channel: string) => {
-      const reply = (await control.command('PUBSUB', 'NUMSUB', channel)) as [string, number | string]
-      return Number(reply[1])
+      const channels = (await control.command('PUBSUB', 'CHANNELS', `${channel}:*`)) as string[]
+      if (channels.length === 0) return 0
+      const reply = (await control.command('PUBSUB', 'NUMSUB', ...channels)) as (number | string)[]
+      return reply.filter((_, i) => i % 2 === 1).reduce<number>((sum, n) => sum + Number(n), 0)
     }
 
     it('a release published while the waiter\'s attempt is still in flight is not lost (the waiter does not sleep a whole ttl)', async () => {
