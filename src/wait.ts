@@ -73,6 +73,8 @@ export class WaitQueues {
   readonly #hooks: WaitHooks
   readonly #queues = new Map<string, Queue>()
   readonly #unresync: () => void
+  /** Fast-path attempts in flight on resources that have no queue (see `begin`). */
+  readonly #pending = new Map<string, { id: string; poked: boolean }>()
   /** Heads woken while their attempt was in flight: they look again instead of going to sleep. */
   readonly #poked = new WeakSet<Waiter>()
 
@@ -90,7 +92,7 @@ export class WaitQueues {
 
   /** True if this process already has waiters for `resource` (a newcomer must queue behind them). */
   has(resource: string): boolean {
-    return this.#queues.has(resource)
+    return this.#queues.has(resource) || this.#pending.has(resource)
   }
 
   /**
@@ -100,13 +102,18 @@ export class WaitQueues {
    * attempt failed and the waiter waits) or `end` (done).
    */
   begin(resource: string, id: string): void {
+    const pending = { id, poked: false }
+    const channel = this.#hooks.channel(resource)
+    // The common, uncontended case stays a single map entry: no queue, no listener.
+    if (!this.#hooks.wake.isActive?.(channel)) return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
-    queue.pending = { id, poked: false }
-    if (this.#hooks.wake.isActive?.(queue.channel)) queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
+    queue.pending = pending
+    queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
   }
 
   /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
   end(resource: string): void {
+    if (this.#pending.delete(resource)) return
     const queue = this.#queues.get(resource)
     if (!queue?.pending) return
     queue.pending = undefined
@@ -155,9 +162,11 @@ export class WaitQueues {
         } else if (head && space !== -1 && message.length - space - 1 === id.length && message.endsWith(id)) this.#standby(head)
       },
       listening: undefined,
-      pending: undefined,
+      // A fast-path attempt already in flight (begin) goes first once it fails.
+      pending: this.#pending.get(resource),
       serving: false,
     }
+    this.#pending.delete(resource)
     this.#queues.set(resource, queue)
     return queue
   }
