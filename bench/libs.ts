@@ -7,6 +7,9 @@ import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex } from 'redis-semaphore'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
+
+/** fencelock quorum mode's maxTtl in the bench: the longest ttl the scenarios ask for. */
+export const QUORUM_MAX_TTL = 10_000
 import { clock, sleep } from './stats.js'
 
 export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock'
@@ -105,7 +108,9 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
     case 'fencelock': {
       let locks: Locks
       try {
-        locks = createLocks({ redis: clients.length === 1 ? first : clients })
+        // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
+        // have been up before it counts (run.ts waits for that after starting the nodes).
+        locks = clients.length === 1 ? createLocks({ redis: first }) : createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
       } catch (err) {
         if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
         throw err

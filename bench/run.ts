@@ -10,6 +10,7 @@ import type { LibSpec } from './libs.js'
 import { Pool } from './pool.js'
 import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
+import { QUORUM_MAX_TTL } from './libs.js'
 import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum } from './scenarios.js'
 
 const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'Q'] as const
@@ -189,6 +190,9 @@ async function main(): Promise<void> {
       log('Quorum: 3 Redis nodes')
       await step('Q', async () => {
         const nodes = [await start(), await start(), await start()]
+        // fencelock counts a quorum node only once it has been up for maxTtl (its restart rule).
+        log(`  waiting ${QUORUM_MAX_TTL / 1000} s: fencelock counts a node once it has been up for maxTtl`)
+        await new Promise((resolve) => setTimeout(resolve, QUORUM_MAX_TTL + 200))
         results.quorum = await scenarioQuorum(pool, nodes, cfg)
         if (results.quorum.fencelock !== 'available') console.log('fencelock quorum: not available in this build')
       })
