@@ -1,7 +1,7 @@
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions } from './locks.js'
 export { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'
-export { fencedSet, type FencedSetOptions } from './fenced.js'
+export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
 export {
   FencelockError,
   InvalidArgumentError,

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  claimFence,
   ClosedError,
   createLocks,
   fencedSet,
@@ -337,6 +338,27 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     expect(await fencedSet(conn.client, 'balance', '90', newer.fence)).toBe(true)
     await a.release()
     await b.release()
+  })
+
+  it('claimFence before reading: a stale holder that read before a newer claim cannot write', async () => {
+    const older = await locks.acquire(name('claim-a'))
+    const newer = await locks.acquire(name('claim-b'))
+    const [a, b] = older.fence < newer.fence ? [older, newer] : [newer, older]
+    const key = name('wallet')
+    await fencedSet(conn.client, key, '300', 0)
+    // a claims and reads 300, then pauses; b claims and reads 300 too.
+    expect(await claimFence(conn.client, key, a.fence)).toBe(true)
+    const readA = 300
+    expect(await claimFence(conn.client, key, b.fence)).toBe(true)
+    const readB = 300
+    // a wakes up and writes first: refused (with fencedSet alone it would pass, and b's write after
+    // it would lose a's update without anyone noticing).
+    expect(await fencedSet(conn.client, key, String(readA - 10), a.fence)).toBe(false)
+    expect(await fencedSet(conn.client, key, String(readB - 10), b.fence)).toBe(true)
+    expect(await claimFence(conn.client, key, a.fence)).toBe(false)
+    await expect(claimFence(conn.client, key, -1)).rejects.toBeInstanceOf(InvalidArgumentError)
+    await older.release()
+    await newer.release()
   })
 
   it('close() rejects waiters, ends lease timers, and refuses new calls', async () => {

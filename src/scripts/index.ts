@@ -17,6 +17,7 @@ export const scripts = {
   mutexLeave: define(embedded.mutexLeave, 3),
   mutexInspect: define(embedded.mutexInspect, 4),
   fencedSet: define(embedded.fencedSet, 2),
+  fenceClaim: define(embedded.fenceClaim, 1),
   quorumAcquire: define(embedded.quorumAcquire, 4),
   quorumCommit: define(embedded.quorumCommit, 4),
 } as const satisfies Record<string, LuaScript>
