@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import readline from 'node:readline'
 import { Redis } from 'ioredis'
 // Inside this repository the examples run from source; in your project: from 'fencelock'.
-import { createLocks, fencedSet, LockLostError, type Lease } from '../src/index.js'
+import { claimFence, createLocks, fencedSet, LockLostError, type Lease } from '../src/index.js'
 
 const { values } = parseArgs({
   options: {
@@ -63,8 +63,13 @@ async function withdrawUnlocked(): Promise<void> {
   report.withdrawals++
 }
 
-/** The same read-modify-write under the lock; the write carries the lease's fence. */
+/**
+ * The same read-modify-write under the lock: claim the balance with the lease's fence, read it,
+ * write with the same fence. (Without the claim, a stale holder that read before the next holder
+ * could still write first, and the next holder's write would drop its update.)
+ */
 async function withdrawFenced(lease: Lease): Promise<void> {
+  if (!(await claimFence(redis, key, lease.fence))) return void report.rejected++
   const balance = Number(await redis.get(key))
   if (balance < amount) return void report.declined++
   await sleep(1 + Math.random() * 3)
@@ -82,6 +87,7 @@ async function withdrawFenced(lease: Lease): Promise<void> {
  * strike between any such check and the write, so the fence has to be the last line of defence.
  */
 async function withdrawFrozen(lease: Lease): Promise<void> {
+  await claimFence(redis, key, lease.fence)
   const balance = Number(await redis.get(key))
   say(`HOLDING fence=${lease.fence} balance=${balance}`)
   await expectLine('REPLY')
