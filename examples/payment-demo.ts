@@ -2,7 +2,7 @@
 // real worker processes. An account holds 1000; workers withdraw 10 at a time with
 // GET balance, await, SET balance - 10.
 //   (a) without a lock, updates get lost and more money is paid out than the account held;
-//   (b) with fencelock (withLock + fencedSet) the balance is exact;
+//   (b) with fencelock (withLock + claimFence + fencedSet) the balance is exact;
 //   (c) a lock holder frozen (SIGSTOP) past its ttl wakes up and writes a stale balance: the fence
 //       rejects it, its lease.signal has aborted, and the balance stays exact.
 // Uses REDIS_URL if set, otherwise a throwaway redis-server from PATH.
@@ -162,7 +162,7 @@ async function main(): Promise<number> {
     for (const line of summary(a)) console.log(line)
     if (a.paid > START) console.log(`    overdraft: paid out ${a.paid - START} more than the account ever held`)
 
-    console.log(`\n(b) ${WORKERS} workers, locks.withLock + fencedSet (ttl ${TTL} ms, auto-extended)`)
+    console.log(`\n(b) ${WORKERS} workers, locks.withLock + claimFence + fencedSet (ttl ${TTL} ms, auto-extended)`)
     const b = (await run(redis, url, `${prefix}b:`, Array(WORKERS).fill('locked'))).result
     for (const line of summary(b)) console.log(line)
 
