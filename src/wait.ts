@@ -1,5 +1,5 @@
 import type { WakeSource } from './backend.js'
-import { ClosedError, FencelockError, isBackendError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
+import { FencelockError, isBackendError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
 import type { Lease } from './lease.js'
 
 /**
@@ -354,5 +354,3 @@ export class WaitQueues {
 }
 
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-
-export { ClosedError }
