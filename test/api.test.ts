@@ -432,3 +432,40 @@ describe.skipIf(!requireRedisOrSkip())('the shared pub/sub connection', () => {
     }
   })
 })
+
+describe.skipIf(!requireRedisOrSkip())('the pub/sub connection and the user client options', () => {
+  it('ioredis with commandTimeout: a slow resubscribe after a reconnect does not crash the process', async () => {
+    const server = await startRedis()
+    const holderClient = new Redis(server.url)
+    const waiterClient = new Redis(server.url, { commandTimeout: 50 })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const holders = createLocks({ redis: holderClient })
+      const waiters = createLocks({ redis: waiterClient })
+      const held = await holders.acquire('slow-resub', { ttl: 3_000 })
+      const waiting = waiters.acquire('slow-resub', { wait: 10_000 })
+      await sleep(200)
+      // Drop the pub/sub connection and keep Redis busy while ioredis reconnects and resubscribes.
+      await holderClient.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+      await sleep(5)
+      server.pause()
+      await sleep(300)
+      server.resume()
+      await sleep(300)
+      await held.release()
+      const lease = await waiting
+      await lease.release()
+      await sleep(100)
+      expect(unhandled).toEqual([])
+      await holders.close()
+      await waiters.close()
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+      holderClient.disconnect()
+      waiterClient.disconnect()
+      await server.stop()
+    }
+  })
+})

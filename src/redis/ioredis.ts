@@ -48,7 +48,10 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
       // enableReadyCheck off: ioredis writes SUBSCRIBE (a command allowed while loading) during its
       // INFO ready check; the connection enters subscriber mode, INFO fails, ioredis reconnects and
       // the channel is silently lost. A pub/sub connection has nothing to wait for anyway.
-      const overrides = { disconnectTimeout: 0, lazyConnect: false, enableReadyCheck: false }
+      // commandTimeout off: ioredis resubscribes after a reconnect without handling the promise, so
+      // a timed-out resubscribe would be an unhandled rejection that ends the process. The shared
+      // subscriber's own watchdog (subscriber.ts) covers a connection that stops answering.
+      const overrides = { disconnectTimeout: 0, lazyConnect: false, enableReadyCheck: false, commandTimeout: undefined }
       const sub = client.isCluster ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false }) : client.duplicate(overrides)
       let ready = false
       sub.on('ready', () => {
