@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Backend, LockInfo } from './backend.js'
-import { ClosedError, FencelockError, InvalidArgumentError, isBackendError, LockTimeoutError, RedisError } from './errors.js'
+import { ClosedError, FencelockError, InvalidArgumentError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import { adapterFor, closedClient } from './redis/index.js'
@@ -9,7 +9,7 @@ import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import { quorumBackend } from './quorum/backend.js'
 import { replicatedBackend } from './quorum/replicated.js'
 import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
-import { errorText, WaitQueues, type TryResult, type Waiter } from './wait.js'
+import { attemptError, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface LocksOptions {
   /** An ioredis or node-redis client (single node or cluster). The caller keeps owning it. */
@@ -197,10 +197,9 @@ export class LockSet implements Locks {
       const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
       if (done) this.#waiting.end(resource)
       if ('lease' in first) return first.lease
-      if ('error' in first && first.permanent) throw new RedisError(`Redis refused lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
+      if ('error' in first && first.permanent) throw attemptError(resource, first)
       if (wait === 0) {
-        if ('error' in first && isBackendError(first.error)) throw first.error // typed by the quorum/replicas backend
-        if ('error' in first) throw new RedisError(`Could not reach Redis for lock "${resource}": ${errorText(first.error)}`, { cause: first.error })
+        if ('error' in first) throw attemptError(resource, first)
         throw new LockTimeoutError(resource, performance.now() - started)
       }
     }
@@ -237,8 +236,7 @@ export class LockSet implements Locks {
     this.#checkOpen()
     const result = await this.#try(resource, ttl, '', autoExtend)
     if ('lease' in result) return result.lease
-    if ('error' in result && isBackendError(result.error)) throw result.error // typed by the quorum/replicas backend
-    if ('error' in result) throw new RedisError(`Could not acquire lock "${resource}": ${errorText(result.error)}`, { cause: result.error })
+    if ('error' in result) throw attemptError(resource, result)
     return null
   }
 

@@ -296,7 +296,7 @@ export class WaitQueues {
         // is awaited no later than the deadline): giving up then is a timeout, not a Redis failure.
         if (result.permanent || performance.now() < waiter.deadline - 2) waiter.lastError = result.error
         waiter.failures++
-        if (result.permanent) return this.#settle(waiter, new RedisError(`Redis refused lock "${waiter.resource}": ${errorText(result.error)}`, { cause: result.error }))
+        if (result.permanent) return this.#settle(waiter, attemptError(waiter.resource, result))
         delay = backoff(waiter)
       } else {
         waiter.lastError = undefined
@@ -354,3 +354,13 @@ export class WaitQueues {
 }
 
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+
+/**
+ * The typed error for a failed attempt, in one place: a quorum or replication error as the backend
+ * typed it, otherwise a RedisError whose message says whether Redis refused or could not be reached.
+ */
+export function attemptError(resource: string, failure: { error: unknown; permanent: boolean }): FencelockError {
+  if (isBackendError(failure.error)) return failure.error
+  const what = failure.permanent ? 'Redis refused' : 'Could not acquire'
+  return new RedisError(`${what} lock "${resource}": ${errorText(failure.error)}`, { cause: failure.error })
+}
