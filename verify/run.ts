@@ -191,7 +191,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
 
   const workerTarget = (f: PlannedFault): { slot: Slot; deadline: number | undefined } => {
     // Prefer whoever holds the lock right now: pausing or killing a holder is what tests fencing.
-    const holder = holders.get(resources[f.resource]!.name)
+    const holder = holders.get(resources[f.resource]!.name) ?? [...holders.values()].find((h) => h.read && slots[h.slot]?.child)
     const bySlot = holder && slots[holder.slot]?.child ? slots[holder.slot] : undefined
     const fallback = slots.find((s, i) => i >= f.index && s.child) ?? slots.find((s) => s.child)
     return { slot: (bySlot ?? fallback ?? slots[0])!, deadline: bySlot ? holder?.deadline : undefined }
@@ -203,8 +203,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       case 'pause-worker': {
         // Catch the holder between its read and its write (up to 300 ms): a pause there is the
         // one that makes an unfenced run lose an update, so the control run reliably shows it.
+        // Under load a holder can be between leases for a while: wait up to two ttls for one that
+        // has read (any resource when the planned one has none), so that the pause hits a lease
+        // and not an idle waiter, whatever the machine's speed.
         const name = resources[f.resource]!.name
+        const reading = () => holders.get(name)?.read || [...holders.values()].some((h) => h.read)
         for (let waited = 0; waited < 300 && !holders.get(name)?.read; waited += 2) await sleep(2)
+        for (let waited = 0; waited < options.ttl * 2 && !reading(); waited += 2) await sleep(2)
         const { slot, deadline } = workerTarget(f)
         const child = slot.child
         if (!child) return
@@ -213,7 +218,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
         slot.paused = true
         // Just past the deadline: the next holder is most likely between its read and its write.
         const duration = f.justPast && deadline !== undefined ? Math.max(20, deadline - now()) + f.delayMs : f.duration
-        fault(f, 'start', target, `pid ${child.pid}, ${Math.round(duration)} ms${f.justPast && deadline !== undefined ? `, until ${f.delayMs} ms past its lease's deadline` : ''}`)
+        fault(f, 'start', target, `pid ${child.pid}${deadline === undefined ? ' (holds no lease)' : ''}, ${Math.round(duration)} ms${f.justPast && deadline !== undefined ? `, until ${f.delayMs} ms past its lease's deadline` : ''}`)
         await sleep(duration)
         child.kill('SIGCONT')
         slot.paused = false
