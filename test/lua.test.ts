@@ -1,10 +1,11 @@
 // The Lua scripts tested directly, apart from the API: every return code, the fence floor, and
 // the fair queue's expiry rules.
-import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { resourceKeys } from '../src/keys.js'
 import { scripts, type LuaScript } from '../src/scripts/index.js'
+import { luaSource } from '../scripts/lua-source.mjs'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 describe('script headers', () => {
@@ -20,10 +21,11 @@ describe('script headers', () => {
     expect(header.some((line) => line.startsWith('-- Returns'))).toBe(true)
   })
 
-  it('embeds the current .lua sources', () => {
+  it('embeds the current .lua sources, with their includes expanded', () => {
+    const dir = fileURLToPath(new URL('../src/scripts/', import.meta.url))
     for (const script of Object.values(scripts)) {
-      const onDisk = readFileSync(new URL(`../src/scripts/${script.name}`, import.meta.url), 'utf8')
-      expect(script.source).toBe(onDisk)
+      expect(script.source).toBe(luaSource(dir, script.name))
+      expect(script.source).not.toMatch(/^--#include/m)
     }
   })
 })
@@ -92,6 +94,12 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     await redis.set(k.fence, String(ahead))
     const [, fence] = await acquire('a', 1_000)
     expect(fence).toBe(ahead + 1)
+    // Stored as given out, with the retention (not the clock's value the script tried first).
+    expect(await redis.get(k.fence)).toBe(String(ahead + 1))
+    expect(await redis.pttl(k.fence)).toBeGreaterThan(59_000)
+    await release('a')
+    const [, next] = await acquire('b', 1_000)
+    expect(next).toBe(ahead + 2)
   })
 
   it('the fence stays above the last one when the fence key is gone (restart with no data)', async () => {

@@ -9,19 +9,11 @@
 -- Published on ARGV[2] when the lock is free: as in mutex-release.lua
 -- Returns 1: the waiter was in the queue
 --         0: it was not
+--#include lib/queue.lua
 local removed = redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  local line = redis.call('ZRANGE', KEYS[2], 0, 1)
-  if line[1] then
-    local t = redis.call('TIME')
-    local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    redis.call('ZADD', KEYS[3], 'XX', 'LT', nowMs + tonumber(ARGV[3]), line[1])
-    local message = line[2] and (line[1] .. ' ' .. line[2]) or line[1]
-    local first = string.match(line[1], '^[^:]*')
-    redis.call('PUBLISH', ARGV[2] .. ':' .. first, message)
-    local second = line[2] and string.match(line[2], '^[^:]*')
-    if second and second ~= first then redis.call('PUBLISH', ARGV[2] .. ':' .. second, message) end
-  end
+  local _, nowMs = serverNow()
+  wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
 end
 return removed

@@ -11,22 +11,12 @@
 --   looks again then, instead of the whole line waiting out the holder's ttl.
 -- Returns 1: released
 --         0: not held by this token (expired, or already released): nothing was changed
+--#include lib/queue.lua
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  local t = redis.call('TIME')
-  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', nowMs)
-  for i = 1, #gone do redis.call('ZREM', KEYS[2], gone[i]) end
-  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs) end
-  local line = redis.call('ZRANGE', KEYS[2], 0, 1)
-  if line[1] then
-    redis.call('ZADD', KEYS[3], 'XX', 'LT', nowMs + tonumber(ARGV[3]), line[1])
-    local message = line[2] and (line[1] .. ' ' .. line[2]) or line[1]
-    local first = string.match(line[1], '^[^:]*')
-    redis.call('PUBLISH', ARGV[2] .. ':' .. first, message)
-    local second = line[2] and string.match(line[2], '^[^:]*')
-    if second and second ~= first then redis.call('PUBLISH', ARGV[2] .. ':' .. second, message) end
-  end
+  local _, nowMs = serverNow()
+  pruneQueue(KEYS[2], KEYS[3], nowMs)
+  wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
 end
 return 1

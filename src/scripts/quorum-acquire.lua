@@ -18,21 +18,16 @@
 --         {0, retry, young, run_id, now}: not acquired; retry = ms until it is worth trying again
 --         young = ms until this node counts (0: it counts now); run_id of the server process;
 --         now = server time in us (the client derives queue scores from it, not from its own clock)
+--#include lib/queue.lua
 local info = redis.call('INFO', 'server')
 local uptimeMs = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
 local runId = string.match(info, 'run_id:(%x+)')
 local young = math.max(0, tonumber(ARGV[7]) - uptimeMs)
 
-local t = redis.call('TIME')
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nowMs = math.floor(nowUs / 1000)
+local nowUs, nowMs = serverNow()
 local waiter = ARGV[4]
 
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs)
-  for i = 1, #gone do redis.call('ZREM', KEYS[3], gone[i]) end
-  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs) end
-end
+if redis.call('EXISTS', KEYS[3]) == 1 then pruneQueue(KEYS[3], KEYS[4], nowMs) end
 -- The waiter takes its place before the head is looked up: its score may be the lowest even if
 -- this node hears from it last (scores come from the client, not from arrival here).
 local score = ARGV[6]
@@ -40,13 +35,7 @@ if score == '' then score = string.format('%.0f', nowUs) end
 if waiter ~= '' then redis.call('ZADD', KEYS[3], 'NX', score, waiter) end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
 
--- Joins the queue (or keeps its place): gone after `untilMs` unless it attempts again.
-local function enqueue(untilMs)
-  redis.call('ZADD', KEYS[4], untilMs, waiter)
-  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
-  redis.call('PEXPIREAT', KEYS[3], last)
-  redis.call('PEXPIREAT', KEYS[4], last)
-end
+local function enqueue(untilMs) keepInLine(KEYS[3], KEYS[4], waiter, untilMs) end
 
 -- A retry of an attempt whose reply was lost (the client reuses the token after an error) gets
 -- its grant back, as in mutex-acquire, instead of waiting behind itself.
@@ -58,9 +47,8 @@ end
 
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and (not head or head == waiter) then
-  local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, nowUs)
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+  local fence = nextFence(KEYS[2], nowUs, ARGV[3])
   -- Unlike the single-node mutex, a waiter keeps its place when granted: if the quorum fails and
   -- the grant is undone, it is still first in line here (quorum-commit removes it on success).
   -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.

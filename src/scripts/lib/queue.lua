@@ -1,0 +1,56 @@
+-- lib/queue.lua: the fair queue and the fence, shared by the mutex and quorum scripts (inlined by
+-- scripts/embed-lua.mjs where a script says --#include lib/queue.lua). Keys come in as arguments:
+-- the scripts number their KEYS differently.
+
+-- Server time: microseconds for fences and queue scores, milliseconds for expiries.
+local function serverNow()
+  local t = redis.call('TIME')
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return us, math.floor(us / 1000)
+end
+
+-- Waiters that stopped re-checking (killed, paused, partitioned) lose their place in line.
+local function pruneQueue(queue, expiry, nowMs)
+  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', nowMs)
+  if #gone == 0 then return end
+  for i = 1, #gone, 1000 do redis.call('ZREM', queue, unpack(gone, i, math.min(i + 999, #gone))) end
+  redis.call('ZREMRANGEBYSCORE', expiry, '-inf', nowMs)
+end
+
+-- Keeps `waiter` in line until `untilMs` unless it attempts again; the queue keys live as long
+-- as their longest-lived waiter.
+local function keepInLine(queue, expiry, waiter, untilMs)
+  redis.call('ZADD', expiry, untilMs, waiter)
+  local last = redis.call('ZRANGE', expiry, -1, -1, 'WITHSCORES')[2]
+  redis.call('PEXPIREAT', queue, last)
+  redis.call('PEXPIREAT', expiry, last)
+end
+
+-- The next fence: max(last fence + 1, server time in us), stored for `retention` ms. One SET ...
+-- GET in the common case (the clock is ahead of the last fence); a second SET only when it is not
+-- (several grants within a microsecond, or the server clock stepped back).
+local function nextFence(fenceKey, nowUs, retention)
+  local fence = nowUs
+  local last = tonumber(redis.call('SET', fenceKey, string.format('%.0f', nowUs), 'PX', retention, 'GET') or '0')
+  if last >= nowUs then
+    fence = last + 1
+    redis.call('SET', fenceKey, string.format('%.0f', fence), 'PX', retention)
+  end
+  return fence
+end
+
+-- Wakes the first waiter in line (the lock is free): it keeps its place only `grace` ms unless it
+-- comes. The message names it and the one after it, who is on standby: if the first is dead it
+-- loses its place after the grace, and the standby looks again then, instead of the whole line
+-- waiting out a ttl. A waiter id is "<instance>:<n>"; the message goes to "<channel>:<instance>"
+-- only, so no other process is woken for nothing.
+local function wakeNext(queue, expiry, channel, grace, nowMs)
+  local line = redis.call('ZRANGE', queue, 0, 1)
+  if not line[1] then return end
+  redis.call('ZADD', expiry, 'XX', 'LT', nowMs + grace, line[1])
+  local message = line[2] and (line[1] .. ' ' .. line[2]) or line[1]
+  local first = string.match(line[1], '^[^:]*')
+  redis.call('PUBLISH', channel .. ':' .. first, message)
+  local second = line[2] and string.match(line[2], '^[^:]*')
+  if second and second ~= first then redis.call('PUBLISH', channel .. ':' .. second, message) end
+end
