@@ -152,14 +152,14 @@ export class Lease implements AsyncDisposable {
     this.#clearTimers()
     this.#driver.settled(this)
     const releasing = this.#driver.release(this)
-    releasing.catch(() => {}) // may settle after the timeout below
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), limit)
-    })
     let outcome: boolean | 'timeout'
     try {
-      outcome = await Promise.race([releasing, timeout])
+      // The reply or the limit, whichever comes first; a reply after the limit is dropped.
+      outcome = await new Promise<boolean | 'timeout'>((resolve, reject) => {
+        timer = setTimeout(resolve, limit, 'timeout')
+        releasing.then(resolve, reject)
+      })
     } catch (err) {
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
     } finally {

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import type { Backend, LockInfo } from './backend.js'
+import type { Attempt, Backend, LockInfo } from './backend.js'
 import { ClosedError, FencelockError, InvalidArgumentError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
 import { isPermanentReplyError } from './redis/adapter.js'
@@ -285,11 +285,12 @@ export class LockSet implements Locks {
     let timer: NodeJS.Timeout | undefined
     let late = false
     const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), limit)
-    })
     try {
-      const outcome = await Promise.race([attempt, timeout])
+      // The reply or the limit, whichever comes first (one promise: this is the hot path).
+      const outcome = await new Promise<Attempt | 'timeout'>((resolve, reject) => {
+        timer = setTimeout(resolve, limit, 'timeout')
+        attempt.then(resolve, reject)
+      })
       if (outcome === 'timeout') {
         late = true
         return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms`), permanent: false }
