@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Attempt, Backend, LockInfo } from './backend.js'
-import { ClosedError, FencelockError, InvalidArgumentError, LockTimeoutError, RedisError } from './errors.js'
+import { ClosedError, FencelockError, InvalidArgumentError, LockLostError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import { adapterFor, closedClient } from './redis/index.js'
@@ -8,7 +8,7 @@ import { mutexBackend } from './primitives/mutex.js'
 import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import { quorumBackend } from './quorum/backend.js'
 import { replicatedBackend } from './quorum/replicated.js'
-import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkToken, checkTtl, checkWait, MAX_TTL } from './validate.js'
 import { attemptError, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface LocksOptions {
@@ -72,6 +72,19 @@ export interface Locks {
   tryAcquire(resource: string, options?: Omit<AcquireOptions, 'wait' | 'signal'>): Promise<Lease | null>
   /** Acquires, runs `fn` with the lease auto-extended, and releases whatever happens. */
   withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /**
+   * Releases the lock held under `token` (a lease's `token`, kept elsewhere: another process, a
+   * job record, the CLI's output). Resolves true if this call released it, false if that token no
+   * longer held it (expired, released, taken over); the next waiter is woken as after
+   * `lease.release()`.
+   */
+  release(resource: string, token: string): Promise<boolean>
+  /**
+   * Pushes the expiry of the lock held under `token` to `ttl` ms from now (default: the
+   * instance's ttl). Resolves true if extended, false if that token no longer holds it. Count the
+   * new validity from before the call: the lock may end `ttl` ms after the request was sent.
+   */
+  extend(resource: string, token: string, ttl?: number): Promise<boolean>
   /** Holder, fence, remaining ttl and waiters of a resource. */
   inspect(resource: string): Promise<LockInfo>
   /** Rejects pending waits, stops auto-extension, closes the pub/sub connection. Leaves the client open. */
@@ -80,6 +93,7 @@ export interface Locks {
 }
 
 const DAY = 86_400_000
+const NO_REPLY = Symbol('no reply')
 
 /**
  * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
@@ -252,6 +266,36 @@ export class LockSet implements Locks {
     }
   }
 
+  async release(resource: string, token: string): Promise<boolean> {
+    checkResource(resource)
+    checkToken(token)
+    this.#checkOpen()
+    // A lease of this instance: release it as such, so its timers stop and its state is right.
+    const local = this.#leaseOf(resource, token)
+    if (local) return local.release()
+    // Bounded like lease.release(): a Redis that does not answer must not hold the caller forever.
+    return this.#bounded(`release lock "${resource}"`, Math.min(this.#defaults.ttl, 10_000), this.#backend.release(resource, token))
+  }
+
+  async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
+    checkResource(resource)
+    checkToken(token)
+    const ms = ttl === undefined ? this.#defaults.ttl : checkTtl(ttl, 'ttl', this.#backend.maxTtl)
+    this.#checkOpen()
+    const local = this.#leaseOf(resource, token)
+    if (local) {
+      try {
+        await local.extend(ms)
+        return true
+      } catch (err) {
+        if (err instanceof LockLostError) return false
+        throw err
+      }
+    }
+    // A reply later than the new ttl minus drift extends nothing the caller can count on.
+    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), this.#backend.extend(resource, token, ms))
+  }
+
   async inspect(resource: string): Promise<LockInfo> {
     checkResource(resource)
     this.#checkOpen()
@@ -264,6 +308,29 @@ export class LockSet implements Locks {
     this.#waiting.closeAll(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
     for (const lease of [...this.#leases]) lease.abandon('closed')
     if (this.#retained) await this.#backend.wake.release()
+  }
+
+  #leaseOf(resource: string, token: string): Lease | undefined {
+    for (const lease of this.#leases) if (lease.token === token && lease.resource === resource) return lease
+    return undefined
+  }
+
+  /** `work`, or a typed error if it fails or has no answer within `limit` ms. */
+  async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const outcome = await new Promise<T | typeof NO_REPLY>((resolve, reject) => {
+        timer = setTimeout(resolve, Math.max(1, limit), NO_REPLY)
+        work.then(resolve, reject)
+      })
+      if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis within ${Math.round(limit)} ms: could not ${what}`)
+      return outcome
+    } catch (err) {
+      if (err instanceof FencelockError) throw err
+      throw new RedisError(`Could not ${what}: ${(err as Error)?.message ?? err}`, { cause: err })
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   #checkOpen(): void {

@@ -12,6 +12,8 @@ const show = (value: unknown): string => {
   return Object.prototype.toString.call(value)
 }
 
+export const MAX_TOKEN_LENGTH = 256
+
 export function checkTtl(value: unknown, name = 'ttl', max = MAX_TTL): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
     throw new InvalidArgumentError(
@@ -36,6 +38,14 @@ export function checkResource(value: unknown): string {
     throw new InvalidArgumentError(
       `Expected \`resource\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}`,
     )
+  }
+  return value
+}
+
+/** A lease token given back by the caller (`lease.token`, or the CLI's output). */
+export function checkToken(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TOKEN_LENGTH) {
+    throw new InvalidArgumentError(`Expected \`token\` to be a lease's token (a non-empty string of at most ${MAX_TOKEN_LENGTH} characters), got ${show(value)}`)
   }
   return value
 }

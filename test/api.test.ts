@@ -297,6 +297,53 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     await Promise.all(leases.map((l) => l.release()))
   })
 
+  it('releases and extends by token from another instance, and only with the holder token', async () => {
+    const resource = name('by-token')
+    // The lease lives in one instance; another one (as in another process) knows only its token.
+    const other = createLocks({ redis: conn.client, ttl: 5_000, wait: 5_000 })
+    try {
+      const lease = await locks.acquire(resource, { ttl: 1_000 })
+      expect(await other.extend(resource, 'not-the-token', 5_000)).toBe(false)
+      expect(await other.release(resource, 'not-the-token')).toBe(false)
+      expect(await other.extend(resource, lease.token, 5_000)).toBe(true)
+      const info = await locks.inspect(resource)
+      expect(info.token).toBe(lease.token)
+      expect(info.ttl).toBeGreaterThan(4_000)
+      // A waiter is woken by a release by token just as by lease.release().
+      const started = performance.now()
+      const waiting = locks.acquire(resource, { wait: 4_000 })
+      await sleep(100)
+      expect(await other.release(resource, lease.token)).toBe(true)
+      const next = await waiting
+      expect(performance.now() - started).toBeLessThan(3_000)
+      expect(next.fence).toBeGreaterThan(lease.fence)
+      // The old token no longer holds it: neither call touches the new holder's lock.
+      expect(await other.release(resource, lease.token)).toBe(false)
+      expect(await other.extend(resource, lease.token)).toBe(false)
+      expect((await locks.inspect(resource)).token).toBe(next.token)
+      // The same instance's lease, released by token, is settled as a lease: a later
+      // lease.release() reports false, its signal does not abort.
+      expect(await locks.release(resource, next.token)).toBe(true)
+      expect(await next.release()).toBe(false)
+      expect(next.signal.aborted).toBe(false)
+      expect((await locks.inspect(resource)).held).toBe(false)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('extend by token on a lease of the same instance moves its deadline', async () => {
+    const resource = name('by-token-local')
+    const lease = await locks.acquire(resource, { ttl: 500 })
+    const before = lease.deadline
+    expect(await locks.extend(resource, lease.token, 3_000)).toBe(true)
+    expect(lease.deadline).toBeGreaterThan(before + 2_000)
+    await sleep(700)
+    expect(lease.signal.aborted).toBe(false)
+    expect(await lease.release()).toBe(true)
+    expect(await locks.extend(resource, lease.token)).toBe(false)
+  })
+
   it('rejects bad input before any Redis call, naming the value', async () => {
     const cases: [() => Promise<unknown>, RegExp][] = [
       [() => locks.acquire('r', { ttl: 0 }), /ttl.*got 0/],
@@ -311,6 +358,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
       [() => locks.acquire('r', { signal: {} as AbortSignal }), /signal/],
       [() => locks.tryAcquire('r', { ttl: Number.POSITIVE_INFINITY }), /ttl.*got Infinity/],
       [() => locks.withLock('r', 'nope' as unknown as () => void), /fn.*got "nope"/],
+      [() => locks.release('r', ''), /token.*got ""/],
+      [() => locks.release('', 'token'), /resource.*got ""/],
+      [() => locks.release('r', undefined as unknown as string), /token.*got undefined/],
+      [() => locks.extend('r', 't'.repeat(300)), /token.*at most 256/],
+      [() => locks.extend('r', 'token', 0), /ttl.*got 0/],
+      [() => locks.extend('r', 'token', Number.NaN), /ttl.*got NaN/],
       [() => fencedSet(conn.client, 'k', 'v', -1), /fence.*got -1/],
       [() => fencedSet(conn.client, 'k', 'v', 2 ** 60), /fence.*got/],
     ]
@@ -378,6 +431,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     // The lease counts as lost, but releasing it still deletes the lock it held.
     expect(await holder.release()).toBe(false)
     await expect(own.inspect(resource)).rejects.toBeInstanceOf(ClosedError)
+    await expect(own.release(resource, 'some-token')).rejects.toBeInstanceOf(ClosedError)
+    await expect(own.extend(resource, 'some-token')).rejects.toBeInstanceOf(ClosedError)
     expect((await locks.inspect(resource)).held).toBe(false)
   })
 })

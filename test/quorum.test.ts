@@ -67,6 +67,20 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     await Promise.all(servers.map((s) => s.stop()))
   })
 
+  it('releases and extends by token on a majority, from another instance', async () => {
+    const lease = await locks.acquire('q-by-token', { ttl: 800 })
+    expect(await other.extend('q-by-token', 'nope', 1_000)).toBe(false)
+    expect(await other.extend('q-by-token', lease.token, 1_000)).toBe(true)
+    const stored = await Promise.all(servers.map(async (s) => Number(await s.cli('PTTL', 'fencelock:{q-by-token}:L'))))
+    expect(stored.filter((pttl) => pttl > 850).length).toBeGreaterThanOrEqual(2)
+    expect(await other.release('q-by-token', lease.token)).toBe(true)
+    expect((await locks.inspect('q-by-token')).held).toBe(false)
+    expect(await other.release('q-by-token', lease.token)).toBe(false)
+    const next = await other.acquire('q-by-token', { wait: 0 })
+    expect(next.fence).toBeGreaterThan(lease.fence)
+    await next.release()
+  })
+
   it('rejects a ttl above maxTtl, a duplicate client and replicas in quorum mode', async () => {
     expect(() => createLocks({ redis: [], maxTtl: MAX_TTL })).toThrow(InvalidArgumentError)
     await expect(locks.acquire('q:ttl', { ttl: MAX_TTL + 1 })).rejects.toThrow(/no larger than 1000/)

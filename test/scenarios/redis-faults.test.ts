@@ -2,7 +2,7 @@
 // with no data, a key that expires early (server clock jump) or is evicted. Fences must still
 // grow, and the old holder must learn that it lost the lock.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
+import { createLocks, fencedSet, FencelockError, LockLostError, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
@@ -186,6 +186,34 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       }
       expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBeInstanceOf(LockLostError)
       expect(lease.signal.aborted).toBe(true)
+    })
+
+    it('12. Redis paused during release and extend by token: both reject with RedisError within their bound instead of hanging', async () => {
+      setup('by-token-down')
+      const lease = await locks.acquire('by-token-down', { ttl: 5_000 })
+      const byToken = createLocks({ redis: other.raw, prefix, ttl: 600 })
+      const results: unknown[] = []
+      const started = performance.now()
+      try {
+        redis.pause()
+        const pending = 'still pending'
+        const bounded = (p: Promise<unknown>) => Promise.race([p.then((v) => v, (err: unknown) => err), sleep(2_000).then(() => pending)])
+        // Bounds: the instance's ttl for a release, the new ttl minus drift for an extension.
+        results.push(await bounded(byToken.release('by-token-down', lease.token)))
+        results.push(await bounded(byToken.extend('by-token-down', lease.token, 500)))
+      } finally {
+        redis.resume()
+        await closeQuietly([byToken])
+      }
+      const elapsed = Math.round(performance.now() - started)
+      for (const result of results) {
+        expect(result, `after ${elapsed} ms`).toBeInstanceOf(FencelockError)
+        expect((result as FencelockError).code).toBe('REDIS_ERROR')
+      }
+      // The release reached Redis and runs once it resumes (the caller was told its outcome is
+      // unknown): the lock ends free, and the lease's own release finds it gone.
+      await waitUntil('the queued release ran after the resume', async () => !(await locks.inspect('by-token-down')).held, 3_000)
+      expect(await lease.release()).toBe(false)
     })
 
     it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
