@@ -53,6 +53,11 @@ describe('fencelock command line', () => {
     [['inspect', 'job', '--bogus'], "Unknown option '--bogus'"],
     [['run', 'job', 'ls', '-l'], "Unknown option '-l': put the command to run after --"],
     [[], 'Missing command'],
+    [['release', 'job'], 'Missing <token>'],
+    [['release', 'job', 'tok', 'more'], 'Unexpected argument "more"'],
+    [['release', 'job', 'tok', '--ttl', '5s'], 'Option --ttl does not apply to release'],
+    [['extend', 'job', 'tok', '--wait', '5s'], 'Option --wait does not apply to extend'],
+    [['extend', 'job', 'tok', '--ttl', 'soon'], 'Invalid --ttl value "soon"'],
   ])('rejects %j', (args, message) => {
     expect(() => parseCommandLine(args, {})).toThrow(UsageError)
     expect(() => parseCommandLine(args, {})).toThrow(message)
@@ -134,6 +139,24 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const busy = await on('acquire', 'inspect-me', '--wait', '0')
     expect(busy.code).toBe(1)
     expect(busy.stderr).toContain('Timed out after')
+  })
+
+  it('release and extend take the token that acquire printed; a wrong or stale token exits 1 and changes nothing', async () => {
+    const acquired = await on('acquire', 'by-token', '--ttl', '2s', '--json')
+    const { token, fence } = JSON.parse(acquired.stdout) as { token: string; fence: number }
+    const wrong = await on('release', 'by-token', 'not-the-token')
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain('not held by that token')
+    expect(await inspect('by-token')).toMatchObject({ held: true, token })
+
+    expect((await on('extend', 'by-token', token, '--ttl', '60s')).code).toBe(0)
+    expect((await inspect('by-token')).ttl).toBeGreaterThan(30_000)
+    expect(await on('release', 'by-token', token)).toEqual({ code: 0, stdout: '', stderr: '' })
+    expect(await inspect('by-token')).toMatchObject({ held: false, fence })
+
+    expect((await on('release', 'by-token', token)).code).toBe(1)
+    expect((await on('extend', 'by-token', token)).code).toBe(1)
+    expect(await inspect('by-token')).toMatchObject({ held: false })
   })
 
   it('run passes resource, fence and token to the command, exits with its code and releases', async () => {

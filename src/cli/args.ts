@@ -17,6 +17,8 @@ export type Command =
   | { name: 'inspect'; connection: Connection; resource: string; json: boolean }
   | { name: 'acquire'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; json: boolean }
   | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; command: string[] }
+  | { name: 'release'; connection: Connection; resource: string; token: string }
+  | { name: 'extend'; connection: Connection; resource: string; token: string; ttl: number | undefined }
 
 export const USAGE = `Usage: fencelock <command> <resource> [options]
 
@@ -28,13 +30,14 @@ Commands:
                                          release it. The command gets FENCELOCK_RESOURCE,
                                          FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment
   acquire <resource> [options]           Take the lock and print its token and fence; it is not
-                                         extended and expires after --ttl (there is no release
-                                         command: the public API cannot release by token)
+                                         extended and expires after --ttl unless released
+  release <resource> <token>             Release the lock held under <token> (from acquire)
+  extend <resource> <token> [--ttl]      Push its expiry to --ttl from now
 
 Options:
   --redis <url>    Redis server (default: $REDIS_URL, else redis://127.0.0.1:6379)
   --prefix <text>  Prefix of every key (default: fencelock:)
-  --ttl <time>     run, acquire: lease ttl in ms, or 500ms, 30s, 5m (default: 10s)
+  --ttl <time>     run, acquire, extend: lease ttl in ms, or 500ms, 30s, 5m (default: 10s)
   --wait <time>    run, acquire: how long to wait for the lock, or Infinity (default: 15s)
   --json           inspect, acquire: print JSON
   -h, --help       Show this help
@@ -42,7 +45,8 @@ Options:
 
 Exit status:
   0    done (run: the command exited with 0)
-  1    the lock was not acquired within --wait, or Redis failed
+  1    the lock was not acquired within --wait (release, extend: <token> does not hold
+       it), or Redis failed
   2    bad usage
   75   run: the lock was lost while the command ran; the command was sent SIGTERM
   126  run: the command could not be executed; 127: it was not found
@@ -51,7 +55,8 @@ Exit status:
 
 Examples:
   fencelock run nightly-backup --ttl 30s --wait 0 -- ./backup.sh --full
-  fencelock inspect nightly-backup --json`
+  fencelock inspect nightly-backup --json
+  eval "$(fencelock acquire report --ttl 5m)" && make report; fencelock release report "$token"`
 
 const DEFAULT_REDIS = 'redis://127.0.0.1:6379'
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000 }
@@ -118,16 +123,17 @@ export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = proces
   const before = tokens.flatMap((t) => (t.kind === 'positional' && t.index < terminator ? [t.value] : []))
   const after = terminator === Infinity ? [] : args.slice(terminator + 1)
   const [name, resource, ...rest] = before
-  if (name === undefined) throw new UsageError('Missing command: expected inspect, run or acquire')
+  const names = ['inspect', 'run', 'acquire', 'release', 'extend'] as const
+  const expected = 'expected inspect, run, acquire, release or extend'
+  if (name === undefined) throw new UsageError(`Missing command: ${expected}`)
   if (name === 'help') return { name: 'help' }
-  if (name !== 'inspect' && name !== 'run' && name !== 'acquire') {
-    throw new UsageError(`Unknown command ${JSON.stringify(name)}: expected inspect, run or acquire`)
-  }
+  const isName = (value: string): value is (typeof names)[number] => (names as readonly string[]).includes(value)
+  if (!isName(name)) throw new UsageError(`Unknown command ${JSON.stringify(name)}: ${expected}`)
   if (resource === undefined || resource === '') {
     throw new UsageError(`Missing <resource>: usage: fencelock ${name} <resource>${name === 'run' ? ' -- <command> [args...]' : ''}`)
   }
 
-  const allowed: Record<string, readonly string[]> = { inspect: ['json'], acquire: ['ttl', 'wait', 'json'], run: ['ttl', 'wait'] }
+  const allowed: Record<string, readonly string[]> = { inspect: ['json'], acquire: ['ttl', 'wait', 'json'], run: ['ttl', 'wait'], release: [], extend: ['ttl'] }
   for (const option of ['ttl', 'wait', 'json'] as const) {
     if (values[option] !== undefined && !allowed[name]!.includes(option)) throw new UsageError(`Option --${option} does not apply to ${name}`)
   }
@@ -144,6 +150,12 @@ export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = proces
     const command = after.length > 0 ? after : rest
     if (command.length === 0 || command[0] === '') throw new UsageError('Missing command to run: usage: fencelock run <resource> -- <command> [args...]')
     return { name, connection, resource, ttl, wait, command }
+  }
+  if (name === 'release' || name === 'extend') {
+    const [token, ...extra] = rest
+    if (token === undefined || token === '') throw new UsageError(`Missing <token>: usage: fencelock ${name} <resource> <token> (the token that acquire printed)`)
+    if (extra.length > 0 || after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(extra[0] ?? after[0])}`)
+    return name === 'release' ? { name, connection, resource, token } : { name, connection, resource, token, ttl }
   }
   if (rest.length > 0 || after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0] ?? after[0])}`)
   return name === 'inspect' ? { name, connection, resource, json } : { name, connection, resource, ttl, wait, json }

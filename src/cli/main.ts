@@ -104,6 +104,16 @@ async function execute(command: Exclude<Command, { name: 'help' | 'version' }>, 
       print(command.json ? JSON.stringify({ resource, token, fence, ttl }) : `token=${token} fence=${fence} ttl=${ttl}`)
       return 0
     }
+    case 'release': {
+      const released = await locks.release(command.resource, command.token)
+      if (!released) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
+      return released ? 0 : 1
+    }
+    case 'extend': {
+      const extended = await locks.extend(command.resource, command.token, command.ttl)
+      if (!extended) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
+      return extended ? 0 : 1
+    }
     case 'run': {
       const lease = await acquire(locks, command.resource, { ...options(command.ttl, command.wait), autoExtend: true })
       const code = await runHolding(lease, command.command, log)
