@@ -1,0 +1,117 @@
+// Network partitions made in the kernel, not by a proxy: Redis runs in a network namespace of its
+// own, and a qdisc on both ends of the veth link drops every packet, so TCP connections stay open,
+// retransmit, and recover when the link heals (as when a cable or a switch fails).
+// DESIGN.md 7 (holder cut off: alone, and from a quorum's majority) and 10 (a waiter that missed
+// the release still gets the lock within a ttl once it can talk to Redis again).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, type Lease, type LockLostError, type Locks } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { createNetnsHost, requireNetnsOrSkip, type NetnsHost } from '../support/netns.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix } from './fixtures/util.js'
+
+const lostAt = (lease: Lease) =>
+  new Promise<{ at: number; reason: string | undefined }>((resolve) =>
+    lease.signal.addEventListener('abort', () => resolve({ at: performance.now(), reason: (lease.signal.reason as LockLostError).reason }), { once: true }),
+  )
+
+describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in the kernel (network namespace, every packet dropped)', () => {
+  let host: NetnsHost
+  let server: { url: string; stop(): Promise<void> }
+  beforeAll(async () => {
+    host = await createNetnsHost()
+    server = await host.startRedis()
+  })
+  afterAll(async () => {
+    await host?.destroy()
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    let clients: TestClient[] = []
+    let instances: Locks[] = []
+    afterEach(async () => {
+      host.heal()
+      await closeQuietly(instances)
+      await Promise.all(clients.map((c) => c.disconnect()))
+      clients = []
+      instances = []
+    })
+    const open = async (prefix: string, ttl: number): Promise<Locks> => {
+      const client = await adapter.connect(server.url)
+      clients.push(client)
+      const locks = createLocks({ redis: client.raw, prefix, ttl })
+      instances.push(locks)
+      return locks
+    }
+
+    it('7. holder cut off while auto-extending: its signal aborts by its deadline; after the heal a rival gets a larger fence and the old release leaves it alone', async () => {
+      const prefix = uniquePrefix('netns-cut')
+      const locks = await open(prefix, 900)
+      const rival = await open(prefix, 900)
+      const lease = await locks.acquire('cut', { autoExtend: true })
+      const lost = lostAt(lease)
+      await sleep(400) // one renewal went through
+      host.cut()
+      const { at, reason } = await lost
+      expect(at).toBeLessThanOrEqual(lease.deadline + 100)
+      expect(['unreachable', 'expired']).toContain(reason)
+      host.heal()
+      const next = await rival.acquire('cut', { wait: 8_000 })
+      expect(next.fence).toBeGreaterThan(lease.fence)
+      expect(await lease.release().catch(() => false)).toBe(false)
+      expect((await rival.inspect('cut')).token).toBe(next.token)
+      expect(await next.release()).toBe(true)
+    }, 30_000)
+
+    it('10. a waiter cut off while the holder\'s lease ran out gets the lock within a ttl after the heal', async () => {
+      const prefix = uniquePrefix('netns-wait')
+      const locks = await open(prefix, 1_000)
+      const rival = await open(prefix, 1_000)
+      const holder = await locks.acquire('wait') // never released: it expires during the cut
+      const waiting = rival.acquire('wait', { wait: 10_000 })
+      await sleep(200) // queued and asleep
+      host.cut()
+      await sleep(1_500)
+      host.heal()
+      const healed = performance.now()
+      const next = await waiting
+      // TCP retransmits within its backoff (about a second here), then one re-check.
+      expect(performance.now() - healed).toBeLessThan(1_000 + 3_000)
+      expect(next.fence).toBeGreaterThan(holder.fence)
+      expect(await holder.release()).toBe(false)
+      expect(await next.release()).toBe(true)
+    }, 30_000)
+  })
+
+  describe('quorum of 3, two nodes behind the link', () => {
+    let local: RedisProcess
+    let clients: TestClient[] = []
+    let locks: Locks | undefined
+    beforeAll(async () => {
+      local = await startRedis()
+    })
+    afterAll(async () => {
+      host?.heal()
+      await closeQuietly([locks])
+      await Promise.all(clients.map((c) => c.disconnect()))
+      await local?.stop()
+    })
+
+    it('7. holder cut off from the majority: its signal aborts well before its local deadline', async () => {
+      const ioredis = adapters.find((a) => a.name === 'ioredis')!
+      const remote = [server, await host.startRedis()]
+      clients = await Promise.all([local.url, ...remote.map((r) => r.url)].map((url) => ioredis.connect(url)))
+      // A node counts once it has been up for maxTtl: wait that long after starting the last one.
+      locks = createLocks({ redis: clients.map((c) => c.raw), prefix: uniquePrefix('netns-quorum'), maxTtl: 3_000, ttl: 3_000 })
+      await sleep(3_100)
+      const lease = await locks.acquire('cut-quorum', { autoExtend: true, wait: 5_000 })
+      const lost = lostAt(lease)
+      host.cut()
+      const { at } = await lost
+      // The next renewal (a third of the ttl in) cannot reach a majority: the lease is given up
+      // then, not at the deadline about two seconds later.
+      expect(at).toBeLessThan(lease.deadline - 500)
+      host.heal()
+    }, 30_000)
+  })
+})
