@@ -85,7 +85,7 @@ export interface Locks {
    * new validity from before the call: the lock may end `ttl` ms after the request was sent.
    */
   extend(resource: string, token: string, ttl?: number): Promise<boolean>
-  /** Holder, fence, remaining ttl and waiters of a resource. */
+  /** Holder, fence, remaining ttl and waiters of a resource (rejects with `RedisError` if Redis does not answer within the ttl, at most 10 s). */
   inspect(resource: string): Promise<LockInfo>
   /** Rejects pending waits, stops auto-extension, closes the pub/sub connection. Leaves the client open. */
   close(): Promise<void>
@@ -299,7 +299,7 @@ export class LockSet implements Locks {
   async inspect(resource: string): Promise<LockInfo> {
     checkResource(resource)
     this.#checkOpen()
-    return this.#backend.inspect(resource)
+    return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#defaults.ttl, 10_000), this.#backend.inspect(resource))
   }
 
   async close(): Promise<void> {

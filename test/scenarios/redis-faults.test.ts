@@ -188,7 +188,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(lease.signal.aborted).toBe(true)
     })
 
-    it('12. Redis paused during release and extend by token: both reject with RedisError within their bound instead of hanging', async () => {
+    it('12. Redis paused during release and extend by token and inspect: each rejects with RedisError within its bound instead of hanging', async () => {
       setup('by-token-down')
       const lease = await locks.acquire('by-token-down', { ttl: 5_000 })
       const byToken = createLocks({ redis: other.raw, prefix, ttl: 600 })
@@ -198,9 +198,10 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         redis.pause()
         const pending = 'still pending'
         const bounded = (p: Promise<unknown>) => Promise.race([p.then((v) => v, (err: unknown) => err), sleep(2_000).then(() => pending)])
-        // Bounds: the instance's ttl for a release, the new ttl minus drift for an extension.
+        // Bounds: the instance's ttl for a release and inspect, the new ttl minus drift for an extension.
         results.push(await bounded(byToken.release('by-token-down', lease.token)))
         results.push(await bounded(byToken.extend('by-token-down', lease.token, 500)))
+        results.push(await bounded(byToken.inspect('by-token-down')))
       } finally {
         redis.resume()
         await closeQuietly([byToken])
