@@ -142,7 +142,8 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
   })
 
   it('release and extend take the token that acquire printed; a wrong or stale token exits 1 and changes nothing', async () => {
-    const acquired = await on('acquire', 'by-token', '--ttl', '2s', '--json')
+    // A long ttl: every CLI call is a fresh process (about a second each on a loaded machine).
+    const acquired = await on('acquire', 'by-token', '--ttl', '20s', '--json')
     const { token, fence } = JSON.parse(acquired.stdout) as { token: string; fence: number }
     const wrong = await on('release', 'by-token', 'not-the-token')
     expect(wrong.code).toBe(1)
