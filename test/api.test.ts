@@ -302,7 +302,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     // The lease lives in one instance; another one (as in another process) knows only its token.
     const other = createLocks({ redis: conn.client, ttl: 5_000, wait: 5_000 })
     try {
-      const lease = await locks.acquire(resource, { ttl: 1_000 })
+      const lease = await locks.acquire(resource, { ttl: 3_000 })
       expect(await other.extend(resource, 'not-the-token', 5_000)).toBe(false)
       expect(await other.release(resource, 'not-the-token')).toBe(false)
       expect(await other.extend(resource, lease.token, 5_000)).toBe(true)
@@ -334,11 +334,11 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
 
   it('extend by token on a lease of the same instance moves its deadline', async () => {
     const resource = name('by-token-local')
-    const lease = await locks.acquire(resource, { ttl: 500 })
+    const lease = await locks.acquire(resource, { ttl: 1_000 })
     const before = lease.deadline
-    expect(await locks.extend(resource, lease.token, 3_000)).toBe(true)
+    expect(await locks.extend(resource, lease.token, 4_000)).toBe(true)
     expect(lease.deadline).toBeGreaterThan(before + 2_000)
-    await sleep(700)
+    await sleep(1_200)
     expect(lease.signal.aborted).toBe(false)
     expect(await lease.release()).toBe(true)
     expect(await locks.extend(resource, lease.token)).toBe(false)

@@ -53,7 +53,8 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
       await sleep(400) // one renewal went through
       host.cut()
       const { at, reason } = await lost
-      expect(at).toBeLessThanOrEqual(lease.deadline + 100)
+      // The expiry timer's own lateness on a loaded machine is the only slack.
+      expect(at).toBeLessThanOrEqual(lease.deadline + 300)
       expect(['unreachable', 'expired']).toContain(reason)
       host.heal()
       const next = await rival.acquire('cut', { wait: 8_000 })
