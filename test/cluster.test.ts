@@ -111,7 +111,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
 
     it('keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
       const resource = `c:${name}:moved`
-      const lease = await locks.acquire(resource)
+      const lease = await locks.acquire(resource, { ttl: 10_000 })
       const slot = slotOfTag(resource)
       const from = await owner(resource)
       const to = cluster.nodes.find((n) => n !== from)!
@@ -126,20 +126,24 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       await next.release()
     })
 
-    it('keeps working while the slot migrates (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
+    it('keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
       const resource = `c:${name}:ask`
       const neighbour = sameSlotAs(resource) // no keys yet: its commands are sent on with ASK
-      const lease = await locks.acquire(resource)
+      const lease = await locks.acquire(resource, { ttl: 10_000 })
       const slot = slotOfTag(resource)
       const from = await owner(resource)
       const to = cluster.nodes.find((n) => n !== from)!
       await cluster.beginMigration(slot, to)
       // Until the keys move, scripts whose keys are partly on the source get TRYAGAIN: the clients
       // retry (node-redis through the adapter) while the migration goes on.
-      const extended = lease.extend(2_000).then(() => lease.release())
-      const waited = other.acquire(resource, { wait: 5_000 })
-      const fresh = locks.acquire(neighbour, { wait: 5_000 })
-      await sleep(300)
+      // Settled into values: they are awaited only after the migration.
+      const settle = <T,>(p: Promise<T>) => p.then((value) => value, (err: unknown) => err)
+      const extended = settle(lease.extend(10_000).then(() => lease.release()))
+      const waited = other.acquire(resource, { wait: 8_000 })
+      const fresh = locks.acquire(neighbour, { wait: 8_000 })
+      // Longer than the clients' own TRYAGAIN retries (ioredis: 16 x 100 ms): a big slot, or a
+      // loaded machine, keeps a slot migrating for seconds.
+      await sleep(2_500)
       await cluster.finishMigration(slot, to)
       expect(await extended).toBe(true)
       const next = await waited

@@ -46,3 +46,27 @@ export function isPermanentReplyError(err: unknown): boolean {
   const replyish = err.name === 'ReplyError' || err.name === 'ErrorReply' || err.name === 'SimpleError'
   return replyish && !/^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|READONLY|MASTERDOWN|MOVED|ASK|NOREPLICAS)/.test(err.message)
 }
+
+/** How long a cluster call keeps retrying TRYAGAIN (a slot migrating under it), in ms. */
+export const TRYAGAIN_BUDGET = 10_000
+
+/**
+ * While a slot migrates, a multi-key command (every script here) whose keys are only partly on the
+ * source node gets TRYAGAIN before anything runs: the lock key is there, the queue keys (often
+ * absent) count as moved. That lasts until the whole slot has moved, which on a big slot or a
+ * loaded machine takes longer than the clients' own retries (ioredis: 16 x 100 ms; node-redis:
+ * none). Retry every 100 ms for up to TRYAGAIN_BUDGET ms; every caller bounds its own wait anyway.
+ */
+export async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
+  const giveUpAt = performance.now() + TRYAGAIN_BUDGET
+  for (;;) {
+    try {
+      return await send()
+    } catch (err) {
+      // ioredis reports its exhausted retries as "Too many Cluster redirections" (the last of them
+      // may be the MOVED that ends the migration): a new call starts with a fresh budget.
+      if (!(err instanceof Error) || !/TRYAGAIN|Too many Cluster redirections/.test(err.message) || performance.now() >= giveUpAt) throw err
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}

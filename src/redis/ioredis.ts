@@ -1,5 +1,5 @@
 import type { LuaScript } from '../scripts/index.js'
-import { isNoScript, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { isNoScript, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 
 /** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
 export interface IORedisLike {
@@ -25,22 +25,25 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
   // The first call of each script is an EVAL, which also loads it: an EVALSHA that fails with
   // NOSCRIPT and is resent would otherwise land behind commands sent after it.
   const loaded = new Set<string>()
+  const evalScript = async (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => {
+    if (!loaded.has(script.sha)) {
+      loaded.add(script.sha)
+      return client.eval(script.source, keys.length, ...keys, ...args)
+    }
+    try {
+      return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+    } catch (err) {
+      if (!isNoScript(err)) throw err
+      return client.eval(script.source, keys.length, ...keys, ...args)
+    }
+  }
+  const cluster = client.isCluster === true
   return {
     kind: 'ioredis',
-    isCluster: client.isCluster === true,
+    isCluster: cluster,
     isClosed: () => client.status === 'end',
-    async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
-      if (!loaded.has(script.sha)) {
-        loaded.add(script.sha)
-        return client.eval(script.source, keys.length, ...keys, ...args)
-      }
-      try {
-        return await client.evalsha(script.sha, keys.length, ...keys, ...args)
-      } catch (err) {
-        if (!isNoScript(err)) throw err
-        return client.eval(script.source, keys.length, ...keys, ...args)
-      }
-    },
+    // A cluster client gives up on TRYAGAIN after its own 16 retries: keep going (see retryTryAgain).
+    evalScript: cluster ? (script, keys, args) => retryTryAgain(() => evalScript(script, keys, args)) : evalScript,
     command: ([name, ...args]) => client.call(name!, ...args),
     async createSubscriber(): Promise<SubscriberConnection> {
       // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process

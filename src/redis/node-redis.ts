@@ -1,5 +1,5 @@
 import type { LuaScript } from '../scripts/index.js'
-import { isNoScript, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { isNoScript, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
 export interface NodeRedisClientLike {
@@ -38,22 +38,6 @@ export function isNodeRedis(client: unknown): client is NodeRedisClientLike | No
 
 const isNodeRedisCluster = (client: NodeRedisClientLike | NodeRedisClusterLike): client is NodeRedisClusterLike =>
   Array.isArray((client as NodeRedisClusterLike).masters)
-
-/**
- * While a slot migrates, a multi-key command (every script here) whose keys are only partly on the
- * source node gets TRYAGAIN, before anything runs. ioredis retries it (every 100 ms, up to 16
- * times); node-redis does not, so without this a release during a reshard would fail.
- */
-async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await send()
-    } catch (err) {
-      if (attempt >= 16 || !(err instanceof Error) || !err.message.startsWith('TRYAGAIN')) throw err
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-}
 
 const stringify = (args: readonly (string | number)[]): string[] => args.map(String)
 
