@@ -45,10 +45,11 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       while (!last.every((a) => a === 'PONG') && performance.now() < deadline) last = await answers()
       if (last.every((a) => a === 'PONG')) return
       const stuck = [client, other].filter((_, i) => last[i] !== 'PONG')
-      if (adapter.name !== 'node-redis') throw new Error(`${adapter.name} clients did not answer within 2 s of the restart`)
-      console.warn(`[fencelock tests] ${stuck.length} node-redis client(s) never reconnected after the restart (redis/node-redis#3346); reopening by hand`)
-      await Promise.all(stuck.map((c) => c.reopen()))
-      await waitUntil(`both ${adapter.name} clients answer after being reopened`, async () => (await answers()).every((a) => a === 'PONG'), 4_000)
+      if (adapter.name === 'node-redis') {
+        console.warn(`[fencelock tests] ${stuck.length} node-redis client(s) never reconnected after the restart (redis/node-redis#3346); reopening by hand`)
+        await Promise.all(stuck.map((c) => c.reopen()))
+      }
+      await waitUntil(`both ${adapter.name} clients answer after the restart`, async () => (await answers()).every((a) => a === 'PONG'), 4_000)
     }
     const setup = (name: string) => {
       prefix = uniquePrefix(name)
