@@ -1,4 +1,5 @@
 import { LockLostError, RedisError, type LockLostReason } from './errors.js'
+import { NO_REPLY, withinLimit } from './limit.js'
 import { checkTtl } from './validate.js'
 
 /** What a primitive supplies to its leases: the Redis side of extend and release. */
@@ -152,20 +153,13 @@ export class Lease implements AsyncDisposable {
     this.#clearTimers()
     this.#driver.settled(this)
     const releasing = this.#driver.release(this)
-    let timer: NodeJS.Timeout | undefined
-    let outcome: boolean | 'timeout'
+    let outcome: boolean | typeof NO_REPLY
     try {
-      // The reply or the limit, whichever comes first; a reply after the limit is dropped.
-      outcome = await new Promise<boolean | 'timeout'>((resolve, reject) => {
-        timer = setTimeout(resolve, limit, 'timeout')
-        releasing.then(resolve, reject)
-      })
+      outcome = await withinLimit(releasing, limit)
     } catch (err) {
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
-    } finally {
-      clearTimeout(timer)
     }
-    if (outcome === 'timeout') throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+    if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
     if (!outcome && wasHeld && !this.#controller.signal.aborted) {
       // Redis no longer had it (restart with no data, eviction, expiry during the call): the lease
       // was lost before this release, and whoever watches the signal must learn it.

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import type { Attempt, Backend, LockInfo } from './backend.js'
+import type { Backend, LockInfo } from './backend.js'
 import { ClosedError, FencelockError, InvalidArgumentError, LockLostError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
+import { NO_REPLY, withinLimit } from './limit.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import { adapterFor, closedClient } from './redis/index.js'
 import { mutexBackend } from './primitives/mutex.js'
@@ -93,7 +94,6 @@ export interface Locks {
 }
 
 const DAY = 86_400_000
-const NO_REPLY = Symbol('no reply')
 
 /**
  * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
@@ -317,20 +317,15 @@ export class LockSet implements Locks {
 
   /** `work`, or a typed error if it fails or has no answer within `limit` ms. */
   async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined
+    let outcome: T | typeof NO_REPLY
     try {
-      const outcome = await new Promise<T | typeof NO_REPLY>((resolve, reject) => {
-        timer = setTimeout(resolve, Math.max(1, limit), NO_REPLY)
-        work.then(resolve, reject)
-      })
-      if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis within ${Math.round(limit)} ms: could not ${what}`)
-      return outcome
+      outcome = await withinLimit(work, Math.max(1, limit))
     } catch (err) {
       if (err instanceof FencelockError) throw err
       throw new RedisError(`Could not ${what}: ${(err as Error)?.message ?? err}`, { cause: err })
-    } finally {
-      clearTimeout(timer)
     }
+    if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis within ${Math.round(limit)} ms: could not ${what}`)
+    return outcome
   }
 
   #checkOpen(): void {
@@ -349,16 +344,11 @@ export class LockSet implements Locks {
     const budget = ttl - this.#driver.drift(ttl)
     // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
     const limit = Math.max(0, Math.min(budget, deadline - start))
-    let timer: NodeJS.Timeout | undefined
     let late = false
     const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
     try {
-      // The reply or the limit, whichever comes first (one promise: this is the hot path).
-      const outcome = await new Promise<Attempt | 'timeout'>((resolve, reject) => {
-        timer = setTimeout(resolve, limit, 'timeout')
-        attempt.then(resolve, reject)
-      })
-      if (outcome === 'timeout') {
+      const outcome = await withinLimit(attempt, limit)
+      if (outcome === NO_REPLY) {
         late = true
         return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms`), permanent: false }
       }
@@ -375,7 +365,6 @@ export class LockSet implements Locks {
       // after a timeout: that attempt is still in flight and its late grant is released below.)
       return { error: err, permanent: isPermanentReplyError(err), token }
     } finally {
-      clearTimeout(timer)
       if (late) {
         attempt.then(
           (outcome) => {
