@@ -4,7 +4,7 @@
 import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, type Locks } from '../src/index.js'
+import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -79,21 +79,28 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     })
 
     const owner = async (resource: string): Promise<RedisProcess> => cluster.nodeForSlot(slotOfTag(resource))
-
-    it('keeps every key of a resource on the node that owns its slot', async () => {
-      const resource = `c:${name}:basic`
-      expect(await cluster.slotOf(`fencelock:{${resource}}:L`)).toBe(slotOfTag(resource))
-      const lease = await locks.acquire(resource)
-      const node = await owner(resource)
+    /** `node` stores the lease's token in the lock key and its fence in the fence key. */
+    const expectStoredOn = async (node: RedisProcess, resource: string, lease: Lease) => {
       expect(await node.cli('GET', `fencelock:{${resource}}:L`)).toBe(lease.token)
       expect(Number(await node.cli('GET', `fencelock:{${resource}}:F`))).toBe(lease.fence)
-      expect(await other.inspect(resource)).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
+    }
+    /** The lease keeps the other client out, extends, releases, and the other client gets a larger fence. */
+    const expectHandsOver = async (resource: string, lease: Lease) => {
       expect(await other.tryAcquire(resource)).toBeNull()
       await lease.extend(2_000)
       expect(await lease.release()).toBe(true)
       const next = await other.acquire(resource)
       expect(next.fence).toBeGreaterThan(lease.fence)
       await next.release()
+    }
+
+    it('keeps every key of a resource on the node that owns its slot', async () => {
+      const resource = `c:${name}:basic`
+      expect(await cluster.slotOf(`fencelock:{${resource}}:L`)).toBe(slotOfTag(resource))
+      const lease = await locks.acquire(resource)
+      await expectStoredOn(await owner(resource), resource, lease)
+      expect(await other.inspect(resource)).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
+      await expectHandsOver(resource, lease)
     })
 
     it('wakes a waiter on another client through cluster pub/sub', async () => {
@@ -116,14 +123,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       const from = await owner(resource)
       const to = cluster.nodes.find((n) => n !== from)!
       await cluster.migrateSlot(slot, to)
-      expect(await to.cli('GET', `fencelock:{${resource}}:L`)).toBe(lease.token)
-      expect(Number(await to.cli('GET', `fencelock:{${resource}}:F`))).toBe(lease.fence)
-      expect(await other.tryAcquire(resource)).toBeNull()
-      await lease.extend(2_000)
-      expect(await lease.release()).toBe(true)
-      const next = await other.acquire(resource)
-      expect(next.fence).toBeGreaterThan(lease.fence)
-      await next.release()
+      await expectStoredOn(to, resource, lease)
+      await expectHandsOver(resource, lease)
     })
 
     it('keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {

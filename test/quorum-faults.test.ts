@@ -14,13 +14,24 @@ const OPTIONS = { maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } }
 
 const teardown: (() => Promise<void>)[] = []
 afterEach(async () => {
-  for (const step of teardown.splice(0).reverse()) { const t = performance.now(); await step().catch(() => {}); if (process.env.DIAG) console.log('step', String(step).slice(0, 80), performance.now() - t) }
+  for (const step of teardown.splice(0).reverse()) await step().catch(() => {})
 })
 
 async function servers(n: number): Promise<RedisProcess[]> {
   const list = await Promise.all(Array.from({ length: n }, () => startRedis()))
   teardown.push(async () => void (await Promise.all(list.map((s) => s.stop()))))
   return list
+}
+
+/** A fault proxy in front of each node, closed after the test. */
+async function proxiesFor(nodes: RedisProcess[]): Promise<FaultProxy[]> {
+  const proxies: FaultProxy[] = []
+  for (const n of nodes) {
+    const proxy = await startFaultProxy({ host: n.host, port: n.port })
+    proxies.push(proxy)
+    teardown.push(() => proxy.close())
+  }
+  return proxies
 }
 
 /** One client per url, alternating ioredis and node-redis. */
@@ -161,12 +172,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
 
   it('counts validity from before the first request: a majority that answers too late gives no lease, and nothing is left behind', async () => {
     const nodes = await servers(3)
-    const proxies: FaultProxy[] = []
-    for (const n of nodes) {
-      const proxy = await startFaultProxy({ host: n.host, port: n.port })
-      proxies.push(proxy)
-      teardown.push(() => proxy.close())
-    }
+    const proxies = await proxiesFor(nodes)
     // Node timeout close to the ttl, so the slow replies are waited for and only validity decides.
     const slow = createLocks({ redis: await clients(proxies.map((p) => p.url)), maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 900 } })
     teardown.push(() => slow.close())
@@ -191,12 +197,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
 
   it("aborts a holder's signal before its deadline when it is cut off from the majority", async () => {
     const nodes = await servers(3)
-    const proxies: FaultProxy[] = []
-    for (const n of nodes) {
-      const proxy = await startFaultProxy({ host: n.host, port: n.port })
-      proxies.push(proxy)
-      teardown.push(() => proxy.close())
-    }
+    const proxies = await proxiesFor(nodes)
     const locks = await locksOn(nodes, 0, proxies.map((p) => p.url))
     const observer = await locksOn(nodes, 1)
     await mature(nodes)

@@ -2,7 +2,7 @@
 // with no data, a key that expires early (server clock jump) or is evicted. Fences must still
 // grow, and the old holder must learn that it lost the lock.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createLocks, fencedSet, FencelockError, LockLostError, type Locks } from '../../src/index.js'
+import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
@@ -50,6 +50,13 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         await Promise.all(stuck.map((c) => c.reopen()))
       }
       await waitUntil(`both ${adapter.name} clients answer after the restart`, async () => (await answers()).every((a) => a === 'PONG'), 4_000)
+    }
+    /** The old lease is lost and its release changes nothing; the next one holds the lock and releases it. */
+    const expectOnlyNextHolds = async (resource: string, old: Lease, next: Lease) => {
+      expect(old.held).toBe(false)
+      expect(await old.release()).toBe(false)
+      expect((await rival.inspect(resource)).token).toBe(next.token)
+      expect(await next.release()).toBe(true)
     }
     const setup = (name: string) => {
       prefix = uniquePrefix(name)
@@ -134,11 +141,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       }
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 3_000 })
       expect(next.fence).toBeGreaterThan(old.fence)
-      expect(old.held).toBe(false)
-      expect(await old.release()).toBe(false)
-      const info = await rival.inspect(resource)
-      expect(info.token).toBe(next.token)
-      expect(await next.release()).toBe(true)
+      await expectOnlyNextHolds(resource, old, next)
     })
 
     it('Redis paused while a waiter waits for a free lock: it times out; once Redis resumes, the attempts it left in flight grant nothing that stays held and no queue place stays behind', async () => {
@@ -240,11 +243,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(extended).toBeInstanceOf(LockLostError)
       expect((extended as LockLostError).reason).toBe('refused')
       expect(lostReason(old.signal)).toBe('refused')
-      expect(old.held).toBe(false)
-      expect(await old.release()).toBe(false)
-      const info = await rival.inspect(resource)
-      expect(info.token).toBe(next.token)
-      expect(await next.release()).toBe(true)
+      await expectOnlyNextHolds(resource, old, next)
     })
 
     it('3. every key of the resource evicted (lock and fence key): the next fence is still larger', async () => {
