@@ -86,12 +86,12 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       proxy.setDelay(delay, { direction: 'down' })
       let sent = performance.now()
       const lease = await locks.acquire('validity', { ttl, wait: 0 })
-      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 2) // the library reads its clock a hair after `sent`
+      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 50) // the library reads its clock after `sent` (a GC pause may sit in between); counted from the reply it would be 300 ms more
       expect(lease.remaining).toBeLessThanOrEqual(ttl - drift - delay + 5)
       expect(lease.remaining).toBeGreaterThan(0)
       sent = performance.now()
       await lease.extend(ttl)
-      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 2) // the library reads its clock a hair after `sent`
+      expect(lease.deadline - sent).toBeLessThanOrEqual(ttl - drift + 50) // the library reads its clock after `sent` (a GC pause may sit in between); counted from the reply it would be 300 ms more
       expect(lease.remaining).toBeLessThanOrEqual(ttl - drift - delay + 5)
       // Redis keeps it at least as long as the client trusts it.
       proxy.heal()
