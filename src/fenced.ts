@@ -1,13 +1,25 @@
-import { adapterFor } from './redis/index.js'
+import { adapterFor, closedClient } from './redis/index.js'
+import { isPermanentReplyError } from './redis/adapter.js'
 import { sameSlotKey } from './keys.js'
-import { scripts } from './scripts/index.js'
-import { InvalidArgumentError } from './errors.js'
-import { checkString, checkTtl, describeValue } from './validate.js'
+import { scripts, type LuaScript } from './scripts/index.js'
+import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
+import { NO_REPLY, withinLimit } from './limit.js'
+import { checkOptions, checkString, checkTtl, describeValue } from './validate.js'
 
 export interface FencedSetOptions {
   /** Expire the value (and its guard) after this many ms. Default: never. */
   px?: number
+  /**
+   * Longest wait for Redis' reply, in ms; then the call rejects with `RedisError`. Default:
+   * `2_000`. The script takes microseconds of Redis time, so a healthy Redis answers far sooner,
+   * and a holder with a lease of a few seconds still learns in time that Redis is unreachable.
+   * After a timeout the script may still run later: its fence check still holds then.
+   */
+  timeout?: number
 }
+
+/** Default of `FencedSetOptions.timeout`, in ms. */
+export const GUARD_TIMEOUT = 2_000
 
 const checkFence = (fence: unknown): number => {
   if (typeof fence !== 'number' || !Number.isSafeInteger(fence) || fence < 0) {
@@ -16,31 +28,68 @@ const checkFence = (fence: unknown): number => {
   return fence
 }
 
+const checkGuardOptions = (options: FencedSetOptions | undefined): { px: number; timeout: number } => {
+  checkOptions(options)
+  return {
+    px: options?.px === undefined ? 0 : checkTtl(options.px, 'px'),
+    timeout: options?.timeout === undefined ? GUARD_TIMEOUT : checkTtl(options.timeout, 'timeout'),
+  }
+}
+
+/** Without these the guards cannot run at all: say so, not only "no permissions". */
+const permissionHint = (message: string): string =>
+  /^NOPERM/.test(message) && /'eval(sha)?'/i.test(message) ? ' (the Redis user needs the EVALSHA and EVAL commands: ACL SETUSER <user> +evalsha +eval)' : ''
+
+/**
+ * Runs one guard script, bounded by `timeout`: every failure leaves as a `FencelockError`
+ * (`ClosedError` for a closed client, otherwise `RedisError` with the client's error in `cause`).
+ */
+async function runGuard(redis: unknown, what: string, script: LuaScript, keys: string[], args: (string | number)[], timeout: number): Promise<boolean> {
+  const adapter = adapterFor(redis)
+  if (adapter.isClosed()) throw closedClient()
+  let reply: unknown
+  try {
+    // A client that throws synchronously (closed meanwhile) is a failure like any other.
+    reply = await withinLimit(Promise.resolve().then(() => adapter.evalScript(script, keys, args)), timeout)
+  } catch (err) {
+    if (err instanceof FencelockError) throw err
+    // Closed while the call was on its way (ioredis: "Connection is closed."): say that, typed.
+    if (adapter.isClosed()) throw closedClient()
+    const message = err instanceof Error ? err.message : String(err)
+    const verb = isPermanentReplyError(err) ? 'Redis refused to' : 'Could not'
+    throw new RedisError(`${verb} ${what}: ${message}${permissionHint(message)}`, { cause: err })
+  }
+  if (reply === NO_REPLY) throw new RedisError(`No reply from Redis within ${timeout} ms: could not ${what} (the script may still run later, fenced as ever)`)
+  return Number(reply) === 1
+}
+
 /**
  * Writes `value` to `key` only if `fence` is at least the highest fence accepted for `key` before,
  * atomically (one script). Resolves true when written, false when refused as stale. The highest
- * fence is kept in a guard key in the same cluster slot (`key` + `:fence`, hash-tagged).
+ * fence is kept in a guard key in the same cluster slot (`key` + `:fence`, hash-tagged). Rejects
+ * with `RedisError` (the client's error in `cause`) if Redis fails or does not answer within
+ * `options.timeout` (default 2 s), `ClosedError` if the client is closed.
  */
-export async function fencedSet(redis: unknown, key: string, value: string, fence: number, options: FencedSetOptions = {}): Promise<boolean> {
-  const adapter = adapterFor(redis)
+export async function fencedSet(redis: unknown, key: string, value: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
+  adapterFor(redis)
   checkString(key, 'key')
   checkString(value, 'value', true)
   checkFence(fence)
-  const px = options.px === undefined ? 0 : checkTtl(options.px, 'px')
-  const reply = await adapter.evalScript(scripts.fencedSet, [key, sameSlotKey(key, ':fence')], [value, fence, px])
-  return Number(reply) === 1
+  const { px, timeout } = checkGuardOptions(options)
+  return runGuard(redis, `fenced-set ${describeValue(key)}`, scripts.fencedSet, [key, sameSlotKey(key, ':fence')], [value, fence, px], timeout)
 }
 
 /**
  * Claims `key` for `fence` before reading it: raises the highest accepted fence of `key` to
  * `fence` without writing a value. Resolves false when a larger fence was accepted before (the
  * lease is stale: do not read-modify-write). Claim, read, then `fencedSet`: a holder that read
- * the key before a newer holder claimed it can no longer write it, so no update is lost.
+ * the key before a newer holder claimed it can no longer write it, so no update is lost. Fails
+ * and is bounded as `fencedSet`.
  */
-export async function claimFence(redis: unknown, key: string, fence: number, options: FencedSetOptions = {}): Promise<boolean> {
-  const adapter = adapterFor(redis)
+export async function claimFence(redis: unknown, key: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
+  adapterFor(redis)
   checkString(key, 'key')
   checkFence(fence)
-  const px = options.px === undefined ? 0 : checkTtl(options.px, 'px')
-  return Number(await adapter.evalScript(scripts.fenceClaim, [sameSlotKey(key, ':fence')], [fence, px])) === 1
+  const { px, timeout } = checkGuardOptions(options)
+  return runGuard(redis, `claim the fence of ${describeValue(key)}`, scripts.fenceClaim, [sameSlotKey(key, ':fence')], [fence, px], timeout)
 }

@@ -4,6 +4,12 @@ import { InvalidArgumentError } from './errors.js'
 export const MAX_TTL = 2_073_600_000
 /** Resource names are keys: keep them well inside Redis' and humans' comfort. */
 export const MAX_RESOURCE_LENGTH = 1024
+/**
+ * Shortest lease ttl accepted unless `allowShortTtl` is set: below it a lease spends its life
+ * renewing (withLock extends every ttl/3), and a value this small is nearly always seconds
+ * written where milliseconds are meant (`ttl: 30`).
+ */
+export const MIN_TTL = 100
 
 const show = (value: unknown): string => {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
@@ -14,20 +20,53 @@ const show = (value: unknown): string => {
 
 export const MAX_TOKEN_LENGTH = 256
 
-export function checkTtl(value: unknown, name = 'ttl', max = MAX_TTL): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
+/**
+ * A lone surrogate (half of a UTF-16 pair) cannot be encoded as UTF-8: the clients send U+FFFD in
+ * its place, so `'a\uD800'`, `'a\uDC00'` and `'a\uFFFD'` would name one key. Refuse it instead.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+function checkWellFormed(value: string, name: string): string {
+  const lone = LONE_SURROGATE.exec(value)
+  if (lone) {
     throw new InvalidArgumentError(
-      `Expected \`${name}\` to be a positive integer number of milliseconds no larger than ${max}, got ${show(value)}`,
+      `Expected \`${name}\` to be well-formed UTF-16, got ${show(value)} with a lone surrogate at index ${lone.index}: Redis would store it as U+FFFD, the same key as another name`,
     )
   }
   return value
+}
+
+/** A string where ms are expected gets a pointer to parseDuration (a number is always ms). */
+const durationHint = (value: unknown): string => (typeof value === 'string' ? `; for a duration string use parseDuration(${show(value)})` : '')
+
+export function checkTtl(value: unknown, name = 'ttl', max = MAX_TTL): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
+    throw new InvalidArgumentError(
+      `Expected \`${name}\` to be a positive integer number of milliseconds no larger than ${max}, got ${show(value)}${durationHint(value)}`,
+    )
+  }
+  return value
+}
+
+/**
+ * A lease ttl: as `checkTtl`, and at least `MIN_TTL` ms unless `allowShort` (createLocks'
+ * `allowShortTtl`). `ttl: 30` meant as seconds would otherwise give a 30 ms lease, silently.
+ */
+export function checkLeaseTtl(value: unknown, name = 'ttl', max = MAX_TTL, allowShort = false): number {
+  const ms = checkTtl(value, name, max)
+  if (ms < MIN_TTL && !allowShort) {
+    throw new InvalidArgumentError(
+      `Expected \`${name}\` to be at least ${MIN_TTL} ms, got ${ms}: durations are in milliseconds (for ${ms} seconds write ${ms * 1_000}, or parseDuration('${ms}s')); for a lease this short on purpose, pass allowShortTtl: true to createLocks`,
+    )
+  }
+  return ms
 }
 
 export function checkWait(value: unknown, name = 'wait'): number {
   if (value === Infinity) return value
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TTL) {
     throw new InvalidArgumentError(
-      `Expected \`${name}\` to be a non-negative integer number of milliseconds or Infinity, got ${show(value)}`,
+      `Expected \`${name}\` to be a non-negative integer number of milliseconds (at most ${MAX_TTL}) or Infinity, got ${show(value)}${durationHint(value)}`,
     )
   }
   return value
@@ -39,7 +78,7 @@ export function checkResource(value: unknown): string {
       `Expected \`resource\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}`,
     )
   }
-  return value
+  return checkWellFormed(value, 'resource')
 }
 
 /** A lease token given back by the caller (`lease.token`, or the CLI's output). */
@@ -47,7 +86,7 @@ export function checkToken(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TOKEN_LENGTH) {
     throw new InvalidArgumentError(`Expected \`token\` to be a lease's token (a non-empty string of at most ${MAX_TOKEN_LENGTH} characters), got ${show(value)}`)
   }
-  return value
+  return checkWellFormed(value, 'token')
 }
 
 export function checkSignal(value: unknown): AbortSignal | undefined {
@@ -65,11 +104,19 @@ export function checkNumber(value: unknown, name: string, min: number, max: numb
   return value
 }
 
+/** A string sent to Redis (a prefix, a key, a value): well-formed, so it arrives as written. */
 export function checkString(value: unknown, name: string, allowEmpty = false): string {
   if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
     throw new InvalidArgumentError(`Expected \`${name}\` to be a${allowEmpty ? '' : ' non-empty'} string, got ${show(value)}`)
   }
-  return value
+  return checkWellFormed(value, name)
+}
+
+/** An options argument: absent, or an object (a null or a number would otherwise fail as a TypeError). */
+export function checkOptions(value: unknown, name = 'options'): void {
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    throw new InvalidArgumentError(`Expected \`${name}\` to be an object, got ${show(value)}`)
+  }
 }
 
 export function checkFunction(value: unknown, name: string): void {
