@@ -31,21 +31,44 @@ export interface NodeRedisClusterLike {
   disconnect?(): Promise<unknown>
 }
 
-export function isNodeRedis(client: unknown): client is NodeRedisClientLike | NodeRedisClusterLike {
+/**
+ * A node-redis sentinel client (`createSentinel`, node-redis 5 and later): commands go to the
+ * current master, and its own pub/sub connection follows the master through a failover.
+ */
+export interface NodeRedisSentinelLike {
+  isOpen: boolean
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  getMasterNode(): unknown
+  on(event: string, listener: (...args: any[]) => void): unknown
+  off(event: string, listener: (...args: any[]) => void): unknown
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>
+  unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>
+}
+
+type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike
+
+export function isNodeRedis(client: unknown): client is NodeRedisLike {
   const c = client as Partial<NodeRedisClientLike> | null
   return typeof c === 'object' && c !== null && typeof c.sendCommand === 'function' && typeof c.isOpen === 'boolean'
 }
 
-const isNodeRedisCluster = (client: NodeRedisClientLike | NodeRedisClusterLike): client is NodeRedisClusterLike =>
+const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLike =>
   Array.isArray((client as NodeRedisClusterLike).masters)
+
+// A sentinel client has no duplicate() and takes `isReadonly` before the arguments.
+const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinelLike =>
+  typeof (client as NodeRedisSentinelLike).getMasterNode === 'function'
 
 const stringify = (args: readonly (string | number)[]): string[] => args.map(String)
 
-export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterLike): RedisAdapter {
+export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
   const cluster = isNodeRedisCluster(client)
+  const sentinel = isNodeRedisSentinel(client)
   const send = cluster
     ? (args: string[], key?: string) => retryTryAgain(() => client.sendCommand(key, false, args))
-    : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
+    : sentinel
+      ? (args: string[]) => client.sendCommand(false, args)
+      : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
   const evalWith = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) =>
     send([command, body, String(keys.length), ...keys, ...stringify(args)], keys[0])
 
@@ -69,7 +92,8 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
     },
     command: (args, key) => send([...args], key),
     async createSubscriber(): Promise<SubscriberConnection> {
-      const sub = client.duplicate()
+      if (sentinel) return sentinelSubscriber(client)
+      const sub = (client as NodeRedisClientLike | NodeRedisClusterLike).duplicate()
       const messageListeners: ((channel: string, message: string) => void)[] = []
       const reconnectListeners: (() => void)[] = []
       let ready = false
@@ -105,6 +129,43 @@ export function nodeRedisAdapter(client: NodeRedisClientLike | NodeRedisClusterL
           } catch {}
         },
       }
+    },
+  }
+}
+
+/**
+ * A sentinel client cannot be duplicated, but its pub/sub already runs on a connection of its own
+ * that follows the master. This connection subscribes there with its own listener, so closing it
+ * unsubscribes only that listener (the user's subscriptions, and a replacing connection's, stay).
+ * A master change may have dropped messages: the listeners look again.
+ */
+function sentinelSubscriber(client: NodeRedisSentinelLike): SubscriberConnection {
+  const messageListeners: ((channel: string, message: string) => void)[] = []
+  const reconnectListeners: (() => void)[] = []
+  const channels = new Set<string>()
+  const deliver = (message: string, channel: string) => {
+    for (const listener of messageListeners) listener(channel, message)
+  }
+  const onTopology = (event: { type?: string }) => {
+    if (event?.type === 'MASTER_CHANGE') for (const listener of reconnectListeners) listener()
+  }
+  client.on('topology-change', onTopology)
+  return {
+    subscribe: async (channel) => {
+      channels.add(channel)
+      await client.subscribe(channel, deliver)
+    },
+    unsubscribe: async (channel) => {
+      channels.delete(channel)
+      await client.unsubscribe(channel, deliver)
+    },
+    onMessage: (listener) => void messageListeners.push(listener),
+    onReconnect: (listener) => void reconnectListeners.push(listener),
+    close: async () => {
+      client.off('topology-change', onTopology)
+      const subscribed = [...channels]
+      channels.clear()
+      if (client.isOpen) await Promise.allSettled(subscribed.map((channel) => client.unsubscribe(channel, deliver)))
     },
   }
 }

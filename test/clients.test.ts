@@ -1,0 +1,253 @@
+// Every supported client major (installed side by side as aliased dev dependencies) runs the same
+// core subset against a real redis-server: acquire, wait and wake by release, increasing fences,
+// release, tryAcquire, fencedSet/claimFence, close. A plain `npm install` brings the newest
+// majors, so each of them must be tested, not only the one the rest of the suite uses.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { Redis as IORedis5 } from 'ioredis'
+import { Redis as IORedis6 } from 'ioredis6'
+import { Redis as Valkey } from 'iovalkey'
+import { createClient as createClient5, createSentinel as createSentinel5 } from 'redis'
+import { createClient as createClient4 } from 'redis4'
+import { createClient as createClient6, createSentinel as createSentinel6 } from 'redis6'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { claimFence, ClosedError, createLocks, fencedSet, type Locks } from '../src/index.js'
+import { freePort, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+
+interface Connection {
+  /** The library's own client object, as a user passes it. */
+  client: object
+  get(key: string): Promise<unknown>
+  close(): Promise<void>
+}
+
+interface Major {
+  /** What the README and peerDependencies call it. */
+  name: string
+  /** The installed package (an alias for the older or newer majors) and the major it must be. */
+  pkg: string
+  major: number
+  connect(url: string): Promise<Connection>
+}
+
+type IORedisFamily = IORedis5 | IORedis6 | Valkey
+
+const ioredisLike = <T,>(create: (target: T) => IORedisFamily) => async (target: T): Promise<Connection> => {
+  const client = create(target)
+  client.on('error', () => {})
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve())
+    client.once('error', reject)
+  })
+  return { client, get: (key: string) => client.get(key), close: async () => void client.disconnect() }
+}
+
+const majors: Major[] = [
+  { name: 'ioredis 5', pkg: 'ioredis', major: 5, connect: ioredisLike((url) => new IORedis5(url)) },
+  { name: 'ioredis 6', pkg: 'ioredis6', major: 6, connect: ioredisLike((url) => new IORedis6(url)) },
+  { name: 'iovalkey', pkg: 'iovalkey', major: 0, connect: ioredisLike((url) => new Valkey(url)) },
+  {
+    name: 'node-redis 4',
+    pkg: 'redis4',
+    major: 4,
+    async connect(url) {
+      const client = createClient4({ url })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => void (await client.disconnect()) }
+    },
+  },
+  {
+    name: 'node-redis 5',
+    pkg: 'redis',
+    major: 5,
+    async connect(url) {
+      const client = createClient5({ url })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+  {
+    name: 'node-redis 6',
+    pkg: 'redis6',
+    major: 6,
+    async connect(url) {
+      const client = createClient6({ url })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+]
+
+const installedVersion = (pkg: string): string => (createRequire(import.meta.url)(`${pkg}/package.json`) as { version: string }).version
+
+/**
+ * The core subset, registered inside a describe: `open` gives a connected client, `prefix` keeps
+ * the resources of one client apart from the others' on the shared server.
+ */
+function coreSuite(prefix: string, open: () => Promise<Connection>): void {
+  let conn: Connection
+  let locks: Locks
+  const r = (name: string) => `${prefix}:${name}`
+  beforeAll(async () => {
+    conn = await open()
+    locks = createLocks({ redis: conn.client, ttl: 5_000, wait: 4_000 })
+  })
+  afterAll(async () => {
+    await locks?.close()
+    await conn?.close()
+  })
+
+  it('acquires, wakes a waiter on release, and hands out increasing fences', async () => {
+    const first = await locks.acquire(r('lock'))
+    expect(first.fence).toBeGreaterThan(0)
+    const waiting = locks.acquire(r('lock'))
+    await expect.poll(async () => (await locks.inspect(r('lock'))).waiters).toBe(1)
+    const released = performance.now()
+    expect(await first.release()).toBe(true)
+    const second = await waiting
+    expect(performance.now() - released).toBeLessThan(2_000) // woken by the release, not the 5 s ttl
+    expect(second.fence).toBeGreaterThan(first.fence)
+    expect(await first.release()).toBe(false)
+    await second.extend(5_000) // throws LockLostError if refused
+    expect(await second.release()).toBe(true)
+  })
+
+  it('tryAcquire: null while held, a lease once free', async () => {
+    const held = await locks.acquire(r('try'))
+    expect(await locks.tryAcquire(r('try'))).toBeNull()
+    expect(await locks.release(r('try'), held.token)).toBe(true)
+    const lease = await locks.tryAcquire(r('try'))
+    expect(lease?.fence).toBeGreaterThan(held.fence)
+    expect(await lease?.release()).toBe(true)
+  })
+
+  it('claimFence and fencedSet refuse a stale fence', async () => {
+    const key = r('balance')
+    expect(await claimFence(conn.client as never, key, 20)).toBe(true)
+    expect(await fencedSet(conn.client as never, key, 'stale', 10)).toBe(false)
+    expect(await claimFence(conn.client as never, key, 10)).toBe(false)
+    expect(await fencedSet(conn.client as never, key, 'fresh', 20)).toBe(true)
+    expect(await conn.get(key)).toBe('fresh')
+  })
+
+  it('withLock runs once and releases; close() refuses new calls and leaves the client open', async () => {
+    expect(await locks.withLock(r('with'), (lease) => lease.fence)).toBeGreaterThan(0)
+    expect((await locks.inspect(r('with'))).held).toBe(false)
+    const other = createLocks({ redis: conn.client as never })
+    await other.close()
+    await expect(other.acquire(r('closed'))).rejects.toBeInstanceOf(ClosedError)
+    expect(await conn.get(r('balance'))).toBe('fresh')
+  })
+}
+
+describe.skipIf(!requireRedisOrSkip())('every supported client major', () => {
+  let server: RedisProcess
+  beforeAll(async () => {
+    server = await startRedis()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  describe.each(majors)('$name', (major) => {
+    it('is the major it claims to be', () => {
+      expect(Number(installedVersion(major.pkg).split('.')[0])).toBe(major.major)
+    })
+    coreSuite(major.pkg, () => major.connect(server.url))
+  })
+})
+
+interface Sentinel {
+  host: string
+  port: number
+  stop(): Promise<void>
+}
+
+/** `redis-server sentinel.conf --sentinel` on a free port, monitoring `master` as `mymaster`. */
+async function startSentinel(master: RedisProcess): Promise<Sentinel> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
+  const port = await freePort()
+  const conf = path.join(dir, 'sentinel.conf') // rewritten by the sentinel: must be writable
+  writeFileSync(conf, [
+    `port ${port}`,
+    'bind 127.0.0.1',
+    `dir ${dir}`,
+    `sentinel monitor mymaster ${master.host} ${master.port} 1`,
+    'sentinel down-after-milliseconds mymaster 5000',
+    '',
+  ].join('\n'))
+  const child: ChildProcess = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' })
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGKILL')
+      await exited
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  // Ready once it names the master.
+  const probe = new IORedis5({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 })
+  probe.on('error', () => {})
+  try {
+    const deadline = performance.now() + 10_000
+    for (;;) {
+      const reply = await probe.call('SENTINEL', 'get-master-addr-by-name', 'mymaster').catch(() => null)
+      if (Array.isArray(reply) && Number(reply[1]) === master.port) break
+      if (performance.now() > deadline) throw new Error(`sentinel on port ${port} did not report its master within 10 s`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  } finally {
+    probe.disconnect()
+  }
+  return { host: '127.0.0.1', port, stop }
+}
+
+const viaSentinel: { name: string; connect(sentinel: Sentinel): Promise<Connection> }[] = [
+  { name: 'ioredis 5', connect: ioredisLike((s: Sentinel) => new IORedis5({ sentinels: [{ host: s.host, port: s.port }], name: 'mymaster' })) },
+  { name: 'ioredis 6', connect: ioredisLike((s: Sentinel) => new IORedis6({ sentinels: [{ host: s.host, port: s.port }], name: 'mymaster' })) },
+  { name: 'iovalkey', connect: ioredisLike((s: Sentinel) => new Valkey({ sentinels: [{ host: s.host, port: s.port }], name: 'mymaster' })) },
+  {
+    name: 'node-redis 5 createSentinel',
+    async connect(s) {
+      const client = createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+  {
+    name: 'node-redis 6 createSentinel',
+    async connect(s) {
+      const client = createSentinel6({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+]
+
+describe.skipIf(!requireRedisOrSkip())('through Redis Sentinel', () => {
+  let master: RedisProcess
+  let sentinel: Sentinel
+  beforeAll(async () => {
+    master = await startRedis()
+    sentinel = await startSentinel(master)
+  })
+  afterAll(async () => {
+    await sentinel?.stop()
+    await master?.stop()
+  })
+
+  describe.each(viaSentinel)('$name', (variant) => {
+    coreSuite(`sentinel:${variant.name}`, () => variant.connect(sentinel))
+  })
+})
