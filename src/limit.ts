@@ -21,3 +21,28 @@ export function withinLimit<T>(work: Promise<T>, ms: number): Promise<T | typeof
     )
   })
 }
+
+/** What `unlessAborted` resolves to when the signal aborted first. */
+export const ABORTED: unique symbol = Symbol('aborted')
+
+/**
+ * `work`'s outcome, or `ABORTED` as soon as `signal` aborts (also if it already has). The caller
+ * still owns `work`: whatever it later yields (a granted lock) must be given back.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  if (signal.aborted) return Promise.resolve(ABORTED)
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    const onAbort = () => resolve(ABORTED)
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(err)
+      },
+    )
+  })
+}

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Backend, LockInfo } from './backend.js'
-import { ClosedError, FencelockError, InvalidArgumentError, LockLostError, LockTimeoutError, RedisError } from './errors.js'
+import { ClosedError, FencelockError, InvalidArgumentError, LockAbortedError, LockLostError, LockTimeoutError, RedisError } from './errors.js'
 import { Lease, type LeaseDriver } from './lease.js'
-import { NO_REPLY, withinLimit } from './limit.js'
+import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import { adapterFor, closedClient } from './redis/index.js'
 import { mutexBackend } from './primitives/mutex.js'
@@ -199,7 +199,7 @@ export class LockSet implements Locks {
     const signal = checkSignal(options.signal)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#checkOpen()
-    signal?.throwIfAborted()
+    if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
     const started = performance.now()
     const id = wait > 0 ? `${this.#instance}:${++this.#seq}` : ''
     let first: TryResult | undefined
@@ -207,7 +207,14 @@ export class LockSet implements Locks {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
       // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
       this.#waiting.begin(resource, id)
-      first = await this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      const attempt = this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
+      if (outcome === ABORTED) {
+        // The caller hears at once; the attempt in flight is settled when its reply comes.
+        void attempt.then((late) => this.#giveBack(resource, id, late))
+        throw new LockAbortedError(resource, signal?.reason)
+      }
+      first = outcome
       const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
       if (done) this.#waiting.end(resource)
       if ('lease' in first) return first.lease
@@ -308,6 +315,16 @@ export class LockSet implements Locks {
     this.#waiting.closeAll(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
     for (const lease of [...this.#leases]) lease.abandon('closed')
     if (this.#retained) await this.#backend.wake.release()
+  }
+
+  /**
+   * An aborted fast-path attempt has returned: release what it was granted, give up the queue place
+   * it may have taken, and let whoever queued behind it in this process go.
+   */
+  #giveBack(resource: string, id: string, late: TryResult): void {
+    this.#waiting.end(resource)
+    if ('lease' in late) void late.lease.release().catch(() => {})
+    else if (id !== '') void this.#backend.leave(resource, id).catch(() => {})
   }
 
   #leaseOf(resource: string, token: string): Lease | undefined {

@@ -195,7 +195,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const err = await waiting.catch((e: unknown) => e)
     expect(err).toBeInstanceOf(LockAbortedError)
     expect((err as LockAbortedError).cause).toEqual(new Error('user gave up'))
-    await expect(locks.acquire(resource, { signal: AbortSignal.abort() })).rejects.toThrow()
+    await expect(locks.acquire(resource, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(LockAbortedError)
     await holder.release()
     // The aborted waiter neither holds nor blocks the lock.
     const after = await locks.acquire(resource, { wait: 1_000 })
