@@ -196,6 +196,9 @@ export class WaitQueues {
     }
     if (waiter.signal) {
       const onAbort = () => this.#settle(waiter, new LockAbortedError(waiter.resource, waiter.signal?.reason))
+      // Aborted before it could be armed (while its fast-path attempt was returning): settle now,
+      // since an 'abort' event never fires twice.
+      if (waiter.signal.aborted) return onAbort()
       waiter.onAbort = onAbort
       waiter.signal.addEventListener('abort', onAbort, { once: true })
     }
@@ -326,17 +329,17 @@ export class WaitQueues {
   /** `promise`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
   #until(waiter: Waiter, promise: Promise<number>, ms: number): Promise<number> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => waiter.wake?.(), Math.max(0, Math.ceil(ms)))
-      waiter.wake = () => {
+      const wake = () => finish(WOKEN)
+      const finish = (value: number) => {
         clearTimeout(timer)
-        waiter.wake = undefined
-        resolve(WOKEN)
-      }
-      promise.then((value) => {
-        clearTimeout(timer)
-        waiter.wake = undefined
+        // Only our own wake function: once woken, the waiter may already sleep with another one,
+        // and a late SUBSCRIBE acknowledgement clearing that would drop the next release message.
+        if (waiter.wake === wake) waiter.wake = undefined
         resolve(value)
-      })
+      }
+      const timer = setTimeout(wake, Math.max(0, Math.ceil(ms)))
+      waiter.wake = wake
+      promise.then(finish)
     })
   }
 
@@ -345,7 +348,7 @@ export class WaitQueues {
       const timer = setTimeout(() => done(), Math.max(0, Math.ceil(ms)))
       const done = () => {
         clearTimeout(timer)
-        waiter.wake = undefined
+        if (waiter.wake === done) waiter.wake = undefined
         resolve()
       }
       waiter.wake = done
