@@ -2,6 +2,8 @@ export { createLocks, type Locks, type LocksOptions, type AcquireOptions } from 
 export { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
+export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
+export { parseDuration, type ParseDurationOptions } from './duration.js'
 export {
   FencelockError,
   InvalidArgumentError,

@@ -9,7 +9,7 @@ import { mutexBackend } from './primitives/mutex.js'
 import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import { quorumBackend } from './quorum/backend.js'
 import { replicatedBackend } from './quorum/replicated.js'
-import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkToken, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkToken, checkTtl, checkLeaseTtl, checkWait, MAX_TTL } from './validate.js'
 import { attemptError, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface LocksOptions {
@@ -37,6 +37,13 @@ export interface LocksOptions {
    * Default: `30_000` with an array of clients, 24 days otherwise.
    */
   maxTtl?: number
+  /**
+   * Accept lease ttls (`ttl`, `maxTtl`, and the ttl of acquire, tryAcquire, withLock and extend)
+   * below 100 ms. Without it they are refused with `InvalidArgumentError`: a ttl that short is
+   * nearly always seconds written as milliseconds (`ttl: 30`), and such a lease spends its life
+   * renewing. Default: `false`.
+   */
+  allowShortTtl?: boolean
   /** Quorum mode only. */
   quorum?: {
     /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
@@ -105,8 +112,9 @@ export function createLocks(options: LocksOptions): Locks {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected options to be an object, got ${String(options)}`)
   const quorum = Array.isArray(options.redis)
   const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
-  const maxTtl = options.maxTtl === undefined ? (quorum ? 30_000 : MAX_TTL) : checkTtl(options.maxTtl, 'maxTtl')
-  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkTtl(options.ttl, 'ttl', maxTtl)
+  const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
+  const maxTtl = options.maxTtl === undefined ? (quorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
+  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
   const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
   const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
   const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
@@ -121,15 +129,15 @@ export function createLocks(options: LocksOptions): Locks {
     if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
     const nodeTimeout = quorumNodeTimeout(options.quorum)
     const backend = quorumBackend(adapters, { prefix, maxTtl, fenceRetention, waiterGrace, nodeTimeout })
-    return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace })
+    return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
   }
   if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
   const redis = adapterFor(options.redis)
   const backend = mutexBackend(redis, { prefix, maxTtl, fenceRetention, waiterGrace })
-  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace })
+  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
   const replicas = checkReplicas(options.replicas)
   if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
-  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor, waiterGrace })
+  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
 }
 
 interface Defaults {
@@ -138,6 +146,8 @@ interface Defaults {
   driftFactor: number
   /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
   waiterGrace: number
+  /** Lease ttls below the floor (100 ms) are accepted. */
+  allowShortTtl: boolean
 }
 
 /** The facade over one backend: validation, fast path, waiting, leases. Shared by every primitive. */
@@ -194,7 +204,7 @@ export class LockSet implements Locks {
 
   async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
     checkResource(resource)
-    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkTtl(options.ttl, 'ttl', this.#backend.maxTtl)
+    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkLeaseTtl(options.ttl, 'ttl', this.#backend.maxTtl, this.#defaults.allowShortTtl)
     const wait = options.wait === undefined ? this.#defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
@@ -252,7 +262,7 @@ export class LockSet implements Locks {
 
   async tryAcquire(resource: string, options: Omit<AcquireOptions, 'wait' | 'signal'> = {}): Promise<Lease | null> {
     checkResource(resource)
-    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkTtl(options.ttl, 'ttl', this.#backend.maxTtl)
+    const ttl = options.ttl === undefined ? this.#defaults.ttl : checkLeaseTtl(options.ttl, 'ttl', this.#backend.maxTtl, this.#defaults.allowShortTtl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#checkOpen()
     const result = await this.#try(resource, ttl, '', autoExtend)
@@ -287,7 +297,7 @@ export class LockSet implements Locks {
   async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
     checkResource(resource)
     checkToken(token)
-    const ms = ttl === undefined ? this.#defaults.ttl : checkTtl(ttl, 'ttl', this.#backend.maxTtl)
+    const ms = ttl === undefined ? this.#defaults.ttl : checkLeaseTtl(ttl, 'ttl', this.#backend.maxTtl, this.#defaults.allowShortTtl)
     this.#checkOpen()
     const local = this.#leaseOf(resource, token)
     if (local) {
