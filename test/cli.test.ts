@@ -134,7 +134,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     expect((await on('inspect', 'inspect-me')).stdout).toMatch(new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`))
 
     // Readable acquire output, and a busy lock: exit 1 once --wait runs out.
-    const plain = await on('acquire', 'inspect-me-too', '--ttl', '5000')
+    const plain = await on('acquire', 'inspect-me-too', '--ttl', '5000ms')
     expect(plain.stdout).toMatch(/^token=[\w-]+ fence=\d+ ttl=5000\n$/)
     const busy = await on('acquire', 'inspect-me', '--wait', '0')
     expect(busy.code).toBe(1)
@@ -187,7 +187,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
       const fence = process.env.FENCELOCK_FENCE
       fs.appendFileSync(${JSON.stringify(log)}, 'start ' + fence + '\\n')
       setTimeout(() => fs.appendFileSync(${JSON.stringify(log)}, 'end ' + fence + '\\n'), 400)`)
-    const results = await Promise.all([1, 2].map(() => on('run', 'turns', '--ttl', '2000', '--wait', '20000', '--', ...work)))
+    const results = await Promise.all([1, 2].map(() => on('run', 'turns', '--ttl', '2s', '--wait', '20s', '--', ...work)))
     expect(results.map((r) => r.code)).toEqual([0, 0])
     const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '))
     expect(lines.map(([event]) => event)).toEqual(['start', 'end', 'start', 'end'])
@@ -205,7 +205,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     let paused = false
     try {
       // Redis stops answering while the command runs: the lease cannot be extended.
-      const result = await cli(['run', 'lost', '--ttl', '1000', '--redis', redis.url, '--', ...script], {
+      const result = await cli(['run', 'lost', '--ttl', '1s', '--redis', redis.url, '--', ...script], {
         onStdout: (text) => {
           if (!paused && text.includes('started')) {
             paused = true
@@ -220,5 +220,38 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     } finally {
       redis.resume()
     }
+  })
+})
+
+describe('fencelock command line: durations (one parser with the library)', () => {
+  it.each<[string[], string]>([
+    [['acquire', 'job', '--ttl', '30'], 'Invalid --ttl value "30": a number needs a unit: 30s for seconds, 30ms for milliseconds'],
+    [['run', 'job', '--wait', '5', '--', 'true'], 'Invalid --wait value "5": a number needs a unit: 5s for seconds'],
+    [['extend', 'job', 'tok', '--ttl', '1m30'], 'Invalid --ttl value "1m30": 30 has no unit'],
+    [['acquire', 'job', '--ttl', '30s1m'], 'largest to smallest'],
+    [['acquire', 'job', '--ttl', '1.5ms'], 'not a whole number of milliseconds'],
+    [['acquire', 'job', '--ttl', '50ms'], 'Invalid --ttl value "50ms": expected at least 100ms'],
+    [['acquire', 'job', '--ttl', '25d'], 'Invalid --ttl value "25d": expected at most 24d'],
+    [['acquire', 'job', '--wait', '25d'], 'Invalid --wait value "25d": expected at most 24d, or Infinity'],
+    [['acquire', 'job', '--ttl', 'Infinity'], 'Invalid --ttl value "Infinity": expected a finite duration'],
+  ])('refuses %j', (args, message) => {
+    expect(() => parseCommandLine(args, {})).toThrow(UsageError)
+    expect(() => parseCommandLine(args, {})).toThrow(message)
+  })
+
+  it('reads --ttl and --wait with the shared parser: decimals, compound units, hours and days', () => {
+    expect(parseCommandLine(['acquire', 'job', '--ttl', '1m30s', '--wait', '1.5s'], {})).toMatchObject({ ttl: 90_000, wait: 1_500 })
+    expect(parseCommandLine(['run', 'job', '--ttl', '1h', '--wait', '2d', '--', 'true'], {})).toMatchObject({ ttl: 3_600_000, wait: 172_800_000 })
+    expect(parseCommandLine(['acquire', 'job', '--wait', '0', '--ttl', '250ms'], {})).toMatchObject({ ttl: 250, wait: 0 })
+    expect(parseCommandLine(['acquire', 'job', '--wait', 'inf'], {})).toMatchObject({ wait: Infinity })
+    expect(parseCommandLine(['extend', 'job', 'tok', '--ttl=0.5s'], {})).toMatchObject({ ttl: 500 })
+  })
+
+  it('--ttl 30 exits 2 before connecting, and --help says a number needs a unit', async () => {
+    const [bare, help] = await Promise.all([cli(['acquire', 'job', '--ttl', '30', '--redis', 'redis://127.0.0.1:1']), cli(['--help'])])
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('Invalid --ttl value "30": a number needs a unit')
+    expect(help.stdout).toContain('1m30s')
+    expect(help.stdout).toMatch(/a number needs a unit/)
   })
 })

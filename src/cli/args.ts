@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util'
+import { parseDuration } from '../duration.js'
+import { InvalidArgumentError } from '../errors.js'
+import { MAX_TTL, MIN_TTL } from '../validate.js'
 
 /** Bad input on the command line: the CLI prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -37,8 +40,10 @@ Commands:
 Options:
   --redis <url>    Redis server (default: $REDIS_URL, else redis://127.0.0.1:6379)
   --prefix <text>  Prefix of every key (default: fencelock:)
-  --ttl <time>     run, acquire, extend: lease ttl in ms, or 500ms, 30s, 5m (default: 10s)
+  --ttl <time>     run, acquire, extend: lease ttl, at least 100ms (default: 10s)
   --wait <time>    run, acquire: how long to wait for the lock, or Infinity (default: 15s)
+                   A time has units, largest first: 250ms, 1.5s, 30s, 1m30s, 5m, 1h, 2d;
+                   a number needs a unit (is 30 seconds or milliseconds?), except 0
   --json           inspect, acquire: print JSON
   -h, --help       Show this help
   -v, --version    Show the version
@@ -59,17 +64,22 @@ Examples:
   eval "$(fencelock acquire report --ttl 5m)" && make report; fencelock release report "$token"`
 
 const DEFAULT_REDIS = 'redis://127.0.0.1:6379'
-const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000 }
 
-/** `500`, `500ms`, `30s`, `5m` → milliseconds; `Infinity` where `infinite` is allowed. */
-function parseTime(value: string, option: string, { positive, infinite }: { positive: boolean; infinite: boolean }): number {
-  if (infinite && /^inf(inity)?$/i.test(value)) return Infinity
-  const match = /^(\d+)(ms|s|m)?$/.exec(value)
-  const ms = match ? Number(match[1]) * UNITS[match[2] ?? 'ms']! : NaN
-  if (!Number.isSafeInteger(ms) || (positive && ms === 0)) {
-    const expected = `${positive ? 'a positive' : 'a non-negative'} whole number of milliseconds, or with a unit (500ms, 30s, 5m)${infinite ? ', or Infinity' : ''}`
-    throw new UsageError(`Invalid ${option} value ${JSON.stringify(value)}: expected ${expected}`)
+/**
+ * A time flag, read by the library's own parser (`30s`, `1m30s`; a bare number other than 0 is
+ * refused), within the range the library accepts, so a mistake is told in the flag's terms.
+ */
+function parseTime(value: string, option: string, { ttl }: { ttl: boolean }): number {
+  let ms: number
+  try {
+    ms = parseDuration(value, { name: `${option} value`, infinity: !ttl, positive: ttl })
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw new UsageError(err.message)
+    throw err
   }
+  const bad = (expected: string) => new UsageError(`Invalid ${option} value ${JSON.stringify(value)}: expected ${expected}`)
+  if (ttl && ms < MIN_TTL) throw bad(`at least ${MIN_TTL}ms`)
+  if (ms !== Infinity && ms > MAX_TTL) throw bad(`at most ${MAX_TTL / 86_400_000}d${ttl ? '' : ', or Infinity'}`)
   return ms
 }
 
@@ -141,8 +151,8 @@ export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = proces
     redis: values.redis !== undefined ? parseRedisUrl(values.redis, '--redis') : env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS,
     prefix: values.prefix,
   }
-  const ttl = values.ttl === undefined ? undefined : parseTime(values.ttl, '--ttl', { positive: true, infinite: false })
-  const wait = values.wait === undefined ? undefined : parseTime(values.wait, '--wait', { positive: false, infinite: true })
+  const ttl = values.ttl === undefined ? undefined : parseTime(values.ttl, '--ttl', { ttl: true })
+  const wait = values.wait === undefined ? undefined : parseTime(values.wait, '--wait', { ttl: false })
   const json = values.json === true
 
   if (name === 'run') {
