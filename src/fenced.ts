@@ -1,5 +1,6 @@
 import { adapterFor, closedClient } from './redis/index.js'
 import { isPermanentReplyError } from './redis/adapter.js'
+import type { RedisClient } from './redis/client-types.js'
 import { sameSlotKey } from './keys.js'
 import { scripts, type LuaScript } from './scripts/index.js'
 import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
@@ -44,7 +45,7 @@ const permissionHint = (message: string): string =>
  * Runs one guard script, bounded by `timeout`: every failure leaves as a `FencelockError`
  * (`ClosedError` for a closed client, otherwise `RedisError` with the client's error in `cause`).
  */
-async function runGuard(redis: unknown, what: string, script: LuaScript, keys: string[], args: (string | number)[], timeout: number): Promise<boolean> {
+async function runGuard(redis: RedisClient, what: string, script: LuaScript, keys: string[], args: (string | number)[], timeout: number): Promise<boolean> {
   const adapter = adapterFor(redis)
   if (adapter.isClosed()) throw closedClient()
   let reply: unknown
@@ -70,7 +71,7 @@ async function runGuard(redis: unknown, what: string, script: LuaScript, keys: s
  * with `RedisError` (the client's error in `cause`) if Redis fails or does not answer within
  * `options.timeout` (default 2 s), `ClosedError` if the client is closed.
  */
-export async function fencedSet(redis: unknown, key: string, value: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
+export async function fencedSet(redis: RedisClient, key: string, value: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
   adapterFor(redis)
   checkString(key, 'key')
   checkString(value, 'value', true)
@@ -86,7 +87,7 @@ export async function fencedSet(redis: unknown, key: string, value: string, fenc
  * the key before a newer holder claimed it can no longer write it, so no update is lost. Fails
  * and is bounded as `fencedSet`.
  */
-export async function claimFence(redis: unknown, key: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
+export async function claimFence(redis: RedisClient, key: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
   adapterFor(redis)
   checkString(key, 'key')
   checkFence(fence)

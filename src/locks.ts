@@ -4,6 +4,7 @@ import { ClosedError, FencelockError, InvalidArgumentError, LockAbortedError, Lo
 import { Lease, type LeaseDriver } from './lease.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import { isPermanentReplyError } from './redis/adapter.js'
+import type { RedisClient } from './redis/client-types.js'
 import { adapterFor, closedClient } from './redis/index.js'
 import { mutexBackend } from './primitives/mutex.js'
 import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
@@ -13,8 +14,11 @@ import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, c
 import { attemptError, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface LocksOptions {
-  /** An ioredis or node-redis client (single node or cluster). The caller keeps owning it. */
-  redis: unknown
+  /**
+   * An ioredis, iovalkey or node-redis client (single node, cluster or sentinel), or an array of
+   * clients of independent masters for quorum mode. The caller keeps owning it.
+   */
+  redis: RedisClient | readonly RedisClient[]
   /** Prefix of every key. Default: `'fencelock:'`. */
   prefix?: string
   /** Default lease ttl in ms. Default: `10_000`. */

@@ -14,13 +14,14 @@ import {
   LockTimeoutError,
   type Lease,
   type Locks,
+  type RedisClient,
 } from '../src/index.js'
 import { scripts } from '../src/scripts/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 interface Adapter {
   name: string
-  connect(url: string): Promise<{ client: unknown; quit(): Promise<void> }>
+  connect(url: string): Promise<{ client: RedisClient; quit(): Promise<void> }>
 }
 
 const adapters: Adapter[] = [
@@ -373,7 +374,9 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
       expect((err as Error).message).toMatch(message)
       expect((err as InvalidArgumentError).code).toBe('INVALID_ARGUMENT')
     }
+    // @ts-expect-error: no client (a JavaScript caller gets the error)
     expect(() => createLocks({ redis: undefined })).toThrow(InvalidArgumentError)
+    // @ts-expect-error: not a client
     expect(() => createLocks({ redis: { foo: 1 } })).toThrow(/ioredis.*node-redis/)
     expect(() => createLocks({ redis: conn.client, ttl: 0 })).toThrow(/ttl.*got 0/)
     expect(() => createLocks({ redis: conn.client, driftFactor: Number.NaN })).toThrow(/driftFactor.*got NaN/)

@@ -14,12 +14,12 @@ import { createClient as createClient5, createSentinel as createSentinel5 } from
 import { createClient as createClient4 } from 'redis4'
 import { createClient as createClient6, createSentinel as createSentinel6 } from 'redis6'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, ClosedError, createLocks, fencedSet, type Locks } from '../src/index.js'
+import { claimFence, ClosedError, createLocks, fencedSet, type Locks, type RedisClient } from '../src/index.js'
 import { freePort, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 interface Connection {
   /** The library's own client object, as a user passes it. */
-  client: object
+  client: RedisClient
   get(key: string): Promise<unknown>
   close(): Promise<void>
 }
@@ -129,17 +129,17 @@ function coreSuite(prefix: string, open: () => Promise<Connection>): void {
 
   it('claimFence and fencedSet refuse a stale fence', async () => {
     const key = r('balance')
-    expect(await claimFence(conn.client as never, key, 20)).toBe(true)
-    expect(await fencedSet(conn.client as never, key, 'stale', 10)).toBe(false)
-    expect(await claimFence(conn.client as never, key, 10)).toBe(false)
-    expect(await fencedSet(conn.client as never, key, 'fresh', 20)).toBe(true)
+    expect(await claimFence(conn.client, key, 20)).toBe(true)
+    expect(await fencedSet(conn.client, key, 'stale', 10)).toBe(false)
+    expect(await claimFence(conn.client, key, 10)).toBe(false)
+    expect(await fencedSet(conn.client, key, 'fresh', 20)).toBe(true)
     expect(await conn.get(key)).toBe('fresh')
   })
 
   it('withLock runs once and releases; close() refuses new calls and leaves the client open', async () => {
     expect(await locks.withLock(r('with'), (lease) => lease.fence)).toBeGreaterThan(0)
     expect((await locks.inspect(r('with'))).held).toBe(false)
-    const other = createLocks({ redis: conn.client as never })
+    const other = createLocks({ redis: conn.client })
     await other.close()
     await expect(other.acquire(r('closed'))).rejects.toBeInstanceOf(ClosedError)
     expect(await conn.get(r('balance'))).toBe('fresh')

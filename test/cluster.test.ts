@@ -4,7 +4,7 @@
 import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
+import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../src/index.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -26,7 +26,7 @@ function sameSlotAs(resource: string): string {
 }
 
 interface Client {
-  raw: unknown
+  raw: RedisClient
   close(): Promise<void>
 }
 

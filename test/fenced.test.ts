@@ -51,6 +51,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
       [() => claimFence(client.raw, 'k', 1, { timeout: -5 }), /`timeout`.*got -5/],
       [() => fencedSet(client.raw, 'k', 'v', 1, null as unknown as object), /options.*got null/],
       [() => claimFence(client.raw, 'k', 1, 'fast' as unknown as object), /options.*got "fast"/],
+      // @ts-expect-error: a URL is not a client (a JavaScript caller gets the error below)
       [() => fencedSet('redis://127.0.0.1:6379', 'k', 'v', 1), /`redis`.*got "redis:/],
     ]
     for (const [call, message] of cases) {

@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createLocks, LockLostError, QuorumError, type Lease, type Locks } from '../src/index.js'
+import { createLocks, LockLostError, QuorumError, type Lease, type Locks, type RedisClient } from '../src/index.js'
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
@@ -35,8 +35,8 @@ async function proxiesFor(nodes: RedisProcess[]): Promise<FaultProxy[]> {
 }
 
 /** One client per url, alternating ioredis and node-redis. */
-async function clients(urls: string[], offset = 0): Promise<unknown[]> {
-  const raw: unknown[] = []
+async function clients(urls: string[], offset = 0): Promise<RedisClient[]> {
+  const raw: RedisClient[] = []
   for (const [i, url] of urls.entries()) {
     if ((i + offset) % 2 === 0) {
       const client = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => 50 })

@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks } from '../src/index.js'
+import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../src/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -15,8 +15,8 @@ interface Closable {
 }
 
 /** One client per node, alternating ioredis and node-redis: quorum mode must take both at once. */
-async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: unknown[]; close(): Promise<void> }> {
-  const raw: unknown[] = []
+async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: RedisClient[]; close(): Promise<void> }> {
+  const raw: RedisClient[] = []
   const closers: (() => Promise<void>)[] = []
   for (const [i, server] of servers.entries()) {
     if ((i + offset) % 2 === 0) {

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks } from '../src/index.js'
+import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks, type RedisClient } from '../src/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -28,7 +28,7 @@ async function startPair(): Promise<Pair> {
   return { primary, replica, stop: async () => void (await Promise.all([replica.kill9(), primary.kill9()])) }
 }
 
-type Connect = (url: string) => Promise<{ raw: unknown; close(): Promise<void> }>
+type Connect = (url: string) => Promise<{ raw: RedisClient; close(): Promise<void> }>
 
 const adapters: { name: string; connect: Connect }[] = [
   {

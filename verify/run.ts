@@ -380,7 +380,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     for (const client of probeClients) client.on('error', () => {})
     const probeLocks = options.quorum
       ? createLocks({ redis: probeClients, prefix: 'verify:', ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl) })
-      : createLocks({ redis: probeClients[0], prefix: 'verify:', ttl: options.ttl })
+      : createLocks({ redis: probeClients[0]!, prefix: 'verify:', ttl: options.ttl })
     const probes = await Promise.all(
       resources.map(async ({ name }): Promise<ProbeResult> => {
         const t0 = now()

@@ -4,13 +4,14 @@
 // 'error' events (an unhandled one would crash the test process) and can be torn down by force.
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
+import type { RedisClient } from '../../src/index.js'
 
 export type AdapterName = 'ioredis' | 'node-redis'
 
 export interface TestClient {
   readonly adapter: AdapterName
   /** The library's own client object: pass it to `createLocks({ redis })` or `fencedSet`. */
-  readonly raw: unknown
+  readonly raw: RedisClient
   /** Any Redis command, e.g. `command('GET', 'k')`; replies as the library returns them. */
   command(...args: (string | number)[]): Promise<unknown>
   /** Graceful QUIT / close: waits for pending replies. Use while the server is healthy. */
