@@ -48,6 +48,12 @@ export interface LocksOptions {
    * renewing. Default: `false`.
    */
   allowShortTtl?: boolean
+  /**
+   * How long `tryAcquire` waits for Redis' answer before it rejects with `RedisError` (ms). It
+   * never waits for the lock, so it should not wait long for Redis either. Default: `2_000` (less
+   * if the lease validity is shorter).
+   */
+  tryTimeout?: number
   /** Quorum mode only. */
   quorum?: {
     /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
@@ -77,11 +83,20 @@ export interface AcquireOptions {
   autoExtend?: boolean
 }
 
+export interface TryAcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** Keep extending the lease (every ttl/3) until released. Default: false. */
+  autoExtend?: boolean
+  /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
+  timeout?: number
+}
+
 export interface Locks {
   /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
   acquire(resource: string, options?: AcquireOptions): Promise<Lease>
   /** One attempt, never waits: the lease, or null when someone else holds the lock or is ahead in line. */
-  tryAcquire(resource: string, options?: Omit<AcquireOptions, 'wait' | 'signal'>): Promise<Lease | null>
+  tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null>
   /** Acquires, runs `fn` with the lease auto-extended, and releases whatever happens. */
   withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
   /**
@@ -120,6 +135,7 @@ export function createLocks(options: LocksOptions): Locks {
   const maxTtl = options.maxTtl === undefined ? (quorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
   const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
   const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
+  const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
   const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
   const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
   // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
@@ -133,15 +149,15 @@ export function createLocks(options: LocksOptions): Locks {
     if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
     const nodeTimeout = quorumNodeTimeout(options.quorum)
     const backend = quorumBackend(adapters, { prefix, maxTtl, fenceRetention, waiterGrace, nodeTimeout })
-    return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
+    return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout })
   }
   if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
   const redis = adapterFor(options.redis)
   const backend = mutexBackend(redis, { prefix, maxTtl, fenceRetention, waiterGrace })
-  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
+  if (options.replicas === undefined) return new LockSet(backend, { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout })
   const replicas = checkReplicas(options.replicas)
   if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
-  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor, waiterGrace, allowShortTtl })
+  return new LockSet(replicatedBackend(backend, redis, { prefix, fenceRetention, waiterGrace, ...replicas }), { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout })
 }
 
 interface Defaults {
@@ -152,6 +168,8 @@ interface Defaults {
   waiterGrace: number
   /** Lease ttls below the floor (100 ms) are accepted. */
   allowShortTtl: boolean
+  /** How long tryAcquire waits for Redis' answer (ms). */
+  tryTimeout: number
 }
 
 /** The facade over one backend: validation, fast path, waiting, leases. Shared by every primitive. */
@@ -264,12 +282,13 @@ export class LockSet implements Locks {
     return lease
   }
 
-  async tryAcquire(resource: string, options: Omit<AcquireOptions, 'wait' | 'signal'> = {}): Promise<Lease | null> {
+  async tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
     checkResource(resource)
     const ttl = options.ttl === undefined ? this.#defaults.ttl : checkLeaseTtl(options.ttl, 'ttl', this.#backend.maxTtl, this.#defaults.allowShortTtl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#checkOpen()
-    const result = await this.#try(resource, ttl, '', autoExtend)
+    const timeout = options.timeout === undefined ? this.#defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
+    const result = await this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
     if ('lease' in result) return result.lease
     if ('error' in result) throw attemptError(resource, result)
     return null
@@ -381,7 +400,7 @@ export class LockSet implements Locks {
       const outcome = await withinLimit(attempt, limit)
       if (outcome === NO_REPLY) {
         late = true
-        return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms`), permanent: false }
+        return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
       }
       if (!outcome.acquired) return { retry: outcome.retry }
       if (performance.now() - start >= budget) {

@@ -7,7 +7,14 @@ import type { Lease } from './lease.js'
  * connection failed while the reply was owed), `token` is the token to try again with: if the
  * lost attempt did take the lock, the retry finds it held by that token and gets it back.
  */
-export type TryResult = { lease: Lease } | { retry: number } | { error: unknown; permanent: boolean; token?: string }
+export type TryResult =
+  | { lease: Lease }
+  | { retry: number }
+  /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
+  | { error: unknown; permanent: boolean; token?: string; silent?: number }
+
+/** An attempt unanswered for this long says Redis is in trouble, even when the wait deadline cut it short. */
+const TELLING_SILENCE_MS = 50
 
 export interface Waiter {
   readonly id: string
@@ -295,9 +302,10 @@ export class WaitQueues {
       let delay: number
       waiter.retryToken = 'error' in result ? result.token : undefined
       if ('error' in result) {
-        // An attempt cut short by the wait deadline says nothing about Redis (each attempt's reply
-        // is awaited no later than the deadline): giving up then is a timeout, not a Redis failure.
-        if (result.permanent || performance.now() < waiter.deadline - 2) waiter.lastError = result.error
+        // An attempt cut short by the wait deadline right after it was sent says nothing about Redis
+        // (each attempt's reply is awaited no later than the deadline); one that went unanswered
+        // for a while does: the wait then ends in RedisError, not in a timeout that reads as contention.
+        if (result.permanent || performance.now() < waiter.deadline - 2 || (result.silent ?? 0) >= TELLING_SILENCE_MS) waiter.lastError = result.error
         waiter.failures++
         if (result.permanent) return this.#settle(waiter, attemptError(waiter.resource, result))
         delay = backoff(waiter)

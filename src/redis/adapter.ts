@@ -37,13 +37,16 @@ export function isNoScript(err: unknown): boolean {
   return err instanceof Error && NOSCRIPT.test(err.message)
 }
 
+const REPLY_ERRORS = new Set(['ReplyError', 'ErrorReply', 'SimpleError', 'BlobError'])
+
 /**
  * Redis replied with an error that retrying will not cure (a script error, WRONGTYPE, NOPERM).
  * Connection failures, LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, READONLY and MASTERDOWN are transient.
  */
 export function isPermanentReplyError(err: unknown): boolean {
   if (!(err instanceof Error)) return false
-  const replyish = err.name === 'ReplyError' || err.name === 'ErrorReply' || err.name === 'SimpleError'
+  // node-redis 5's SimpleError keeps the name 'Error': look at the class too.
+  const replyish = REPLY_ERRORS.has(err.name) || REPLY_ERRORS.has(err.constructor.name)
   return replyish && !/^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|READONLY|MASTERDOWN|MOVED|ASK|NOREPLICAS)/.test(err.message)
 }
 
