@@ -10,11 +10,11 @@ import path from 'node:path'
 import { Redis as IORedis5 } from 'ioredis'
 import { Redis as IORedis6 } from 'ioredis6'
 import { Redis as Valkey } from 'iovalkey'
-import { createClient as createClient5, createSentinel as createSentinel5 } from 'redis'
+import { createClient as createClient5, createClientPool as createClientPool5, createSentinel as createSentinel5 } from 'redis'
 import { createClient as createClient4 } from 'redis4'
 import { createClient as createClient6, createSentinel as createSentinel6 } from 'redis6'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, ClosedError, createLocks, fencedSet, type Locks, type RedisClient } from '../src/index.js'
+import { claimFence, ClosedError, createLocks, fencedSet, InvalidArgumentError, type Locks, type RedisClient } from '../src/index.js'
 import { freePort, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 interface Connection {
@@ -249,5 +249,52 @@ describe.skipIf(!requireRedisOrSkip())('through Redis Sentinel', () => {
 
   describe.each(viaSentinel)('$name', (variant) => {
     coreSuite(`sentinel:${variant.name}`, () => variant.connect(sentinel))
+  })
+})
+
+describe('values that are not a supported client', () => {
+  const refusal = (call: () => unknown): InvalidArgumentError => {
+    try {
+      call()
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidArgumentError)
+      return err as InvalidArgumentError
+    }
+    throw new Error('expected an InvalidArgumentError')
+  }
+
+  it('a URL string is refused with how to make a client from it, without echoing a password', async () => {
+    for (const make of [
+      // @ts-expect-error: a URL is not a client
+      (url: string) => createLocks({ redis: url }),
+      // @ts-expect-error: nor in quorum mode
+      (url: string) => createLocks({ redis: [url] }),
+    ]) {
+      const { message } = refusal(() => make('redis://app:s3cret@127.0.0.1:6379/0'))
+      expect(message).toMatch(/`redis(\[0\])?` to be a Redis client/)
+      expect(message).toContain('new Redis(url)')
+      expect(message).toContain('createClient({ url }).connect()')
+      expect(message).toContain('redis://app:***@127.0.0.1:6379/0')
+      expect(message).not.toContain('s3cret')
+    }
+    // @ts-expect-error: fencedSet and claimFence take a client too
+    const err = await fencedSet('rediss://localhost', 'k', 'v', 1).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(InvalidArgumentError)
+    expect((err as Error).message).toContain('new Redis(url)')
+  })
+
+  it('connection options, other values and unknown objects are refused with what to pass instead', () => {
+    // @ts-expect-error: options are not a client
+    expect(refusal(() => createLocks({ redis: { host: '127.0.0.1', port: 6379 } })).message).toContain('new Redis({ host, port })')
+    // @ts-expect-error: nor a number
+    expect(refusal(() => createLocks({ redis: 6379 })).message).toMatch(/got 6379.*new Redis\(url\)/)
+    // @ts-expect-error: nor an unknown object
+    expect(refusal(() => createLocks({ redis: { foo: 1 } })).message).toMatch(/ioredis.*iovalkey.*node-redis.*createClient/)
+  })
+
+  it('a node-redis client pool is refused: it has no connection of its own for pub/sub', () => {
+    const pool = createClientPool5({ url: 'redis://127.0.0.1:1' })
+    // @ts-expect-error: a pool is not one of the client shapes
+    expect(refusal(() => createLocks({ redis: pool })).message).toMatch(/createClientPool.*createClient\(/)
   })
 })

@@ -5,29 +5,63 @@ import { ioredisAdapter, isIORedis } from './ioredis.js'
 import { isNodeRedis, nodeRedisAdapter } from './node-redis.js'
 
 export type { RedisAdapter, SubscriberConnection } from './adapter.js'
+export type { IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, RedisClient } from './client-types.js'
 export type { IORedisLike } from './ioredis.js'
-export type { NodeRedisClientLike, NodeRedisClusterLike } from './node-redis.js'
+export type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike } from './node-redis.js'
 
 const adapters = new WeakMap<object, RedisAdapter>()
 
+const MAKE_CLIENT =
+  'make a client from it: `new Redis(url)` (ioredis, iovalkey) or `await createClient({ url }).connect()` (node-redis)'
+const PASS_CLIENT =
+  'pass an ioredis or iovalkey `Redis` / `Cluster` (`new Redis({ sentinels, name })` for Sentinel), ' +
+  'or a node-redis client from `createClient()`, `createCluster()` or `createSentinel()`'
+
+/** A URL as the user wrote it, minus the password (error messages end up in logs). */
+const redactUrl = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, '$1:***@')
+
+/** What is wrong with `value`, and what to pass instead. */
+function notAClient(value: unknown, name: string): InvalidArgumentError {
+  const expected = `Expected \`${name}\` to be a Redis client`
+  if (typeof value === 'string') {
+    const shown = describeValue(redactUrl(value))
+    return new InvalidArgumentError(`${expected}, got ${shown} (a string, not a client): ${MAKE_CLIENT}`)
+  }
+  if (typeof value !== 'object' || value === null) {
+    return new InvalidArgumentError(`${expected}, got ${describeValue(value)}: ${PASS_CLIENT}; from a URL, ${MAKE_CLIENT}`)
+  }
+  const keys = Object.keys(value)
+  const has = (key: string) => typeof (value as Record<string, unknown>)[key] === 'function'
+  if (has('sendCommand') && has('execute') && !has('duplicate')) {
+    // A pool has no connection of its own to SUBSCRIBE on, so waiters could never be woken.
+    return new InvalidArgumentError(
+      `${expected}, got a node-redis client pool (\`createClientPool()\`): fencelock needs a client of its own for pub/sub; pass \`await createClient({ url }).connect()\` instead`,
+    )
+  }
+  if (['host', 'port', 'url', 'socket', 'path'].some((key) => keys.includes(key))) {
+    return new InvalidArgumentError(
+      `${expected}, got connection options (keys ${keys.slice(0, 8).join(',')}): make a client from them: \`new Redis({ host, port })\` (ioredis, iovalkey) or \`await createClient({ url }).connect()\` (node-redis)`,
+    )
+  }
+  return new InvalidArgumentError(
+    `${expected} (ioredis >= 5, iovalkey or node-redis >= 4), got an object with keys ${describeValue(keys.slice(0, 8).join(','))}: ${PASS_CLIENT}`,
+  )
+}
+
 /**
- * Wraps an ioredis or node-redis client (single node or cluster), told apart by shape. One
- * adapter per client, so every `createLocks` on that client shares one subscriber connection.
+ * Wraps an ioredis, iovalkey or node-redis client (single node, cluster or sentinel), told apart
+ * by shape. One adapter per client, so every `createLocks` on that client shares one subscriber
+ * connection. Anything else is refused here, at once, with what to pass instead: a value that
+ * only fails at its first command would surface as a timeout many seconds later.
  */
 export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
-  if (typeof client !== 'object' || client === null) {
-    throw new InvalidArgumentError(`Expected \`${name}\` to be an ioredis or node-redis client, got ${describeValue(client)}`)
-  }
+  if (typeof client !== 'object' || client === null) throw notAClient(client, name)
   const cached = adapters.get(client)
   if (cached) return cached
   let adapter: RedisAdapter
   if (isIORedis(client)) adapter = ioredisAdapter(client)
   else if (isNodeRedis(client)) adapter = nodeRedisAdapter(client)
-  else {
-    throw new InvalidArgumentError(
-      `Expected \`${name}\` to be an ioredis (>= 5) or node-redis (>= 4) client, got an object with keys ${describeValue(Object.keys(client).slice(0, 8).join(','))}`,
-    )
-  }
+  else throw notAClient(client, name)
   if (adapter.isClosed() && adapter.kind === 'ioredis') throw closedClient(name)
   adapters.set(client, adapter)
   return adapter

@@ -47,9 +47,16 @@ export interface NodeRedisSentinelLike {
 
 type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike
 
+/**
+ * A client, cluster or sentinel client. A client pool (`createClientPool`) has `sendCommand` too,
+ * but no connection of its own to subscribe on (no `duplicate()`): waiters could never be woken.
+ */
 export function isNodeRedis(client: unknown): client is NodeRedisLike {
-  const c = client as Partial<NodeRedisClientLike> | null
-  return typeof c === 'object' && c !== null && typeof c.sendCommand === 'function' && typeof c.isOpen === 'boolean'
+  const c = client as Partial<NodeRedisClientLike & NodeRedisSentinelLike> | null
+  return (
+    typeof c === 'object' && c !== null && typeof c.sendCommand === 'function' && typeof c.isOpen === 'boolean' &&
+    (typeof c.duplicate === 'function' || typeof c.getMasterNode === 'function')
+  )
 }
 
 const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLike =>
