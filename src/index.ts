@@ -1,4 +1,4 @@
-export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions } from './locks.js'
+export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './locks.js'
 export { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'

@@ -51,6 +51,7 @@ export class Lease implements AsyncDisposable {
   #autoExtend: boolean
   #extending: Promise<void> | undefined
   #lastError: unknown
+  #abandoned = false
 
   constructor(driver: LeaseDriver, init: LeaseInit) {
     this.#driver = driver
@@ -145,7 +146,8 @@ export class Lease implements AsyncDisposable {
    */
   async release(): Promise<boolean> {
     if (this.#state === 'released') return false
-    const wasHeld = this.#state === 'held'
+    // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
+    const wasHeld = this.#state === 'held' || this.#abandoned
     // Past its deadline the lease is worthless and the lock about to expire: a Redis that does not
     // answer (down, paused, offline queue) must not hold the caller (withLock, `await using`) longer.
     const limit = Math.ceil(Math.max(this.#deadline - performance.now(), Math.min(this.#ttl, 1_000)))
@@ -169,9 +171,27 @@ export class Lease implements AsyncDisposable {
     return outcome && wasHeld
   }
 
-  /** `await using lease = await locks.acquire(...)`: releases; never throws (the lock expires anyway). */
+  /**
+   * `await using lease = await locks.acquire(...)`: releases at the end of the block, and throws
+   * the lease's `LockLostError` if it was lost before the block ended (its deadline passed, an
+   * extension was refused, the instance was closed): the block's work ran unprotected for a while,
+   * and that must not pass silently. If the block itself threw, JavaScript reports both as a
+   * `SuppressedError` (`.error`: the loss, `.suppressed`: the block's error). A release that fails
+   * on a lease that was still held is not thrown: the lock then expires at its ttl.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release().catch(() => {})
+    if (this.#state === 'released') return // released by hand in the block: its caller saw the outcome
+    // Past the deadline even if the expiry timer has not run yet (a blocked event loop).
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    const lost = this.#state === 'lost'
+    const released = await this.release().catch(() => undefined)
+    if (lost || released === false) throw this.#controller.signal.reason instanceof LockLostError ? this.#controller.signal.reason : new LockLostError(this.resource, 'refused')
+  }
+
+  /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
+  lostError(): LockLostError | undefined {
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    return this.#state === 'lost' ? (this.#controller.signal.reason as LockLostError) : undefined
   }
 
   /** Turns automatic extension on or off (withLock turns it on). */
@@ -180,9 +200,11 @@ export class Lease implements AsyncDisposable {
     if (this.#state === 'held') this.#schedule()
   }
 
-  /** Marks the lease lost now (used by locks.close()). */
+  /** Marks the lease lost now (used by locks.close()); the lock stays in Redis until its ttl or a release. */
   abandon(reason: LockLostReason): void {
-    if (this.#state === 'held') this.#lose(reason)
+    if (this.#state !== 'held') return
+    this.#abandoned = true
+    this.#lose(reason)
   }
 
   #lose(reason: LockLostReason, cause: unknown = this.#lastError): void {

@@ -11,7 +11,7 @@ import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import { quorumBackend } from './quorum/backend.js'
 import { replicatedBackend } from './quorum/replicated.js'
 import { checkBoolean, checkFunction, checkNumber, checkResource, checkSignal, checkString, checkToken, checkTtl, checkLeaseTtl, checkWait, MAX_TTL } from './validate.js'
-import { attemptError, WaitQueues, type TryResult, type Waiter } from './wait.js'
+import { attemptError, errorText, WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface LocksOptions {
   /**
@@ -92,6 +92,15 @@ export interface TryAcquireOptions {
   timeout?: number
 }
 
+export interface CloseOptions {
+  /**
+   * Release every lease this instance still holds (a graceful shutdown), instead of leaving the
+   * locks in Redis until their ttl. Rejects with `RedisError` if any release failed; the instance
+   * is closed either way. Default: `false`.
+   */
+  release?: boolean
+}
+
 export interface Locks {
   /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
   acquire(resource: string, options?: AcquireOptions): Promise<Lease>
@@ -114,8 +123,12 @@ export interface Locks {
   extend(resource: string, token: string, ttl?: number): Promise<boolean>
   /** Holder, fence, remaining ttl and waiters of a resource (rejects with `RedisError` if Redis does not answer within the ttl, at most 10 s). */
   inspect(resource: string): Promise<LockInfo>
-  /** Rejects pending waits, stops auto-extension, closes the pub/sub connection. Leaves the client open. */
-  close(): Promise<void>
+  /**
+   * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
+   * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
+   * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
+   */
+  close(options?: CloseOptions): Promise<void>
   readonly closed: boolean
 }
 
@@ -297,13 +310,19 @@ export class LockSet implements Locks {
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
     const lease = await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })
+    let result: T
+    let lost: LockLostError | undefined
     try {
-      return await fn(lease)
+      result = await fn(lease)
     } finally {
       // The work is done (or failed); a release that fails leaves the lock to expire at its ttl,
       // and must never replace the outcome of `fn`.
+      lost = lease.lostError()
       await lease.release().catch(() => {})
     }
+    // fn finished, but not under the lock all along: its result must not pass as protected.
+    if (lost) throw lost
+    return result
   }
 
   async release(resource: string, token: string): Promise<boolean> {
@@ -342,12 +361,23 @@ export class LockSet implements Locks {
     return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#defaults.ttl, 10_000), this.#backend.inspect(resource))
   }
 
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected close options to be an object, got ${String(options)}`)
+    const release = options.release === undefined ? false : checkBoolean(options.release, 'release')
     if (this.#closed) return
     this.#closed = true
     this.#waiting.closeAll(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
-    for (const lease of [...this.#leases]) lease.abandon('closed')
+    const held = [...this.#leases]
+    for (const lease of held) lease.abandon('closed')
+    // Each release is bounded by the lease's own limit (its remaining validity, at least 1 s).
+    const failed = release ? (await Promise.allSettled(held.map((lease) => lease.release()))).filter((r) => r.status === 'rejected') : []
     if (this.#retained) await this.#backend.wake.release()
+    if (failed.length > 0) {
+      const errors = failed.map((r) => (r as PromiseRejectedResult).reason as unknown)
+      throw new RedisError(`close({ release: true }) could not release ${failed.length} of ${held.length} leases (they expire at their ttl): ${errorText(errors[0])}`, {
+        cause: new AggregateError(errors, 'release failures'),
+      })
+    }
   }
 
   /**

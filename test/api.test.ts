@@ -431,8 +431,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     expect(holder.signal.aborted).toBe(true)
     expect((holder.signal.reason as LockLostError).reason).toBe('closed')
     await expect(own.acquire(resource)).rejects.toBeInstanceOf(ClosedError)
-    // The lease counts as lost, but releasing it still deletes the lock it held.
-    expect(await holder.release()).toBe(false)
+    // The lease counts as lost, but releasing it still deletes the lock it held, and says so.
+    expect(await holder.release()).toBe(true)
     await expect(own.inspect(resource)).rejects.toBeInstanceOf(ClosedError)
     await expect(own.release(resource, 'some-token')).rejects.toBeInstanceOf(ClosedError)
     await expect(own.extend(resource, 'some-token')).rejects.toBeInstanceOf(ClosedError)
