@@ -1,8 +1,13 @@
-/** Outcome of one acquisition attempt. */
+import type { FencelockError } from './errors.js'
+
+/**
+ * Outcome of one acquisition attempt. `blocked`: nobody holds the lock, yet it could not be
+ * granted (quorum nodes that do not count yet); a caller that gives up reports this error.
+ */
 export type Attempt =
   | { readonly acquired: true; readonly fence: number }
   /** `retry`: ms until trying again is worth it (the holder's remaining ttl, or the waiter ahead's). */
-  | { readonly acquired: false; readonly retry: number }
+  | { readonly acquired: false; readonly retry: number; readonly blocked?: FencelockError }
 
 /** What `locks.inspect(resource)` reports. */
 export interface LockInfo {

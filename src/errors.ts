@@ -100,6 +100,8 @@ export interface NodeVote {
   readonly outcome: 'acquired' | 'held' | 'restarting' | 'timeout' | 'error' | 'replied'
   /** The client's error, for `error` (and `timeout`, the timeout itself). */
   readonly cause?: unknown
+  /** For `restarting`: ms until the node counts towards a majority again. */
+  readonly countsIn?: number
 }
 
 /** Fewer than a majority of the quorum's nodes could be reached; `votes` says what each node did. */
@@ -108,8 +110,13 @@ export class QuorumError extends FencelockError {
   readonly votes: readonly NodeVote[]
   readonly needed: number
   constructor(resource: string, action: string, votes: readonly NodeVote[], needed: number) {
-    const text = votes.map((v) => `#${v.node} ${v.outcome}${v.cause instanceof Error ? ` (${v.cause.message})` : ''}`).join(', ')
-    super('QUORUM_FAILED', `Could not ${action} lock "${resource}" on a majority (${needed} of ${votes.length} nodes): ${text}`, {
+    const text = votes
+      .map((v) => `#${v.node} ${v.outcome}${v.countsIn !== undefined ? ` (counts in ${Math.ceil(v.countsIn)} ms)` : ''}${v.cause instanceof Error ? ` (${v.cause.message})` : ''}`)
+      .join(', ')
+    const restarting = votes.some((v) => v.outcome === 'restarting')
+      ? '. Nodes that started or restarted less than maxTtl ago do not count until maxTtl has passed (they may have lost locks that are still held elsewhere)'
+      : ''
+    super('QUORUM_FAILED', `Could not ${action} lock "${resource}" on a majority (${needed} of ${votes.length} nodes): ${text}${restarting}`, {
       cause: votes.find((v) => v.cause !== undefined)?.cause,
     })
     this.resource = resource

@@ -266,6 +266,7 @@ export class LockSet implements Locks {
       if ('error' in first && first.permanent) throw attemptError(resource, first)
       if (wait === 0) {
         if ('error' in first) throw attemptError(resource, first)
+        if (first.blocked) throw first.blocked
         throw new LockTimeoutError(resource, performance.now() - started)
       }
     }
@@ -304,6 +305,7 @@ export class LockSet implements Locks {
     const result = await this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
     if ('lease' in result) return result.lease
     if ('error' in result) throw attemptError(resource, result)
+    if (result.blocked) throw result.blocked
     return null
   }
 
@@ -432,7 +434,7 @@ export class LockSet implements Locks {
         late = true
         return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
       }
-      if (!outcome.acquired) return { retry: outcome.retry }
+      if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
       if (performance.now() - start >= budget) {
         void this.#backend.release(resource, token).catch(() => {})
         return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }

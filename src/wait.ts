@@ -9,7 +9,7 @@ import type { Lease } from './lease.js'
  */
 export type TryResult =
   | { lease: Lease }
-  | { retry: number }
+  | { retry: number; blocked?: unknown }
   /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
   | { error: unknown; permanent: boolean; token?: string; silent?: number }
 
@@ -305,12 +305,16 @@ export class WaitQueues {
         // An attempt cut short by the wait deadline right after it was sent says nothing about Redis
         // (each attempt's reply is awaited no later than the deadline); one that went unanswered
         // for a while does: the wait then ends in RedisError, not in a timeout that reads as contention.
-        if (result.permanent || performance.now() < waiter.deadline - 2 || (result.silent ?? 0) >= TELLING_SILENCE_MS) waiter.lastError = result.error
+        // A more specific earlier error (a quorum's votes) is kept over a last silent attempt.
+        const telling = (result.silent ?? 0) >= TELLING_SILENCE_MS && waiter.lastError === undefined
+        if (result.permanent || performance.now() < waiter.deadline - 2 || telling) waiter.lastError = result.error
         waiter.failures++
         if (result.permanent) return this.#settle(waiter, attemptError(waiter.resource, result))
         delay = backoff(waiter)
       } else {
-        waiter.lastError = undefined
+        // Kept out by something other than a holder (quorum nodes that do not count yet): if the
+        // wait ends now, that is what the caller must hear.
+        waiter.lastError = result.blocked
         waiter.failures = 0
         waiter.queued = true
         delay = result.retry + 1

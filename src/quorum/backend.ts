@@ -135,10 +135,11 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
           fence = Math.max(fence, toNumber(value))
           if (wait === 0) counted++
           else retry = Math.min(retry, wait)
-          votes.push({ node: node.index, outcome: wait === 0 ? 'acquired' : 'restarting' })
+          votes.push(wait === 0 ? { node: node.index, outcome: 'acquired' } : { node: node.index, outcome: 'restarting', countsIn: wait })
         } else {
           retry = Math.min(retry, toNumber(value))
-          votes.push({ node: node.index, outcome: 'held' })
+          const wait = counts.get(node) ?? 0
+          votes.push(wait === 0 ? { node: node.index, outcome: 'held' } : { node: node.index, outcome: 'restarting', countsIn: wait })
         }
       })
 
@@ -168,7 +169,12 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
       if (replied >= majority) {
         const woken = book.wokenSince(waiter, sent)
         if (waiter !== '' && !book.queue(resource, waiter)) leaveAll(k, waiter)
-        return { acquired: false, retry: woken ? 0 : Number.isFinite(retry) ? retry : ttl }
+        // Held nowhere, only kept from a majority by nodes that do not count yet: say so. (Where
+        // some node says held, the lock may well be held: that is contention, as usual.)
+        const held = votes.some((v) => v.outcome === 'held')
+        const restarting = votes.filter((v) => v.outcome === 'restarting').length
+        const blocked = restarting > 0 && !held && counted + restarting >= majority ? new QuorumError(resource, 'acquire', votes, majority) : undefined
+        return { acquired: false, retry: woken ? 0 : Number.isFinite(retry) ? retry : ttl, ...(blocked ? { blocked } : {}) }
       }
       throw new QuorumError(resource, 'acquire', votes, majority)
     },
