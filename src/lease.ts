@@ -1,4 +1,4 @@
-import { LockLostError, RedisError, type LockLostReason } from './errors.js'
+import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkTtl } from './validate.js'
 
@@ -159,6 +159,7 @@ export class Lease implements AsyncDisposable {
     try {
       outcome = await withinLimit(releasing, limit)
     } catch (err) {
+      if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
     }
     if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)

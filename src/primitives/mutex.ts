@@ -1,4 +1,5 @@
 import type { Attempt, Backend, LockInfo } from '../backend.js'
+import { RedisError } from '../errors.js'
 import { keyCache } from '../keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
@@ -14,6 +15,20 @@ export interface MutexOptions {
 }
 
 const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
+
+/** The release script's reply: 1, 0, or {1, text of a refused PUBLISH} (see mutex-release.lua). */
+export function decodeRelease(reply: unknown): { released: boolean; refused?: string } {
+  if (Array.isArray(reply)) return { released: toNumber(reply[0]) === 1, refused: String(reply[1]) }
+  return { released: toNumber(reply) === 1 }
+}
+
+/** A release that happened, but whose wake-up Redis refused (the user lacks PUBLISH): say both. */
+export function wakeRefused(resource: string, refused: string): RedisError {
+  return new RedisError(
+    `Released lock "${resource}", but Redis refused the PUBLISH that wakes the next waiter (the Redis user needs PUBLISH on the lock channels, see "Operating fencelock" in the README); waiters find the lock free only at their next re-check: ${refused}`,
+    { cause: new Error(refused) },
+  )
+}
 
 /** A fair mutex on one Redis (or one Redis Cluster): one script call per acquire, extend, release. */
 export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backend {
@@ -39,7 +54,9 @@ export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backen
     },
     async release(resource, token) {
       const k = keysOf(resource)
-      return toNumber(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace])) === 1
+      const reply = decodeRelease(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]))
+      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
+      return reply.released
     },
     async leave(resource, waiter) {
       const k = keysOf(resource)

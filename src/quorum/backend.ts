@@ -3,6 +3,7 @@ import { QuorumError, type NodeVote } from '../errors.js'
 import { keyCache, type ResourceKeys } from '../keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
+import { decodeRelease, wakeRefused } from '../primitives/mutex.js'
 import { scripts } from '../scripts/index.js'
 import { QuorumNode, type NodeResult } from './node.js'
 import { quorumWake } from './wake.js'
@@ -195,14 +196,16 @@ export function quorumBackend(adapters: readonly RedisAdapter[], options: Quorum
     async release(resource, token) {
       const k = keysOf(resource)
       const results = await majorityOf(
-        (redis) => redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]),
+        async (redis) => decodeRelease(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace])),
         options.nodeTimeout(options.maxTtl),
-        (value) => toNumber(value) === 1,
+        (value) => value.released,
       )
       if (results.every((r) => r !== undefined && !r.ok)) {
         throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r!, 'replied')), majority)
       }
-      return results.some((r) => r?.ok && toNumber(r.value) === 1)
+      const refused = results.find((r) => r?.ok && r.value.refused !== undefined)
+      if (refused?.ok) throw wakeRefused(resource, refused.value.refused!)
+      return results.some((r) => r?.ok && r.value.released)
     },
 
     async leave(resource, waiter) {

@@ -9,6 +9,7 @@
 -- Published on ARGV[2] when the lock is free: as in mutex-release.lua
 -- Returns 1: the waiter was in the queue
 --         0: it was not
+--         (a refused PUBLISH is ignored: the woken waiter's own re-check covers it)
 --#include lib/queue.lua
 local removed = redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

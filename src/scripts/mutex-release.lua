@@ -11,12 +11,14 @@
 --   looks again then, instead of the whole line waiting out the holder's ttl.
 -- Returns 1: released
 --         0: not held by this token (expired, or already released): nothing was changed
+--         {1, error text}: released, but Redis refused the PUBLISH that wakes the next waiter
 --#include lib/queue.lua
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local _, nowMs = serverNow()
   pruneQueue(KEYS[2], KEYS[3], nowMs)
-  wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
+  local refused = wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
+  if refused then return {1, refused} end
 end
 return 1

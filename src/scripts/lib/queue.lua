@@ -39,8 +39,17 @@ local function nextFence(fenceKey, nowUs, retention)
   return fence
 end
 
+-- PUBLISH that does not fail the script: the lock state is already changed when it runs, so a
+-- refusal (an ACL without PUBLISH on the channel) must reach the caller as a reply, not as a script
+-- error that reads as if nothing had been done. Returns the refusal's text, or nil.
+local function publish(channel, message)
+  local reply = redis.pcall('PUBLISH', channel, message)
+  if type(reply) == 'table' and reply.err then return reply.err end
+  return nil
+end
+
 -- Wakes the first waiter in line (the lock is free): it keeps its place only `grace` ms unless it
--- comes. The message names it and the one after it, who is on standby: if the first is dead it
+-- comes. Returns nil, or the text of a refused PUBLISH. The message names it and the one after it, who is on standby: if the first is dead it
 -- loses its place after the grace, and the standby looks again then, instead of the whole line
 -- waiting out a ttl. A waiter id is "<instance>:<n>"; the message goes to "<channel>:<instance>"
 -- only, so no other process is woken for nothing.
@@ -50,7 +59,8 @@ local function wakeNext(queue, expiry, channel, grace, nowMs)
   redis.call('ZADD', expiry, 'XX', 'LT', nowMs + grace, line[1])
   local message = line[2] and (line[1] .. ' ' .. line[2]) or line[1]
   local first = string.match(line[1], '^[^:]*')
-  redis.call('PUBLISH', channel .. ':' .. first, message)
+  local refused = publish(channel .. ':' .. first, message)
   local second = line[2] and string.match(line[2], '^[^:]*')
-  if second and second ~= first then redis.call('PUBLISH', channel .. ':' .. second, message) end
+  if second and second ~= first then refused = publish(channel .. ':' .. second, message) or refused end
+  return refused
 end

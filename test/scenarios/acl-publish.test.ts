@@ -1,0 +1,53 @@
+// A Redis user without PUBLISH (issue 10, item 14): the release still happens, and the caller learns
+// at once that the next waiter could not be woken and which permission is missing, instead of a
+// raw script error that reads as if nothing was released.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, RedisError } from '../../src/index.js'
+import { adapters, type TestClient } from '../support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { closeQuietly, keysOf, uniquePrefix } from './fixtures/util.js'
+
+describe.skipIf(!requireRedisOrSkip())('Redis user without PUBLISH', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+    await redis.cli('ACL', 'SETUSER', 'nopub', 'on', '>pw', '~*', '&*', '+@all', '-publish')
+  })
+  afterAll(() => redis?.stop())
+
+  describe.each(adapters)('$name', (adapter) => {
+    let nopub: TestClient
+    let full: TestClient
+    beforeAll(async () => {
+      nopub = await adapter.connect(redis.url.replace('redis://', 'redis://nopub:pw@'))
+      full = await adapter.connect(redis.url)
+    })
+    afterAll(async () => {
+      await nopub?.quit()
+      await full?.quit()
+    })
+
+    it('release() releases, then rejects with RedisError naming the missing PUBLISH permission; the lease counts as released', async () => {
+      const prefix = uniquePrefix('nopub')
+      const holderLocks = createLocks({ redis: nopub.raw, prefix })
+      const waiterLocks = createLocks({ redis: full.raw, prefix })
+      try {
+        const lease = await holderLocks.acquire('r', { ttl: 2_000 })
+        const waiting = waiterLocks.acquire('r', { wait: 15_000 })
+        await new Promise((r) => setTimeout(r, 200)) // the waiter is in line
+        const err = await lease.release().then((v) => v, (e: unknown) => e)
+        expect(err).toBeInstanceOf(RedisError)
+        expect((err as Error).message).toMatch(/released/i)
+        expect((err as Error).message).toMatch(/PUBLISH/)
+        expect(String((err as RedisError).cause)).toMatch(/NOPERM|can't run this command/)
+        expect(await full.command('EXISTS', keysOf(prefix, 'r').lock)).not.toBe(1) // the lock is free or the waiter's
+        expect(await lease.release()).toBe(false) // already released: nothing more to do
+        // The waiter's re-check still gets it, within the holder's ttl (2 s) instead of at once.
+        const next = await waiting
+        await next.release()
+      } finally {
+        await closeQuietly([holderLocks, waiterLocks])
+      }
+    }, 20_000)
+  })
+})
