@@ -7,15 +7,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
-import { Redis as IORedis5 } from 'ioredis'
-import { Redis as IORedis6 } from 'ioredis6'
-import { Redis as Valkey } from 'iovalkey'
-import { createClient as createClient5, createClientPool as createClientPool5, createSentinel as createSentinel5 } from 'redis'
-import { createClient as createClient4 } from 'redis4'
-import { createClient as createClient6, createSentinel as createSentinel6 } from 'redis6'
+import { Cluster as IORedisCluster5, Redis as IORedis5 } from 'ioredis'
+import { Cluster as IORedisCluster6, Redis as IORedis6 } from 'ioredis6'
+import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey'
+import { createClient as createClient5, createClientPool as createClientPool5, createCluster as createCluster5, createSentinel as createSentinel5 } from 'redis'
+import { createClient as createClient4, createCluster as createCluster4 } from 'redis4'
+import { createClient as createClient6, createCluster as createCluster6, createSentinel as createSentinel6 } from 'redis6'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, ClosedError, createLocks, fencedSet, InvalidArgumentError, type Locks, type RedisClient } from '../src/index.js'
-import { freePort, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { claimFence, ClosedError, createLocks, fencedSet, InvalidArgumentError, type IORedisClient, type Locks, type RedisClient } from '../src/index.js'
+import { freePort, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 
 interface Connection {
   /** The library's own client object, as a user passes it. */
@@ -33,14 +33,18 @@ interface Major {
   connect(url: string): Promise<Connection>
 }
 
-type IORedisFamily = IORedis5 | IORedis6 | Valkey
+/** What the tests use of an ioredis-family client (ioredis 5 and 6, iovalkey; single node or cluster). */
+type IORedisFamily = IORedisClient & {
+  once(event: string, listener: () => void): unknown
+  get(key: string): Promise<string | null>
+}
 
 const ioredisLike = <T,>(create: (target: T) => IORedisFamily) => async (target: T): Promise<Connection> => {
   const client = create(target)
   client.on('error', () => {})
   await new Promise<void>((resolve, reject) => {
     client.once('ready', () => resolve())
-    client.once('error', reject)
+    client.once('end', () => reject(new Error('the client ended before it was ready')))
   })
   return { client, get: (key: string) => client.get(key), close: async () => void client.disconnect() }
 }
@@ -296,5 +300,52 @@ describe('values that are not a supported client', () => {
     const pool = createClientPool5({ url: 'redis://127.0.0.1:1' })
     // @ts-expect-error: a pool is not one of the client shapes
     expect(refusal(() => createLocks({ redis: pool })).message).toMatch(/createClientPool.*createClient\(/)
+  })
+})
+
+const clusterClients: { name: string; connect(cluster: RedisCluster): Promise<Connection> }[] = [
+  { name: 'ioredis 5', connect: ioredisLike((c: RedisCluster) => new IORedisCluster5([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
+  { name: 'ioredis 6', connect: ioredisLike((c: RedisCluster) => new IORedisCluster6([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
+  { name: 'iovalkey', connect: ioredisLike((c: RedisCluster) => new ValkeyCluster([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
+  {
+    name: 'node-redis 4',
+    async connect(c) {
+      const client = createCluster4({ rootNodes: [{ url: c.nodes[0]!.url }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => void (await client.disconnect()) }
+    },
+  },
+  {
+    name: 'node-redis 5',
+    async connect(c) {
+      const client = createCluster5({ rootNodes: [{ url: c.nodes[0]!.url }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+  {
+    name: 'node-redis 6',
+    async connect(c) {
+      const client = createCluster6({ rootNodes: [{ url: c.nodes[0]!.url }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
+    },
+  },
+]
+
+describe.skipIf(!requireRedisOrSkip())('on a Redis Cluster', () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 })
+  })
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  describe.each(clusterClients)('$name', (variant) => {
+    coreSuite(`cluster:${variant.name}`, () => variant.connect(cluster))
   })
 })
