@@ -25,7 +25,7 @@ export function decodeRelease(reply: unknown): { released: boolean; refused?: st
 /** A release that happened, but whose wake-up Redis refused (the user lacks PUBLISH): say both. */
 export function wakeRefused(resource: string, refused: string): RedisError {
   return new RedisError(
-    `Released lock "${resource}", but Redis refused the PUBLISH that wakes the next waiter (the Redis user needs PUBLISH on the lock channels, see "Operating fencelock" in the README); waiters find the lock free only at their next re-check: ${refused}`,
+    `Released lock "${resource}", but Redis refused the PUBLISH that wakes the next waiter (grant the Redis user PUBLISH on the lock channels, &<prefix>*); waiters find the lock free only at their next re-check: ${refused}`,
     { cause: new Error(refused) },
   )
 }
