@@ -254,6 +254,33 @@ describe.skipIf(!requireRedisOrSkip())('through Redis Sentinel', () => {
   describe.each(viaSentinel)('$name', (variant) => {
     coreSuite(`sentinel:${variant.name}`, () => variant.connect(sentinel))
   })
+
+  it('node-redis createSentinel: fencelock shares the sentinel\'s pub/sub connection and leaves the user\'s own subscriptions alone', async () => {
+    const client = createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: sentinel.host, port: sentinel.port }] })
+    client.on('error', () => {})
+    await client.connect()
+    const heard: string[] = []
+    try {
+      await client.subscribe('user-channel', (message) => void heard.push(message))
+      const locks = createLocks({ redis: client, ttl: 5_000, wait: 4_000 })
+      const held = await locks.acquire('sentinel-pubsub')
+      const waiting = locks.acquire('sentinel-pubsub') // subscribes to the wake-up channel
+      await expect.poll(async () => (await locks.inspect('sentinel-pubsub')).waiters).toBe(1)
+      const ours = async () => (await master.cli('PUBSUB', 'CHANNELS')).split('\n').filter((c) => c.includes('sentinel-pubsub'))
+      await expect.poll(ours).toHaveLength(1) // the waiter listens on the sentinel's pub/sub connection
+      await held.release()
+      await (await waiting).release()
+      await locks.close()
+      const channels = await master.cli('PUBSUB', 'CHANNELS')
+      // fencelock's wake-up channel is gone (the sentinel's own hello channel stays)
+      expect(channels.split('\n').filter((c) => c && !c.startsWith('__sentinel__'))).toEqual(['user-channel'])
+      expect(await ours()).toEqual([])
+      await master.cli('PUBLISH', 'user-channel', 'still here')
+      await expect.poll(() => heard).toEqual(['still here'])
+    } finally {
+      client.destroy()
+    }
+  })
 })
 
 describe('values that are not a supported client', () => {
