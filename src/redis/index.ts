@@ -44,7 +44,7 @@ function notAClient(value: unknown, name: string): InvalidArgumentError {
     )
   }
   return new InvalidArgumentError(
-    `${expected} (ioredis >= 5, iovalkey or node-redis >= 4), got an object with keys ${describeValue(keys.slice(0, 8).join(','))}: ${PASS_CLIENT}`,
+    `${expected} (ioredis 5 or 6, iovalkey, or node-redis 4 to 6), got an object with keys ${describeValue(keys.slice(0, 8).join(','))}: ${PASS_CLIENT}`,
   )
 }
 
