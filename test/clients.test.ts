@@ -187,7 +187,11 @@ async function startSentinel(master: RedisProcess): Promise<Sentinel> {
     '',
   ].join('\n'))
   const child: ChildProcess = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' })
+  // Never outlive the test process, even if it ends without running afterAll.
+  const killOnExit = () => child.kill('SIGKILL')
+  process.once('exit', killOnExit)
   const stop = async () => {
+    process.off('exit', killOnExit)
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGKILL')
