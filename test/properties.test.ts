@@ -8,7 +8,6 @@
 import fc from 'fast-check'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { parseCommandLine, UsageError } from '../src/cli/args.js'
-import { resourceKeys } from '../src/keys.js'
 import { MAX_RESOURCE_LENGTH, MAX_TOKEN_LENGTH, MAX_TTL, MIN_TTL } from '../src/validate.js'
 import {
   claimFence,
