@@ -44,7 +44,7 @@ describe('published types', () => {
       const text = readFileSync(path.join(sources, file), 'utf8').replace(/^\/\/ @ts-nocheck.*\n/, '')
       writeFileSync(path.join(project, file), text)
     }
-  }, 120_000)
+  }, 300_000)
   afterAll(() => {
     if (project) rmSync(project, { recursive: true, force: true })
   })
@@ -57,11 +57,11 @@ describe('published types', () => {
     }
   })
 
-  it('compile for a strict consumer with lib DOM (ESM and CommonJS)', { timeout: 180_000 }, async () => {
+  it('compile for a strict consumer with lib DOM (ESM and CommonJS)', { timeout: 300_000 }, async () => {
     expect(await tsc(path.join(project, 'tsconfig.json'))).toBe('')
   })
 
-  it('compile for a strict consumer without lib DOM (lib ES2022, types node)', { timeout: 180_000 }, async () => {
+  it('compile for a strict consumer without lib DOM (lib ES2022, types node)', { timeout: 300_000 }, async () => {
     expect(await tsc(path.join(project, 'tsconfig.no-dom.json'))).toBe('')
   })
 })
