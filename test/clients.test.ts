@@ -1,7 +1,8 @@
 // Every supported client major (installed side by side as aliased dev dependencies) runs the same
-// core subset against a real redis-server: acquire, wait and wake by release, increasing fences,
-// release, tryAcquire, fencedSet/claimFence, close. A plain `npm install` brings the newest
-// majors, so each of them must be tested, not only the one the rest of the suite uses.
+// core subset: acquire, wait and wake by release, increasing fences, release, tryAcquire,
+// fencedSet/claimFence, close; on a real redis-server, a real 3-master Redis Cluster, and through a
+// real Sentinel. A plain `npm install` brings the newest majors, so each of them must be tested,
+// not only the one the rest of the suite uses. Values that are not a client are refused at once.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
