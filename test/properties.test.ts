@@ -136,6 +136,8 @@ describe('properties without Redis', () => {
 describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (adapter) => {
   let server: RedisProcess
   let clients: [TestClient, TestClient]
+  /** A client of the other library: every other interleaving pairs the two libraries. */
+  let other: TestClient
   let control: TestClient
   let locks: [Locks, Locks]
   const unhandled: unknown[] = []
@@ -145,11 +147,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
     server = await startRedis()
     clients = [await adapter.connect(server.url), await adapter.connect(server.url)]
     control = await adapter.connect(server.url)
+    other = await adapters.find((a) => a.name !== adapter.name)!.connect(server.url)
     process.on('unhandledRejection', onUnhandled)
   })
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled)
-    for (const c of [...(clients ?? []), control]) await c?.quit()
+    for (const c of [...(clients ?? []), control, other]) await c?.quit()
     await server?.stop()
   })
   beforeEach(() => {
@@ -385,11 +388,14 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
     const baseline = resourceCounts()
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(op, fc.boolean()), { minLength: 1, maxLength: 20 }), async (script) => {
+        const mixed = (runs[`interleavings (${adapter.name})`] ?? 0) % 2 === 1
         count(`interleavings (${adapter.name})`)
+        if (mixed) count(`interleavings with ${adapter.name} + ${other.adapter}`)
         // A clean start, so that a shrinking run is not blamed for what an earlier run left.
         await settlesTo(baseline, 6_000)
         const prefix = prefixFor('mix')
-        const pair = [createLocks({ redis: clients[0].raw, prefix }), createLocks({ redis: clients[1].raw, prefix })] as const
+        const second = mixed ? other : clients[1]
+        const pair = [createLocks({ redis: clients[0].raw, prefix }), createLocks({ redis: second.raw, prefix })] as const
         const leases: Lease[] = []
         const letGo = new Set<Lease>() // release called: the holder is done with it
         const fences = new Map<string, Set<number>>()
