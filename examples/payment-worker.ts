@@ -116,7 +116,12 @@ try {
   await expectLine('GO')
   for (let i = 0; i < withdrawals; i++) {
     if (mode === 'unlocked') await withdrawUnlocked()
-    else await locks.withLock(resource, mode === 'frozen' ? withdrawFrozen : withdrawFenced)
+    else if (mode === 'frozen') {
+      // withLock itself reports that the lease was lost while the work ran: the stale write was
+      // refused by the fence, and this is how the caller of withLock hears of the loss.
+      const lost = await locks.withLock(resource, withdrawFrozen).then(() => null, (err: unknown) => err)
+      if (!(lost instanceof LockLostError)) throw lost ?? new Error('withLock returned although the lease was lost while it ran')
+    } else await locks.withLock(resource, withdrawFenced)
   }
   say(`DONE ${JSON.stringify(report)}`)
 } finally {
