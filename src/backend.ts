@@ -5,7 +5,8 @@ import type { FencelockError } from './errors.js'
  * granted (quorum nodes that do not count yet); a caller that gives up reports this error.
  */
 export type Attempt =
-  | { readonly acquired: true; readonly fence: number }
+  /** `token`: the lease's token (a semaphore's permit names its slot in it). */
+  | { readonly acquired: true; readonly fence: number; readonly token: string }
   /** `retry`: ms until trying again is worth it (the holder's remaining ttl, or the waiter ahead's). */
   | { readonly acquired: false; readonly retry: number; readonly blocked?: FencelockError }
 
@@ -37,10 +38,10 @@ export interface WakeSource {
 }
 
 /**
- * The Redis side of one primitive. The waiting, renewing and lease logic live once in
- * `createLocks`; a backend supplies its scripts and nothing else.
+ * One primitive on one topology, as the runtime sees it (built by src/topology/*.ts from a
+ * primitive of src/primitives/). The waiting, renewing and lease logic live once in the runtime.
  */
-export interface Backend {
+export interface Backend<Info = LockInfo> {
   /** Longest ttl callers may request. */
   readonly maxTtl: number
   readonly wake: WakeSource
@@ -51,6 +52,6 @@ export interface Backend {
   release(resource: string, token: string): Promise<boolean>
   /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
   leave(resource: string, waiter: string): Promise<void>
-  inspect(resource: string): Promise<LockInfo>
+  inspect(resource: string): Promise<Info>
   channel(resource: string): string
 }

@@ -141,6 +141,3 @@ export class ReplicationError extends FencelockError {
     this.required = required
   }
 }
-
-/** Errors a backend raises already typed (quorum, replication): the facade rethrows them unwrapped. */
-export const isBackendError = (err: unknown): err is QuorumError | ReplicationError => err instanceof QuorumError || err instanceof ReplicationError

@@ -1,5 +1,5 @@
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './locks.js'
-export { Lease } from './lease.js'
+export type { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
 export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'

@@ -1,38 +1,15 @@
 /**
- * Keys of one resource. They all share the hash tag `{resource}`, so every script runs on one
- * Redis Cluster slot. A `}` inside the name only shortens the tag, identically for every key of
- * that resource; the suffixes are distinct single letters, so two resources never share a key.
+ * Key names of a resource built once and kept in a small cache: they would otherwise be rebuilt on
+ * every call of the hot path. Cleared wholesale when full, which is cheaper than LRU bookkeeping
+ * per call. Each primitive supplies its own layout (`make`).
  */
-export interface ResourceKeys {
-  readonly lock: string
-  readonly fence: string
-  readonly queue: string
-  readonly queueExpiry: string
-  readonly channel: string
-}
-
-export function resourceKeys(prefix: string, resource: string): ResourceKeys {
-  const base = `${prefix}{${resource}}:`
-  return {
-    lock: `${base}L`,
-    fence: `${base}F`,
-    queue: `${base}Q`,
-    queueExpiry: `${base}X`,
-    channel: `${base}W`,
-  }
-}
-
-/**
- * `resourceKeys` with a small cache: key names would otherwise be rebuilt on every call of the
- * hot path. Cleared wholesale when full, which is cheaper than LRU bookkeeping per call.
- */
-export function keyCache(prefix: string, size = 1_000): (resource: string) => ResourceKeys {
-  const cache = new Map<string, ResourceKeys>()
+export function keyCache<K>(prefix: string, make: (prefix: string, resource: string) => K, size = 1_000): (resource: string) => K {
+  const cache = new Map<string, K>()
   return (resource) => {
     let keys = cache.get(resource)
     if (!keys) {
       if (cache.size >= size) cache.clear()
-      keys = resourceKeys(prefix, resource)
+      keys = make(prefix, resource)
       cache.set(resource, keys)
     }
     return keys

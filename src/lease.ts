@@ -2,18 +2,56 @@ import { FencelockError, LockLostError, RedisError, type LockLostReason } from '
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkTtl } from './validate.js'
 
-/** What a primitive supplies to its leases: the Redis side of extend and release. */
+/**
+ * A held lock, semaphore permit, or any other grant: every primitive hands back this one type.
+ * Its `signal` aborts with `LockLostError` the moment the lease can no longer be trusted; its
+ * `deadline` is on the local monotonic clock (`performance.now()`), counted from before the acquire
+ * (or last extend) request was sent, minus the drift margin, so it never ends later than the
+ * grant's expiry in Redis.
+ */
+export interface Lease extends AsyncDisposable {
+  /** The locked resource's name (a semaphore's name for a permit). */
+  readonly resource: string
+  /** Random owner token; only this lease can extend or release the grant (a permit's names its slot). */
+  readonly token: string
+  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
+  readonly fence: number
+  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
+  readonly signal: AbortSignal
+  /** `performance.now()` value after which the lease must be treated as lost. */
+  readonly deadline: number
+  /** Milliseconds of validity left (0 once lost or released). */
+  readonly remaining: number
+  /** True while the lease is held and inside its deadline. */
+  readonly held: boolean
+  /** The ttl of the last acquire or extend. */
+  readonly ttl: number
+  /**
+   * Pushes the expiry to `ttl` ms from now (default: the last ttl). Rejects with `LockLostError`
+   * if the lease was lost (the signal aborts too), or `RedisError` if Redis did not answer; in that
+   * case the lease stays valid until its current deadline.
+   */
+  extend(ttl?: number): Promise<void>
+  /**
+   * Releases. Resolves true if this call released it, false if the lease had already been lost
+   * (and the grant was gone) or released. Rejects with `RedisError` only if Redis failed or did
+   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter).
+   */
+  release(): Promise<boolean>
+}
+
+/** What a primitive's operations supply to their leases: the Redis side of extend and release. */
 export interface LeaseDriver {
   /** Resolves true when extended, false when Redis says this lease no longer holds the lock. */
-  extend(lease: Lease, ttl: number): Promise<boolean>
+  extend(lease: LeaseState, ttl: number): Promise<boolean>
   /** Resolves true when this call released the lock, false when it was no longer held. */
-  release(lease: Lease): Promise<boolean>
+  release(lease: LeaseState): Promise<boolean>
   /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
   drift(ttl: number): number
   /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
   readonly maxTtl: number
   /** The lease is settled (released or lost): forget it. */
-  settled(lease: Lease): void
+  settled(lease: LeaseState): void
 }
 
 export interface LeaseInit {
@@ -28,13 +66,8 @@ export interface LeaseInit {
 
 type State = 'held' | 'released' | 'lost'
 
-/**
- * A held lock. Its `signal` aborts with `LockLostError` the moment the lease can no longer be
- * trusted; its `deadline` is on the local monotonic clock (`performance.now()`), counted from
- * before the acquire (or last extend) request was sent, minus the drift margin, so it never ends
- * later than the lock's expiry in Redis.
- */
-export class Lease implements AsyncDisposable {
+/** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
+export class LeaseState implements Lease {
   /** The locked resource's name. */
   readonly resource: string
   /** Random owner token (from crypto); only this lease can extend or release the lock. */
@@ -62,6 +95,11 @@ export class Lease implements AsyncDisposable {
     this.#autoExtend = init.autoExtend
     this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
     this.#schedule()
+  }
+
+  /** The driver this lease was made by (one per primitive backend). */
+  get driver(): LeaseDriver {
+    return this.#driver
   }
 
   /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */

@@ -1,6 +1,8 @@
 import type { WakeSource } from './backend.js'
-import { FencelockError, isBackendError, LockAbortedError, LockTimeoutError, RedisError } from './errors.js'
-import type { Lease } from './lease.js'
+import { LockAbortedError, type FencelockError } from './errors.js'
+import { attemptError, waitError } from './failures.js'
+import type { LeaseState } from './lease.js'
+import { wakeFor } from './wake-message.js'
 
 /**
  * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the
@@ -8,7 +10,7 @@ import type { Lease } from './lease.js'
  * lost attempt did take the lock, the retry finds it held by that token and gets it back.
  */
 export type TryResult =
-  | { lease: Lease }
+  | { lease: LeaseState }
   | { retry: number; blocked?: unknown }
   /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
   | { error: unknown; permanent: boolean; token?: string; silent?: number }
@@ -33,7 +35,7 @@ export interface Waiter {
   retryToken: string | undefined
   /** Set while this waiter is on standby behind a woken one (see #standby). */
   standby: NodeJS.Timeout | undefined
-  resolve(lease: Lease): void
+  resolve(lease: LeaseState): void
   reject(err: unknown): void
   wake: (() => void) | undefined
   timers: NodeJS.Timeout[]
@@ -159,14 +161,11 @@ export class WaitQueues {
         const head = queue.waiters[0]
         const id = head?.id ?? queue.pending?.id
         if (id === undefined) return
-        // "<next> [<standby>]" (see mutex-release.lua): the next one goes now; the standby
-        // looks again once the next one's grace is over, in case it was dead.
-        const space = message.indexOf(' ')
-        const next = space === -1 ? message === id : space === id.length && message.startsWith(id)
-        if (next) {
+        const wake = wakeFor(message, id)
+        if (wake === 'next') {
           if (head) this.#poke(head)
           else queue.pending!.poked = true
-        } else if (head && space !== -1 && message.length - space - 1 === id.length && message.endsWith(id)) this.#standby(head)
+        } else if (wake === 'standby' && head) this.#standby(head)
       },
       listening: undefined,
       // A fast-path attempt already in flight (begin) goes first once it fails.
@@ -231,19 +230,10 @@ export class WaitQueues {
   }
 
   #expire(waiter: Waiter): void {
-    const waited = performance.now() - waiter.started
-    const err =
-      waiter.lastError === undefined
-        ? new LockTimeoutError(waiter.resource, waited)
-        : isBackendError(waiter.lastError) // quorum/replication failure: already says what each node did
-          ? waiter.lastError
-          : new RedisError(`Redis failed while waiting ${Math.round(waited)} ms for lock "${waiter.resource}": ${errorText(waiter.lastError)}`, {
-            cause: waiter.lastError,
-          })
-    this.#settle(waiter, err)
+    this.#settle(waiter, waitError(waiter.resource, performance.now() - waiter.started, waiter.lastError))
   }
 
-  #settle(waiter: Waiter, outcome: Lease | unknown, ok = false): void {
+  #settle(waiter: Waiter, outcome: LeaseState | unknown, ok = false): void {
     if (waiter.settled) return
     waiter.settled = true
     for (const timer of waiter.timers) clearTimeout(timer)
@@ -258,7 +248,7 @@ export class WaitQueues {
     }
     if (!ok && waiter.queued) this.#hooks.leave(waiter)
     waiter.wake?.()
-    if (ok) waiter.resolve(outcome as Lease)
+    if (ok) waiter.resolve(outcome as LeaseState)
     else waiter.reject(outcome)
   }
 
@@ -366,16 +356,4 @@ export class WaitQueues {
       waiter.wake = done
     })
   }
-}
-
-export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-
-/**
- * The typed error for a failed attempt, in one place: a quorum or replication error as the backend
- * typed it, otherwise a RedisError whose message says whether Redis refused or could not be reached.
- */
-export function attemptError(resource: string, failure: { error: unknown; permanent: boolean }): FencelockError {
-  if (isBackendError(failure.error)) return failure.error
-  const what = failure.permanent ? 'Redis refused' : 'Could not acquire'
-  return new RedisError(`${what} lock "${resource}": ${errorText(failure.error)}`, { cause: failure.error })
 }

@@ -3,7 +3,7 @@
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { resourceKeys } from '../src/keys.js'
+import { mutexKeys as resourceKeys } from '../src/primitives/mutex.js'
 import { scripts, type LuaScript } from '../src/scripts/index.js'
 import { luaSource } from '../scripts/lua-source.mjs'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'

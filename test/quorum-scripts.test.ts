@@ -2,7 +2,7 @@
 // from client-chosen scores, and the conditional fence write-back.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resourceKeys } from '../src/keys.js'
+import { mutexKeys as resourceKeys } from '../src/primitives/mutex.js'
 import { scripts, type LuaScript } from '../src/scripts/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 

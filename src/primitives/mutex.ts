@@ -1,20 +1,47 @@
-import type { Attempt, Backend, LockInfo } from '../backend.js'
-import { RedisError } from '../errors.js'
+import type { LockInfo } from '../backend.js'
 import { keyCache } from '../keys.js'
-import type { RedisAdapter } from '../redis/adapter.js'
-import { subscriberFor } from '../redis/subscriber.js'
+import { bind } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
+import type { Primitive } from './primitive.js'
 
 export interface MutexOptions {
   prefix: string
-  maxTtl: number
   /** How long the fence key outlives its last use (ms). */
   fenceRetention: number
   /** How long past its next re-check a queued waiter keeps its place (ms). */
   waiterGrace: number
 }
 
-const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
+/**
+ * Keys of one mutex. They all share the hash tag `{resource}`, so every script runs on one Redis
+ * Cluster slot. A `}` inside the name only shortens the tag, identically for every key of that
+ * resource; the suffixes are distinct single letters right after the tag (other kinds put their
+ * own part first, e.g. `:S:`), so two resources or kinds never share a key.
+ */
+export interface MutexKeys {
+  readonly lock: string
+  readonly fence: string
+  readonly queue: string
+  readonly queueExpiry: string
+  readonly channel: string
+}
+
+export function mutexKeys(prefix: string, resource: string): MutexKeys {
+  const base = `${prefix}{${resource}}:`
+  return { lock: `${base}L`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` }
+}
+
+const QUEUE = ['lock', 'queue', 'queueExpiry'] as const
+const ALL = ['lock', 'fence', 'queue', 'queueExpiry'] as const
+const acquire = bind(scripts.mutexAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace'])
+const quorumAcquire = bind(scripts.quorumAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace', 'score', 'maxTtl'])
+const commit = bind(scripts.quorumCommit, ALL, ['token', 'fence', 'retention', 'waiter'])
+const extend = bind(scripts.mutexExtend, ['lock'], ['token', 'ttl'])
+const release = bind(scripts.mutexRelease, QUEUE, ['token', 'channel', 'grace'])
+const leave = bind(scripts.mutexLeave, QUEUE, ['waiter', 'channel', 'grace'])
+const inspect = bind(scripts.mutexInspect, ALL, [])
+
+export const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
 
 /** The release script's reply: 1, 0, or {1, text of a refused PUBLISH} (see mutex-release.lua). */
 export function decodeRelease(reply: unknown): { released: boolean; refused?: string } {
@@ -22,64 +49,69 @@ export function decodeRelease(reply: unknown): { released: boolean; refused?: st
   return { released: toNumber(reply) === 1 }
 }
 
-/** A release that happened, but whose wake-up Redis refused (the user lacks PUBLISH): say both. */
-export function wakeRefused(resource: string, refused: string): RedisError {
-  return new RedisError(
-    `Released lock "${resource}", but Redis refused the PUBLISH that wakes the next waiter (grant the Redis user PUBLISH on the lock channels, &<prefix>*); waiters find the lock free only at their next re-check: ${refused}`,
-    { cause: new Error(refused) },
-  )
-}
+type MutexView = readonly [token: string | null, pttl: number, fence: string | null, waiters: number]
 
-/** A fair mutex on one Redis (or one Redis Cluster): one script call per acquire, extend, release. */
-export function mutexBackend(redis: RedisAdapter, options: MutexOptions): Backend {
-  const keysOf = keyCache(options.prefix)
-  const retention = String(options.fenceRetention)
-  const grace = String(options.waiterGrace)
-
+/** A fair mutex: one script call per acquire, extend and release on each node. */
+export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
+  const keysOf = keyCache(options.prefix, mutexKeys)
+  const retention = options.fenceRetention
+  const grace = options.waiterGrace
+  const all = (resource: string) => {
+    const k = keysOf(resource)
+    return [k.lock, k.fence, k.queue, k.queueExpiry] as const
+  }
+  const queue = (resource: string) => {
+    const k = keysOf(resource)
+    return [k.lock, k.queue, k.queueExpiry] as const
+  }
   return {
-    maxTtl: options.maxTtl,
-    wake: subscriberFor(redis),
-    isClosed: () => redis.isClosed(),
-    async attempt(resource, token, ttl, waiter): Promise<Attempt> {
-      const k = keysOf(resource)
-      const reply = (await redis.evalScript(
-        scripts.mutexAcquire,
-        [k.lock, k.fence, k.queue, k.queueExpiry],
-        [token, ttl, retention, waiter, grace],
-      )) as [number, number]
-      return reply[0] === 1 ? { acquired: true, fence: toNumber(reply[1]) } : { acquired: false, retry: toNumber(reply[1]) }
+    kind: 'mutex',
+    channel: (resource) => keysOf(resource).channel,
+    leaseToken: (token) => token,
+    async acquire(exec, resource, { token, ttl, waiter }) {
+      const [code, value] = (await acquire.run(exec, all(resource), [token, ttl, retention, waiter, grace])) as [number, number]
+      return code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
     },
-    async extend(resource, token, ttl) {
-      return toNumber(await redis.evalScript(scripts.mutexExtend, [keysOf(resource).lock], [token, ttl])) === 1
-    },
-    async release(resource, token) {
-      const k = keysOf(resource)
-      const reply = decodeRelease(await redis.evalScript(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]))
-      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
-      return reply.released
-    },
-    async leave(resource, waiter) {
-      const k = keysOf(resource)
-      await redis.evalScript(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, grace])
-    },
-    async inspect(resource): Promise<LockInfo> {
-      const k = keysOf(resource)
-      const [token, pttl, fence, waiters] = (await redis.evalScript(scripts.mutexInspect, [k.lock, k.fence, k.queue, k.queueExpiry], [])) as [
-        string | null,
+    async quorumAcquire(exec, resource, { token, ttl, waiter, score, maxTtl }) {
+      const [code, value, young, runId, now] = (await quorumAcquire.run(exec, all(resource), [token, ttl, retention, waiter, grace, score, maxTtl])) as [
         number,
-        string | null,
+        number | string,
         number,
+        string,
+        string,
       ]
-      const held = typeof token === 'string'
+      const node = { young: toNumber(young), runId: String(runId), now: toNumber(now) }
+      return toNumber(code) === 1 ? { granted: true, fence: toNumber(value), claim: '', ...node } : { granted: false, retry: toNumber(value), ...node }
+    },
+    async commit(exec, resource, token, fence, waiter) {
+      return toNumber(await commit.run(exec, all(resource), [token, fence, retention, waiter])) === 1
+    },
+    async extend(exec, resource, token, ttl) {
+      return toNumber(await extend.run(exec, [keysOf(resource).lock], [token, ttl])) === 1
+    },
+    async release(exec, resource, token) {
+      return decodeRelease(await release.run(exec, queue(resource), [token, keysOf(resource).channel, grace]))
+    },
+    async leave(exec, resource, waiter) {
+      await leave.run(exec, queue(resource), [waiter, keysOf(resource).channel, grace])
+    },
+    async inspect(exec, resource) {
+      return (await inspect.run(exec, all(resource), [])) as MutexView
+    },
+    merge(resource, views, majority) {
+      // Held = one token on a majority; its ttl is how long a majority still has it.
+      const pttls = new Map<string, number[]>()
+      for (const [token, pttl] of views) if (typeof token === 'string') pttls.set(token, [...(pttls.get(token) ?? []), toNumber(pttl)])
+      const holder = [...pttls].find(([, list]) => list.length >= majority)
+      const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
       return {
         resource,
-        held,
-        token: held ? token : null,
-        fence: fence == null ? null : Number(fence),
-        ttl: held ? toNumber(pttl) : null,
-        waiters: toNumber(waiters),
+        held: holder !== undefined,
+        token: holder ? holder[0] : null,
+        fence: fences.length > 0 ? Math.max(...fences) : null,
+        ttl: holder ? holder[1].sort((a, b) => b - a)[majority - 1]! : null,
+        waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
       }
     },
-    channel: (resource) => keysOf(resource).channel,
   }
 }

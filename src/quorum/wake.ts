@@ -1,4 +1,5 @@
 import type { WakeSource } from '../backend.js'
+import { parseWake } from '../wake-message.js'
 
 /**
  * Wake-ups from every node of a quorum: a release on any node publishes the next waiter's id there.
@@ -29,7 +30,7 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
         for (const [m, c] of copies) if (now - (c.delivered || c.first) > (c.delivered ? ABSORB_MS : WINDOW_MS)) copies.delete(m)
         // Copies are counted by the woken waiter (the first id): the standby named after it (see
         // mutex-release.lua) may differ from node to node.
-        const head = message.split(' ', 1)[0]!
+        const head = parseWake(message).next
         const entry = copies.get(head) ?? { count: 0, first: now, delivered: 0 }
         copies.set(head, entry)
         if (entry.delivered || ++entry.count < majority) return

@@ -14,6 +14,8 @@ export interface RedisAdapter {
   isClosed(): boolean
   /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  /** `evalScript` followed by a pipelined `WAIT count timeout`: the reply and the replicas that acknowledged. */
+  evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
   /** A plain command (TIME, WAIT, INFO ...); `key` routes it on a cluster. */
   command(args: readonly string[], key?: string): Promise<unknown>
   /** A new connection for pub/sub, created lazily by the shared subscriber. */

@@ -1,5 +1,5 @@
-import type { LuaScript } from '../scripts/index.js'
-import { isNoScript, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { scriptRunner } from './script-runner.js'
 
 /** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
 export interface IORedisLike {
@@ -22,28 +22,16 @@ export function isIORedis(client: unknown): client is IORedisLike {
 }
 
 export function ioredisAdapter(client: IORedisLike): RedisAdapter {
-  // The first call of each script is an EVAL, which also loads it: an EVALSHA that fails with
-  // NOSCRIPT and is resent would otherwise land behind commands sent after it.
-  const loaded = new Set<string>()
-  const evalScript = async (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => {
-    if (!loaded.has(script.sha)) {
-      loaded.add(script.sha)
-      return client.eval(script.source, keys.length, ...keys, ...args)
-    }
-    try {
-      return await client.evalsha(script.sha, keys.length, ...keys, ...args)
-    } catch (err) {
-      if (!isNoScript(err)) throw err
-      return client.eval(script.source, keys.length, ...keys, ...args)
-    }
-  }
   const cluster = client.isCluster === true
+  const call = (args: string[]) => client.call(args[0]!, ...args.slice(1))
+  // A cluster client gives up on TRYAGAIN after its own 16 retries: keep going (see retryTryAgain).
+  const runner = scriptRunner(cluster ? (args) => retryTryAgain(() => call(args)) : call)
   return {
     kind: 'ioredis',
     isCluster: cluster,
     isClosed: () => client.status === 'end',
-    // A cluster client gives up on TRYAGAIN after its own 16 retries: keep going (see retryTryAgain).
-    evalScript: cluster ? (script, keys, args) => retryTryAgain(() => evalScript(script, keys, args)) : evalScript,
+    evalScript: runner.evalScript,
+    evalThenWait: runner.evalThenWait,
     command: ([name, ...args]) => client.call(name!, ...args),
     async createSubscriber(): Promise<SubscriberConnection> {
       // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process

@@ -1,5 +1,5 @@
-import type { LuaScript } from '../scripts/index.js'
-import { isNoScript, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { scriptRunner } from './script-runner.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
 export interface NodeRedisClientLike {
@@ -66,8 +66,6 @@ const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLi
 const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinelLike =>
   typeof (client as NodeRedisSentinelLike).getMasterNode === 'function'
 
-const stringify = (args: readonly (string | number)[]): string[] => args.map(String)
-
 export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
   const cluster = isNodeRedisCluster(client)
   const sentinel = isNodeRedisSentinel(client)
@@ -76,27 +74,13 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     : sentinel
       ? (args: string[]) => client.sendCommand(false, args)
       : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
-  const evalWith = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) =>
-    send([command, body, String(keys.length), ...keys, ...stringify(args)], keys[0])
-
-  // First call of each script is an EVAL (see ioredis.ts).
-  const loaded = new Set<string>()
+  const runner = scriptRunner(send)
   return {
     kind: 'node-redis',
     isCluster: cluster,
     isClosed: () => !client.isOpen,
-    async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
-      if (!loaded.has(script.sha)) {
-        loaded.add(script.sha)
-        return evalWith('EVAL', script.source, keys, args)
-      }
-      try {
-        return await evalWith('EVALSHA', script.sha, keys, args)
-      } catch (err) {
-        if (!isNoScript(err)) throw err
-        return evalWith('EVAL', script.source, keys, args)
-      }
-    },
+    evalScript: runner.evalScript,
+    evalThenWait: runner.evalThenWait,
     command: (args, key) => send([...args], key),
     async createSubscriber(): Promise<SubscriberConnection> {
       if (sentinel) return sentinelSubscriber(client)

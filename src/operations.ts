@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto'
+import type { Backend } from './backend.js'
+import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
+import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
+import { LeaseState, type Lease, type LeaseDriver } from './lease.js'
+import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
+import type { Runtime } from './runtime.js'
+import { checkBoolean, checkFunction, checkLeaseTtl, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
+import { WaitQueues, type TryResult, type Waiter } from './wait.js'
+
+export interface Defaults {
+  ttl: number
+  wait: number
+  driftFactor: number
+  /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
+  waiterGrace: number
+  /** Lease ttls below the floor (100 ms) are accepted. */
+  allowShortTtl: boolean
+  /** How long tryAcquire waits for Redis' answer (ms). */
+  tryTimeout: number
+}
+
+export interface AcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** How long to wait in ms (`Infinity` to wait forever). Default: the instance's `wait`. */
+  wait?: number
+  /** Aborts the wait with `LockAbortedError`. */
+  signal?: AbortSignal
+  /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
+  autoExtend?: boolean
+}
+
+export interface TryAcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** Keep extending the lease (every ttl/3) until released. Default: false. */
+  autoExtend?: boolean
+  /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
+  timeout?: number
+}
+
+/**
+ * Acquire, try, withLock, release and extend by token, and inspect, for one primitive on one
+ * topology (a `Backend`): validation, the fast path, event-driven waiting, leases. Written once;
+ * every primitive's handle (the mutex's `Locks`, a semaphore) delegates here.
+ */
+export class Operations<Info> {
+  readonly #runtime: Runtime
+  readonly #backend: Backend<Info>
+  readonly #waiting: WaitQueues
+  readonly #driver: LeaseDriver
+
+  constructor(runtime: Runtime, backend: Backend<Info>) {
+    this.#runtime = runtime
+    this.#backend = backend
+    const defaults = runtime.defaults
+    this.#driver = {
+      maxTtl: backend.maxTtl,
+      extend: (lease, ttl) => backend.extend(lease.resource, lease.token, ttl),
+      release: (lease) => backend.release(lease.resource, lease.token),
+      drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
+      settled: (lease) => void runtime.leases.delete(lease),
+    }
+    this.#waiting = new WaitQueues({
+      wake: {
+        retain: () => backend.wake.retain(),
+        release: () => backend.wake.release(),
+        listen: (channel, listener) => {
+          runtime.retainWake(backend)
+          return backend.wake.listen(channel, listener)
+        },
+        unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
+        isActive: (channel) => backend.wake.isActive?.(channel) === true,
+        onResync: (listener) => backend.wake.onResync(listener),
+      },
+      // One channel per resource and instance: a release wakes only the process that is next.
+      channel: (resource) => `${backend.channel(resource)}:${runtime.instance}`,
+      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
+      leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
+      checkOpen: () => runtime.checkOpen(backend),
+      grace: defaults.waiterGrace,
+    })
+  }
+
+  #ttl(value: number | undefined): number {
+    const d = this.#runtime.defaults
+    return value === undefined ? d.ttl : checkLeaseTtl(value, 'ttl', this.#backend.maxTtl, d.allowShortTtl)
+  }
+
+  async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+    checkResource(resource)
+    const ttl = this.#ttl(options.ttl)
+    const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
+    const signal = checkSignal(options.signal)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#runtime.checkOpen(this.#backend)
+    if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
+    const started = performance.now()
+    const id = wait > 0 ? this.#runtime.nextWaiterId() : ''
+    let first: TryResult | undefined
+    if (!this.#waiting.has(resource)) {
+      // Fast path: nobody in this process waits for it, so try at once (one script call).
+      // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
+      this.#waiting.begin(resource, id)
+      const attempt = this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
+      if (outcome === ABORTED) {
+        // The caller hears at once; the attempt in flight is settled when its reply comes.
+        void attempt.then((late) => this.#giveBack(resource, id, late))
+        throw new LockAbortedError(resource, signal?.reason)
+      }
+      first = outcome
+      const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
+      if (done) this.#waiting.end(resource)
+      if ('lease' in first) return first.lease
+      if ('error' in first && first.permanent) throw attemptError(resource, first)
+      if (wait === 0) {
+        if ('error' in first) throw attemptError(resource, first)
+        if (first.blocked) throw first.blocked
+        throw new LockTimeoutError(resource, performance.now() - started)
+      }
+    }
+    const lease = await new Promise<LeaseState>((resolve, reject) => {
+      const waiter: Waiter = {
+        id,
+        resource,
+        ttl,
+        started,
+        deadline: started + wait,
+        signal,
+        queued: false,
+        settled: false,
+        lastError: undefined,
+        failures: 0,
+        retryToken: undefined,
+        standby: undefined,
+        resolve,
+        reject,
+        wake: undefined,
+        timers: [],
+        onAbort: undefined,
+      }
+      this.#waiting.enqueue(waiter, first)
+    })
+    if (autoExtend) lease.setAutoExtend(true)
+    return lease
+  }
+
+  async tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
+    checkResource(resource)
+    const ttl = this.#ttl(options.ttl)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#runtime.checkOpen(this.#backend)
+    const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
+    const result = await this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
+    if ('lease' in result) return result.lease
+    if ('error' in result) throw attemptError(resource, result)
+    if (result.blocked) throw result.blocked
+    return null
+  }
+
+  async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    checkFunction(fn, 'fn')
+    const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
+    let result: T
+    let lost: LockLostError | undefined
+    try {
+      result = await fn(lease)
+    } finally {
+      // The work is done (or failed); a release that fails leaves the lock to expire at its ttl,
+      // and must never replace the outcome of `fn`.
+      lost = lease.lostError()
+      await lease.release().catch(() => {})
+    }
+    // fn finished, but not under the lock all along: its result must not pass as protected.
+    if (lost) throw lost
+    return result
+  }
+
+  async release(resource: string, token: string): Promise<boolean> {
+    checkResource(resource)
+    checkToken(token)
+    this.#runtime.checkOpen(this.#backend)
+    // A lease of this instance: release it as such, so its timers stop and its state is right.
+    const local = this.#leaseOf(resource, token)
+    if (local) return local.release()
+    // Bounded like lease.release(): a Redis that does not answer must not hold the caller forever.
+    return this.#bounded(`release lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.release(resource, token))
+  }
+
+  async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
+    checkResource(resource)
+    checkToken(token)
+    const ms = this.#ttl(ttl)
+    this.#runtime.checkOpen(this.#backend)
+    const local = this.#leaseOf(resource, token)
+    if (local) {
+      try {
+        await local.extend(ms)
+        return true
+      } catch (err) {
+        if (err instanceof LockLostError) return false
+        throw err
+      }
+    }
+    // A reply later than the new ttl minus drift extends nothing the caller can count on.
+    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), this.#backend.extend(resource, token, ms))
+  }
+
+  async inspect(resource: string): Promise<Info> {
+    checkResource(resource)
+    this.#runtime.checkOpen(this.#backend)
+    return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.inspect(resource))
+  }
+
+  /** Rejects every waiter (locks.close()). */
+  closeWaiters(err: FencelockError): void {
+    this.#waiting.closeAll(err)
+  }
+
+  /**
+   * An aborted fast-path attempt has returned: release what it was granted, give up the queue place
+   * it may have taken, and let whoever queued behind it in this process go.
+   */
+  #giveBack(resource: string, id: string, late: TryResult): void {
+    this.#waiting.end(resource)
+    if ('lease' in late) void late.lease.release().catch(() => {})
+    else if (id !== '') void this.#backend.leave(resource, id).catch(() => {})
+  }
+
+  #leaseOf(resource: string, token: string): LeaseState | undefined {
+    for (const lease of this.#runtime.leases) if (lease.token === token && lease.resource === resource && lease.driver === this.#driver) return lease
+    return undefined
+  }
+
+  /** `work`, or a typed error if it fails or has no answer within `limit` ms. */
+  async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
+    let outcome: T | typeof NO_REPLY
+    try {
+      outcome = await withinLimit(work, Math.max(1, limit))
+    } catch (err) {
+      throw redisFailure(what, err)
+    }
+    if (outcome === NO_REPLY) throw noReply(what, limit)
+    return outcome
+  }
+
+  /**
+   * One attempt. Validity is counted from before the request was sent: a reply that arrives after
+   * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
+   * reply grants is released at once.
+   */
+  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
+    const start = performance.now()
+    const token = reuse ?? randomUUID()
+    const budget = ttl - this.#driver.drift(ttl)
+    // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
+    const limit = Math.max(0, Math.min(budget, deadline - start))
+    let late = false
+    const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
+    try {
+      const outcome = await withinLimit(attempt, limit)
+      if (outcome === NO_REPLY) {
+        late = true
+        return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
+      }
+      if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
+      if (performance.now() - start >= budget) {
+        void this.#backend.release(resource, outcome.token).catch(() => {})
+        return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
+      }
+      const lease = new LeaseState(this.#driver, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend })
+      this.#runtime.leases.add(lease)
+      return { lease }
+    } catch (err) {
+      // The attempt may have run before the connection failed: retry with the same token. (Not
+      // after a timeout: that attempt is still in flight and its late grant is released below.)
+      return { error: err, permanent: isPermanent(err), token }
+    } finally {
+      if (late) {
+        attempt.then(
+          (outcome) => {
+            if (outcome.acquired) void this.#backend.release(resource, outcome.token).catch(() => {})
+          },
+          () => {},
+        )
+      }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto'
+import type { Backend } from './backend.js'
+import { ClosedError, InvalidArgumentError } from './errors.js'
+import { errorText } from './failures.js'
+import { RedisError } from './errors.js'
+import type { LeaseState } from './lease.js'
+import { Operations, type Defaults } from './operations.js'
+import { closedClient } from './redis/index.js'
+import { checkBoolean } from './validate.js'
+
+export interface CloseOptions {
+  /**
+   * Release every lease this instance still holds (a graceful shutdown), instead of leaving the
+   * locks in Redis until their ttl. Rejects with `RedisError` if any release failed; the instance
+   * is closed either way. Default: `false`.
+   */
+  release?: boolean
+}
+
+/**
+ * What exists once per `createLocks` instance, whatever the primitive: the instance id (wake-up
+ * channels and waiter ids), the registry of held leases, one `Operations` (waiting, fast path,
+ * leases) per primitive backend, the retained pub/sub connections, and `close()`.
+ */
+export class Runtime {
+  readonly instance = randomBytes(6).toString('base64url')
+  readonly leases = new Set<LeaseState>()
+  readonly defaults: Defaults
+  readonly #operations = new Map<Backend<unknown>, Operations<unknown>>()
+  readonly #retained = new Set<Backend<unknown>>()
+  #seq = 0
+  #closed = false
+
+  constructor(defaults: Defaults) {
+    this.defaults = defaults
+  }
+
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /** The operations of one backend (created once, so its waiters queue together). */
+  operations<Info>(backend: Backend<Info>): Operations<Info> {
+    let ops = this.#operations.get(backend)
+    if (!ops) {
+      ops = new Operations(this, backend)
+      this.#operations.set(backend, ops)
+    }
+    return ops as Operations<Info>
+  }
+
+  nextWaiterId(): string {
+    return `${this.instance}:${++this.#seq}`
+  }
+
+  /** The pub/sub connection opens only when this instance first has to wait. */
+  retainWake(backend: Backend<unknown>): void {
+    if (this.#retained.has(backend)) return
+    this.#retained.add(backend)
+    backend.wake.retain()
+  }
+
+  checkOpen(backend: Backend<unknown>): void {
+    if (this.#closed) throw new ClosedError('LOCKS_CLOSED', 'This locks instance is closed (locks.close() was called)')
+    if (backend.isClosed()) throw closedClient()
+  }
+
+  async close(options: CloseOptions = {}): Promise<void> {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected close options to be an object, got ${String(options)}`)
+    const release = options.release === undefined ? false : checkBoolean(options.release, 'release')
+    if (this.#closed) return
+    this.#closed = true
+    for (const ops of this.#operations.values()) ops.closeWaiters(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
+    const held = [...this.leases]
+    for (const lease of held) lease.abandon('closed')
+    // Each release is bounded by the lease's own limit (its remaining validity, at least 1 s).
+    const failed = release ? (await Promise.allSettled(held.map((lease) => lease.release()))).filter((r) => r.status === 'rejected') : []
+    await Promise.allSettled([...this.#retained].map((backend) => backend.wake.release()))
+    if (failed.length > 0) {
+      const errors = failed.map((r) => (r as PromiseRejectedResult).reason as unknown)
+      throw new RedisError(`close({ release: true }) could not release ${failed.length} of ${held.length} leases (they expire at their ttl): ${errorText(errors[0])}`, {
+        cause: new AggregateError(errors, 'release failures'),
+      })
+    }
+  }
+}

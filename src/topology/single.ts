@@ -1,0 +1,35 @@
+import type { Backend } from '../backend.js'
+import { wakeRefused } from '../failures.js'
+import type { Primitive } from '../primitives/primitive.js'
+import type { RedisAdapter } from '../redis/adapter.js'
+import { subscriberFor } from '../redis/subscriber.js'
+
+/**
+ * Any primitive on one Redis, or on one Redis Cluster (every key of a resource shares a hash tag,
+ * so each call runs on the slot's node): one script call per operation.
+ */
+export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
+  const exec = redis.evalScript
+  return {
+    maxTtl,
+    wake: subscriberFor(redis),
+    isClosed: () => redis.isClosed(),
+    async attempt(resource, token, ttl, waiter) {
+      const grant = await primitive.acquire(exec, resource, { token, ttl, waiter })
+      if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
+      if (grant.refusal) throw grant.refusal
+      return { acquired: false, retry: grant.retry }
+    },
+    extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
+    async release(resource, token) {
+      const reply = await primitive.release(exec, resource, token)
+      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
+      return reply.released
+    },
+    leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
+    async inspect(resource) {
+      return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)
+    },
+    channel: (resource) => primitive.channel(resource),
+  }
+}
