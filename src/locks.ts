@@ -3,6 +3,8 @@ import { InvalidArgumentError } from './errors.js'
 import type { Lease } from './lease.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex } from './primitives/mutex.js'
+import { semaphore } from './primitives/semaphore.js'
+import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreOptions } from './semaphore.js'
 import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import type { RedisClient } from './redis/client-types.js'
 import { adapterFor } from './redis/index.js'
@@ -11,7 +13,7 @@ import { quorum } from './topology/quorum.js'
 import { replicated } from './topology/replicated.js'
 import { single } from './topology/single.js'
 import type { Primitive } from './primitives/primitive.js'
-import { checkBoolean, checkLeaseTtl, checkNumber, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { checkBoolean, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from './operations.js'
 export type { CloseOptions } from './runtime.js'
@@ -98,6 +100,13 @@ export interface Locks {
   /** Holder, fence, remaining ttl and waiters of a resource (rejects with `RedisError` if Redis does not answer within the ttl, at most 10 s). */
   inspect(resource: string): Promise<LockInfo>
   /**
+   * A counting semaphore named `name`: at most `options.limit` permits at once across all
+   * processes (see `Semaphore`). The same name and limit give the same handle; every caller of one
+   * semaphore must use the same limit while permits are held (another limit is refused with
+   * `InvalidArgumentError`). Semaphores and mutexes of the same name are independent.
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore
+  /**
    * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
    * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
    * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
@@ -158,10 +167,29 @@ function topologyOf(options: LocksOptions, maxTtl: number): Topology {
 class LockSet implements Locks {
   readonly #runtime: Runtime
   readonly #mutex: Operations<LockInfo>
+  readonly #topology: Topology
+  readonly #primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }
+  readonly #semaphores = new Map<string, Semaphore>()
 
   constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }) {
     this.#runtime = new Runtime(defaults)
+    this.#topology = topology
+    this.#primitiveOptions = primitiveOptions
     this.#mutex = this.#runtime.operations(topology(mutex(primitiveOptions)))
+  }
+
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    checkResource(name, 'name')
+    const limit = checkLimit(options)
+    const existing = this.#semaphores.get(name)
+    if (existing) {
+      if (existing.limit !== limit) throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
+      return existing
+    }
+    const ops = this.#runtime.operations(this.#topology(semaphore({ ...this.#primitiveOptions, limit })))
+    const handle = semaphoreHandle(name, limit, ops)
+    this.#semaphores.set(name, handle)
+    return handle
   }
 
   get closed(): boolean {

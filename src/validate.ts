@@ -72,13 +72,13 @@ export function checkWait(value: unknown, name = 'wait'): number {
   return value
 }
 
-export function checkResource(value: unknown): string {
+export function checkResource(value: unknown, name = 'resource'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RESOURCE_LENGTH) {
     throw new InvalidArgumentError(
-      `Expected \`resource\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}`,
+      `Expected \`${name}\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}`,
     )
   }
-  return checkWellFormed(value, 'resource')
+  return checkWellFormed(value, name)
 }
 
 /** A lease token given back by the caller (`lease.token`, or the CLI's output). */

@@ -19,6 +19,8 @@ describe('script headers', () => {
     const argvUsed = Math.max(0, ...[...script.source.matchAll(/ARGV\[(\d+)\]/g)].map((m) => Number(m[1])))
     expect(argvDeclared).toBe(argvUsed)
     expect(header.some((line) => line.startsWith('-- Returns'))).toBe(true)
+    // A script that takes further keys (a semaphore's slots) says so: KEYS[n..] right after the fixed ones.
+    expect(header.some((line) => line.startsWith(`-- KEYS[${script.keys + 1}..]`))).toBe(script.variadic)
   })
 
   it('embeds the current .lua sources, with their includes expanded', () => {

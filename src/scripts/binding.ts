@@ -18,7 +18,7 @@ export interface ScriptBinding<K extends readonly string[], A extends readonly s
 }
 
 export function bind<const K extends readonly string[], const A extends readonly string[]>(script: LuaScript, keyNames: K, argNames: A): ScriptBinding<K, A> {
-  if (keyNames.length !== script.keys) throw new Error(`${script.name} declares ${script.keys} KEYS, its binding names ${keyNames.length}`)
+  if (keyNames.length !== script.keys || script.variadic) throw new Error(`${script.name} declares ${script.keys} KEYS${script.variadic ? ' and more' : ''}, its binding names ${keyNames.length}`)
   return {
     script,
     keyNames,
@@ -29,6 +29,25 @@ export function bind<const K extends readonly string[], const A extends readonly
         return Promise.reject(new Error(`${script.name} takes ${keyNames.length} keys and ${argNames.length} args, got ${keys.length} and ${args.length}`))
       }
       return exec(script, keys, args)
+    },
+  }
+}
+
+/** A binding whose script takes `rest` further keys after the named ones (a semaphore's slots). */
+export interface VariadicBinding<K extends readonly string[], A extends readonly string[]> {
+  readonly script: LuaScript
+  run(exec: Exec, keys: Values<K, string>, rest: readonly string[], args: Values<A, string | number>): Promise<unknown>
+}
+
+export function bindVariadic<const K extends readonly string[], const A extends readonly string[]>(script: LuaScript, keyNames: K, rest: string, argNames: A): VariadicBinding<K, A> {
+  if (keyNames.length !== script.keys || !script.variadic) throw new Error(`${script.name} declares ${script.keys} KEYS${script.variadic ? ' and more' : ''}, its binding names ${keyNames.length} and ${rest}`)
+  return {
+    script,
+    run(exec, keys, more, args) {
+      if (keys.length !== keyNames.length || args.length !== argNames.length) {
+        return Promise.reject(new Error(`${script.name} takes ${keyNames.length} keys, then ${rest}, and ${argNames.length} args, got ${keys.length} and ${args.length}`))
+      }
+      return exec(script, [...keys, ...more], args)
     },
   }
 }

@@ -6,9 +6,11 @@ export interface LuaScript {
   readonly sha: string
   readonly source: string
   readonly keys: number
+  /** Takes further keys after the `keys` fixed ones (`KEYS[n..]` in its header), e.g. a semaphore's slots. */
+  readonly variadic: boolean
 }
 
-const define = (script: { name: string; sha: string; source: string }, keys: number): LuaScript => ({ ...script, keys })
+const define = (script: { name: string; sha: string; source: string }, keys: number, variadic = false): LuaScript => ({ ...script, keys, variadic })
 
 export const scripts = {
   mutexAcquire: define(embedded.mutexAcquire, 4),
@@ -20,4 +22,9 @@ export const scripts = {
   fenceClaim: define(embedded.fenceClaim, 1),
   quorumAcquire: define(embedded.quorumAcquire, 4),
   quorumCommit: define(embedded.quorumCommit, 4),
+  semaphoreAcquire: define(embedded.semaphoreAcquire, 4, true),
+  semaphoreRelease: define(embedded.semaphoreRelease, 3, true),
+  semaphoreExtend: define(embedded.semaphoreExtend, 2),
+  semaphoreLeave: define(embedded.semaphoreLeave, 2, true),
+  semaphoreInspect: define(embedded.semaphoreInspect, 4, true),
 } as const satisfies Record<string, LuaScript>

@@ -48,19 +48,30 @@ local function publish(channel, message)
   return nil
 end
 
--- Wakes the first waiter in line (the lock is free): it keeps its place only `grace` ms unless it
--- comes. Returns nil, or the text of a refused PUBLISH. The message names it and the one after it, who is on standby: if the first is dead it
--- loses its place after the grace, and the standby looks again then, instead of the whole line
--- waiting out a ttl. A waiter id is "<instance>:<n>"; the message goes to "<channel>:<instance>"
--- only, so no other process is woken for nothing.
-local function wakeNext(queue, expiry, channel, grace, nowMs)
-  local line = redis.call('ZRANGE', queue, 0, 1)
-  if not line[1] then return end
-  redis.call('ZADD', expiry, 'XX', 'LT', nowMs + grace, line[1])
-  local message = line[2] and (line[1] .. ' ' .. line[2]) or line[1]
-  local first = string.match(line[1], '^[^:]*')
-  local refused = publish(channel .. ':' .. first, message)
-  local second = line[2] and string.match(line[2], '^[^:]*')
-  if second and second ~= first then refused = publish(channel .. ':' .. second, message) or refused end
+-- Wakes the first `count` waiters in line (the mutex: 1; a semaphore: as many as slots are free):
+-- each keeps its place only `grace` ms unless it comes. Each message names one woken waiter and the
+-- one after the last woken, who is on standby: if a woken one is dead it loses its place after the
+-- grace, and the standby looks again then, instead of the whole line waiting out a ttl. A waiter
+-- id is "<instance>:<n>"; a message goes to "<channel>:<instance>" only, so no other process is
+-- woken for nothing. Returns nil, or the text of a refused PUBLISH.
+local function wakeNext(queue, expiry, channel, grace, nowMs, count)
+  count = count or 1
+  if count < 1 then return nil end
+  local line = redis.call('ZRANGE', queue, 0, count)
+  if not line[1] then return nil end
+  local standby = line[count + 1]
+  local standbyInstance = standby and string.match(standby, '^[^:]*')
+  local refused
+  local standbyTold = false
+  for i = 1, math.min(count, #line) do
+    redis.call('ZADD', expiry, 'XX', 'LT', nowMs + grace, line[i])
+    local message = standby and (line[i] .. ' ' .. standby) or line[i]
+    local instance = string.match(line[i], '^[^:]*')
+    refused = publish(channel .. ':' .. instance, message) or refused
+    if instance == standbyInstance then standbyTold = true end
+  end
+  if standby and not standbyTold then
+    refused = publish(channel .. ':' .. standbyInstance, line[1] .. ' ' .. standby) or refused
+  end
   return refused
 end

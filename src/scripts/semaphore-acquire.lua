@@ -1,0 +1,102 @@
+-- semaphore-acquire: one attempt to take a permit (one of `limit` slots) of a fair counting
+-- semaphore, and the fence that goes with it; on one node, or on one node of a quorum.
+-- KEYS[1] fence key: string, the last fence handed out for this semaphore
+-- KEYS[2] queue key: zset, waiter id -> queue score (server or client microseconds): FIFO order
+-- KEYS[3] queue expiry key: zset, waiter id -> server ms after which the waiter counts as gone
+-- KEYS[4] limit key: string, the limit the permits now held were taken under
+-- KEYS[5..] slot keys, one per permit (limit of them): string, the holder's token, PX ttl
+-- ARGV[1] token of the new permit (without its slot)
+-- ARGV[2] ttl in ms
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
+-- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] limit: the number of slots (must equal the number of slot keys)
+-- ARGV[7] queue score of the waiter (quorum: identical on every node), or '' for this node's time
+-- ARGV[8] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, slot, young, run_id, now}: granted slot (0-based); fence = max(last fence + 1,
+--           server time in us); on a quorum node the waiter keeps its place until commit
+--         {0, retry, '', young, run_id, now}: refused; retry = ms until looking again is worth it
+--         {-1, stored limit, '', young, run_id, now}: permits are held under another limit
+--         young = ms until this node has been up for maxTtl (0 on one node), now = server us
+--#include lib/queue.lua
+local quorum = ARGV[8] ~= ''
+local young, runId = 0, ''
+if quorum then
+  local info = redis.call('INFO', 'server')
+  young = math.max(0, tonumber(ARGV[8]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
+  runId = string.match(info, 'run_id:(%x+)')
+end
+local nowUs, nowMs = serverNow()
+local now = string.format('%.0f', nowUs)
+local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[6])
+
+-- The slots: how many are free, the lowest free one, this token's own (a retry after a lost
+-- reply gets its grant back), and when the soonest held one expires.
+local free, lowest, own, soonest = 0, nil, nil, nil
+for i = 1, limit do
+  local holder = redis.call('GET', KEYS[4 + i])
+  if not holder then
+    free = free + 1
+    lowest = lowest or i - 1
+  elseif holder == token then
+    own = i - 1
+  else
+    local pttl = redis.call('PTTL', KEYS[4 + i])
+    if pttl < 0 then pttl = ttl end
+    soonest = math.min(soonest or pttl, pttl)
+  end
+end
+
+local stored = redis.call('GET', KEYS[4])
+if stored and tonumber(stored) ~= limit then return {-1, stored, '', young, runId, now} end
+
+if redis.call('EXISTS', KEYS[2]) == 1 then pruneQueue(KEYS[2], KEYS[3], nowMs) end
+local score = ARGV[7]
+if score == '' then score = now end
+-- On a quorum node the waiter takes its place first: its score may be the lowest even if this
+-- node hears from it last (scores come from the client, not from arrival here).
+if quorum and waiter ~= '' then redis.call('ZADD', KEYS[2], 'NX', score, waiter) end
+local ahead = waiter ~= '' and redis.call('ZRANK', KEYS[2], waiter) or nil
+if not ahead then ahead = redis.call('ZCARD', KEYS[2]) end
+
+local function holdLimit()
+  -- The limit lives as long as the longest permit that could still be held under it.
+  if redis.call('PTTL', KEYS[4]) < ttl then redis.call('SET', KEYS[4], limit, 'PX', ttl) end
+end
+
+local function leaveLine()
+  if waiter == '' then return end
+  if quorum then
+    keepInLine(KEYS[2], KEYS[3], waiter, nowMs + ttl + tonumber(ARGV[5])) -- quorum-commit removes it
+  else
+    redis.call('ZREM', KEYS[2], waiter)
+    redis.call('ZREM', KEYS[3], waiter)
+  end
+end
+
+if own then
+  redis.call('PEXPIRE', KEYS[5 + own], ttl)
+  holdLimit()
+  leaveLine()
+  return {1, redis.call('GET', KEYS[1]) or '0', own, young, runId, now}
+end
+
+if free > ahead then
+  redis.call('SET', KEYS[5 + lowest], token, 'PX', ttl)
+  holdLimit()
+  leaveLine()
+  return {1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), lowest, young, runId, now}
+end
+
+local retry = soonest or ttl
+if free > 0 then
+  -- Free slots, but waiters ahead of this one have their turn: until the first of them counts as gone.
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  local gone = head and tonumber(redis.call('ZSCORE', KEYS[3], head))
+  if gone then retry = math.max(0, gone - nowMs) end
+end
+if waiter ~= '' then
+  redis.call('ZADD', KEYS[2], 'NX', score, waiter)
+  keepInLine(KEYS[2], KEYS[3], waiter, nowMs + retry + tonumber(ARGV[5]))
+end
+return {0, retry, '', young, runId, now}

@@ -1,0 +1,59 @@
+import { InvalidArgumentError } from './errors.js'
+import type { Lease } from './lease.js'
+import type { AcquireOptions, Operations, TryAcquireOptions } from './operations.js'
+import type { SemaphoreInfo } from './primitives/semaphore.js'
+import { describeValue } from './validate.js'
+
+export type { SemaphoreInfo } from './primitives/semaphore.js'
+
+export interface SemaphoreOptions {
+  /** Permits that may be held at once, across every process: an integer from 1 to 1,000. */
+  limit: number
+}
+
+/**
+ * A fair counting semaphore: at most `limit` permits held at once across all processes. Each
+ * permit is a `Lease` of its own (token, fence, deadline, signal, extend, release, `await using`)
+ * and expires alone, by the Redis server's clock, if its holder dies. Waiting is event-driven and
+ * FIFO, as for the mutex.
+ */
+export interface Semaphore {
+  readonly name: string
+  readonly limit: number
+  /** Waits (event-driven, at most `wait` ms) for a permit. */
+  acquire(options?: AcquireOptions): Promise<Lease>
+  /** One attempt, never waits: a permit, or null when all are held or others are ahead in line. */
+  tryAcquire(options?: TryAcquireOptions): Promise<Lease | null>
+  /** Acquires a permit, runs `fn` with it auto-extended, and releases it whatever happens. */
+  withPermit<T>(fn: (permit: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /** Releases the permit held under `token` (a permit's `token`, kept elsewhere). */
+  release(token: string): Promise<boolean>
+  /** Pushes the expiry of the permit held under `token` to `ttl` ms from now. */
+  extend(token: string, ttl?: number): Promise<boolean>
+  /** The limit, the permits held (with their remaining ttl), the last fence, the waiters. */
+  inspect(): Promise<SemaphoreInfo>
+}
+
+export const MAX_LIMIT = 1_000
+
+export function checkLimit(options: unknown): number {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
+  const { limit } = options as { limit?: unknown }
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InvalidArgumentError(`Expected \`limit\` to be an integer from 1 to ${MAX_LIMIT}, got ${describeValue(limit)}`)
+  }
+  return limit
+}
+
+export function semaphoreHandle(name: string, limit: number, ops: Operations<SemaphoreInfo>): Semaphore {
+  return {
+    name,
+    limit,
+    acquire: (options) => ops.acquire(name, options),
+    tryAcquire: (options) => ops.tryAcquire(name, options),
+    withPermit: (fn, options) => ops.withLock(name, fn, options),
+    release: (token) => ops.release(name, token),
+    extend: (token, ttl) => ops.extend(name, token, ttl),
+    inspect: () => ops.inspect(name),
+  }
+}
