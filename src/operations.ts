@@ -5,7 +5,7 @@ import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
 import { LeaseState, type Lease, type LeaseDriver } from './lease.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
-import { checkBoolean, checkFunction, checkLeaseTtl, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
+import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
 import { WaitQueues, type TryResult, type Waiter } from './wait.js'
 
 export interface Defaults {
@@ -90,6 +90,7 @@ export class Operations<Info> {
 
   async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
     checkResource(resource)
+    checkOptions(options)
     const ttl = this.#ttl(options.ttl)
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
@@ -149,6 +150,7 @@ export class Operations<Info> {
 
   async tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
     checkResource(resource)
+    checkOptions(options)
     const ttl = this.#ttl(options.ttl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#runtime.checkOpen(this.#backend)
@@ -162,6 +164,7 @@ export class Operations<Info> {
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
+    checkOptions(options)
     const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
     let result: T
     let lost: LockLostError | undefined

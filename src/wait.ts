@@ -268,12 +268,15 @@ export class WaitQueues {
     let result = first
     let sentAt = waiter.started
     while (!waiter.settled) {
+      // Also with a fast-path result in hand: an instance closed meanwhile must not subscribe now
+      // (that connection would outlive close()).
+      try {
+        this.#hooks.checkOpen()
+      } catch (err) {
+        if (result && 'lease' in result) void result.lease.release().catch(() => {})
+        return this.#settle(waiter, err)
+      }
       if (!result) {
-        try {
-          this.#hooks.checkOpen()
-        } catch (err) {
-          return this.#settle(waiter, err)
-        }
         sentAt = performance.now()
         this.#poked.delete(waiter) // this attempt sees every release before it
         clearTimeout(waiter.standby)
