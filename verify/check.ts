@@ -2,6 +2,7 @@
 // Prints the verdict lines, the violations and the longest stalls; exits 1 on a violation.
 import { readFileSync } from 'node:fs'
 import { check } from './checker.js'
+import { checkSemaphore } from './semaphore-checker.js'
 import { readHistory } from './history.js'
 import { verdictLines } from './report.js'
 import { finalStatePath, type FinalState } from './run.js'
@@ -11,8 +12,17 @@ if (!historyPath) {
   console.error('usage: npx tsx verify/check.ts <history.jsonl>')
   process.exit(2)
 }
-const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as { ttl: number; fencing: boolean; final: FinalState }
-const result = check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as {
+  ttl: number
+  fencing: boolean
+  final: FinalState
+  primitive?: 'semaphore'
+  semaphore?: { limit: number }
+  nodes?: number
+}
+const result = saved.primitive === 'semaphore' && saved.semaphore
+  ? checkSemaphore({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing, limit: saved.semaphore.limit, nodes: saved.nodes ?? 1 })
+  : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
 const t0 = readHistory(historyPath)[0]?.time ?? 0
 for (const v of verdictLines(result)) console.log(`${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
 for (const v of result.violations) console.log(`! ${v}`)

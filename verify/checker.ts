@@ -3,6 +3,7 @@
 // signalled (d). It trusts nothing the workers concluded; it only compares what they observed.
 import type { FaultEvent, HistoryEvent, LostEvent, OpEvent } from './history.js'
 import type { FinalState } from './run.js'
+import type { SemaphoreCheck } from './semaphore-checker.js'
 
 /** One lease as its holder saw it: from the acquire's reply to its release request or its abort. */
 export interface LeaseInterval {
@@ -112,6 +113,8 @@ export interface CheckResult {
   }
   violations: string[]
   ok: boolean
+  /** Semaphore mode only (verify/semaphore-checker.ts). */
+  semaphore?: SemaphoreCheck
 }
 
 const key = (pid: number, resource: string, fence: number | undefined) => `${pid}|${resource}|${fence}`

@@ -37,7 +37,26 @@ export interface WorkerConfig {
   /** Time spent between reading the balances and writing them, in ms. */
   hold: [number, number]
   seed: number
+  /** Semaphore mode only (verify/semaphore-worker.ts); absent for the mutex. */
+  semaphore?: SemaphoreWorkerConfig
 }
+
+/** What a semaphore worker does differently. */
+export interface SemaphoreWorkerConfig {
+  /** The limit the worker asks for: the run's limit, or one more in the broken-limit control. */
+  limit: number
+  /**
+   * true: before each unit of work the worker checks its permit's signal and deadline, and stops
+   * working when either says the permit is lost. false (control): it works on regardless.
+   */
+  checks: boolean
+  /** Units of work per permit, and each unit's length in ms. */
+  units: [number, number]
+  unitMs: [number, number]
+}
+
+/** Which primitive a run exercises. */
+export type Primitive = 'mutex' | 'semaphore'
 
 export type SqlGuard = 'claim' | 'txn'
 

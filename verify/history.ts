@@ -5,11 +5,22 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 
 export const now = (): number => performance.timeOrigin + performance.now()
 
+/**
+ * CLOCK_MONOTONIC in ms (`process.hrtime`), the same in every process of the machine. The semaphore
+ * mode compares intervals of different processes to the millisecond (how many permits were
+ * believed valid at once), where `performance.timeOrigin`, sampled at each process's start, was
+ * measured to differ by up to ~1 ms between processes.
+ */
+export const monotonicNow = (): number => Number(process.hrtime.bigint()) / 1e6
+
 /** What an operation did. `invoke` opens it; `ok`, `fail` (certainly had no effect) or `info` (outcome unknown) close it. */
 export type OpType = 'invoke' | 'ok' | 'fail' | 'info'
 
-/** Operations of a worker: take the lock, claim the rows, read, write (SQL), fenced set (Redis), release. */
-export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe'
+/**
+ * Operations of a worker: take the lock, claim the rows, read, write (SQL), fenced set (Redis),
+ * release; in semaphore mode also `work` (one unit of protected work under a permit) and `extend`.
+ */
+export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe' | 'work' | 'extend'
 
 export interface OpEvent {
   kind: 'op'

@@ -9,10 +9,21 @@ import { check, type CheckResult } from './checker.js'
 import { findPg } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions } from './run.js'
-import type { SqlGuard } from './config.js'
+import { checkSemaphore } from './semaphore-checker.js'
+import type { Primitive, SqlGuard } from './config.js'
 
 /** The quick run's seed: its 15 s schedule has every kind of fault, two of them worker pauses. */
 export const QUICK_SEED = 35
+
+/**
+ * The semaphore's quick run (`--primitive semaphore --quick`): seed 282's 8 s of faults are a worker
+ * pause, a Redis kill, a pause until just past the holder's deadline, and a partition.
+ */
+export const SEMAPHORE_QUICK_SEED = 282
+export const SEMAPHORE_QUICK_MS = 8_000
+
+/** How the semaphore's control run is broken: workers that never check their permit, or one more permit than the limit. */
+export type SemaphoreControl = 'expiry' | 'limit'
 
 export interface VerifyOptions {
   seed: number
@@ -27,6 +38,12 @@ export interface VerifyOptions {
   control: boolean
   outDir: string
   quiet: boolean
+  /** Default 'mutex' (the bank). */
+  primitive?: Primitive
+  /** Semaphore mode: the limit (default 2). */
+  limit?: number
+  /** Semaphore mode: what the control run breaks (default 'expiry'). */
+  controlKind?: SemaphoreControl
 }
 
 export interface VerifyResult {
@@ -38,13 +55,19 @@ export interface VerifyResult {
 
 const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
-  --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35)
+                         [--primitive mutex|semaphore] [--limit N] [--control expiry|limit]
+  --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
+                with --primitive semaphore, 8 s of faults per run (seed 282)
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
   --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
                 read and guarded writes in one transaction (shows why reads need the fence too)
-  --no-control  skip the control run with fencing off`
+  --no-control  skip the control run with fencing off
+  --primitive   mutex (default): the bank under one lock per bank; semaphore: units of work under
+                permits of one semaphore, checked against --limit (default 2; --workers default 4)
+  --control     semaphore mode: what the control run breaks. expiry (default): workers never check
+                their permit's signal or deadline; limit: workers ask for limit + 1 permits`
 
 export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim())
@@ -67,6 +90,9 @@ function parseCli(argv: string[]): VerifyOptions {
       guard: { type: 'string', default: 'claim' },
       'no-control': { type: 'boolean', default: false },
       out: { type: 'string', default: '.verify' },
+      primitive: { type: 'string', default: 'mutex' },
+      limit: { type: 'string' },
+      control: { type: 'string', default: 'expiry' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   })
@@ -86,9 +112,15 @@ function parseCli(argv: string[]): VerifyOptions {
   const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
   if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
   if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
+  if (values.primitive !== 'mutex' && values.primitive !== 'semaphore') throw new Error(`--primitive: expected mutex or semaphore, got "${values.primitive}"`)
+  const semaphore = values.primitive === 'semaphore'
+  if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
+  if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
+  const limit = int('limit', values.limit, 2)
+  if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
   return {
-    seed: int('seed', values.seed, values.quick ? QUICK_SEED : Math.floor(Math.random() * 1_000_000)),
-    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? 15_000 : 60_000,
+    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : 15_000) : 60_000,
     quorum,
     nodes,
     workers: int('workers', values.workers, 4),
@@ -97,6 +129,7 @@ function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
+    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : {}),
   }
 }
 
@@ -118,7 +151,7 @@ export function quorumSupport(): { ok: true } | { ok: false; reason: string } {
 function printSummary(label: string, c: CheckResult, log: (s: string) => void): void {
   const s = c.stats
   log(`  ${label}: ${c.violations.length === 0 ? 'no violations' : `${c.violations.length} violation(s)`}`)
-  log(`    ${s.ops} operations, ${s.transfers} transfers, ${c.leases.length} leases in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
+  log(`    ${s.ops} operations, ${s.transfers} ${c.semaphore ? 'units of work' : 'transfers'}, ${c.leases.length} ${c.semaphore ? 'permits' : 'leases'} in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
   for (const v of verdictLines(c)) log(`    ${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
   for (const v of c.violations) log(`    ! ${v}`)
 }
@@ -134,7 +167,11 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   }
   const endProgress = () => tty && process.stdout.write('\r\x1b[2K')
 
-  const pgFound = await findPg()
+  const semaphore = options.primitive === 'semaphore'
+  const limit = options.limit ?? 2
+  const controlKind = options.controlKind ?? 'expiry'
+  // The semaphore's protected work is observed in the history: it needs no PostgreSQL.
+  const pgFound = semaphore ? { target: { connectionTimeoutMillis: 3_000 } } : await findPg()
   if (!('target' in pgFound)) throw new Error(pgFound.error)
   if (options.quorum) {
     const support = quorumSupport()
@@ -142,7 +179,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   }
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
-  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${options.quorum ? `quorum${options.nodes}` : 'single'}`)
+  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${semaphore ? `semaphore${limit}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
   mkdirSync(dir, { recursive: true })
   const quick = options.chaosMs <= 20_000
   const base: Omit<RunOptions, 'label' | 'fencing' | 'guard' | 'historyPath'> = {
@@ -150,9 +187,10 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     quorum: options.quorum,
     nodes: options.nodes,
     workers: options.workers,
-    resources: 2,
-    accountsPerResource: 4,
-    initialBalance: 1_000,
+    // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
+    resources: semaphore ? 1 : 2,
+    accountsPerResource: semaphore ? 0 : 4,
+    initialBalance: semaphore ? 0 : 1_000,
     ttl: options.ttl,
     warmupMs: 1_500,
     chaosMs: options.chaosMs,
@@ -162,15 +200,25 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     pg: pgFound.target,
     progress,
   }
-  log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, SQL guard '${options.guard}', ` +
-    `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? ', then the control run' : ''}${quick ? ' (quick)' : ''}`)
+  log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+    `${semaphore ? `semaphore with limit ${limit}` : `SQL guard '${options.guard}'`}, ` +
+    `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${semaphore ? ` (${controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`)
+  // Semaphore mode: 1 to 5 units of 30 to 250 ms per permit, so that a permit often outlives its
+  // ttl (1 s by default) and is extended.
+  const semaphoreRun = (checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore'> =>
+    semaphore ? { primitive: 'semaphore', semaphore: { limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : {}
+  const checkRun = (run: Awaited<ReturnType<typeof runOnce>>, fencing: boolean): CheckResult =>
+    semaphore
+      ? checkSemaphore({ events: run.events, final: run.final, ttl: options.ttl, fencing, limit, nodes: options.nodes })
+      : check({ events: run.events, final: run.final, ttl: options.ttl, fencing })
 
   const runs: ReportRun[] = []
   const historyPaths: string[] = []
   const fencedPath = path.join(dir, 'history-fenced.jsonl')
-  const fencedRun = await runOnce({ ...base, label: options.guard === 'claim' ? 'fenced' : `fenced (guard: ${options.guard})`, fencing: true, guard: options.guard, historyPath: fencedPath })
+  const fencedLabel = semaphore ? 'checked' : options.guard === 'claim' ? 'fenced' : `fenced (guard: ${options.guard})`
+  const fencedRun = await runOnce({ ...base, ...semaphoreRun(true, limit), label: fencedLabel, fencing: true, guard: options.guard, historyPath: fencedPath })
   endProgress()
-  const fencedCheck = check({ events: fencedRun.events, final: fencedRun.final, ttl: options.ttl, fencing: true })
+  const fencedCheck = checkRun(fencedRun, true)
   runs.push({ run: fencedRun, check: fencedCheck, expect: 'safe' })
   historyPaths.push(fencedPath)
   log(`  fenced run done: ${fencedCheck.violations.length} violation(s)`)
@@ -179,9 +227,11 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   let control: VerifyResult['control']
   if (options.control) {
     const controlPath = path.join(dir, 'history-control.jsonl')
-    const controlRun = await runOnce({ ...base, label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
+    const controlRun = semaphore
+      ? await runOnce({ ...base, ...semaphoreRun(controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit), label: `control (${controlKind})`, fencing: false, guard: options.guard, historyPath: controlPath })
+      : await runOnce({ ...base, label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
     endProgress()
-    const controlCheck = check({ events: controlRun.events, final: controlRun.final, ttl: options.ttl, fencing: false })
+    const controlCheck = checkRun(controlRun, false)
     runs.push({ run: controlRun, check: controlCheck, expect: 'violations' })
     historyPaths.push(controlPath)
     control = { check: controlCheck, historyPath: controlPath }
@@ -190,9 +240,11 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
 
   const command = `npm run verify -- --seed ${options.seed} --duration ${Math.round(options.chaosMs / 1000)}s --mode ${options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
-    `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}`
+    `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
+    `${semaphore ? ` --primitive semaphore --limit ${limit}${options.control && controlKind !== 'expiry' ? ` --control ${controlKind}` : ''}` : ''}`
   const reportPath = path.join(dir, 'report.html')
-  writeFileSync(reportPath, renderReport({ title: 'fencelock under faults', command, seed: options.seed, mode: options.quorum ? `quorum (${options.nodes} nodes)` : 'single node', runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
+  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${semaphore ? `, semaphore (limit ${limit})` : ''}`
+  writeFileSync(reportPath, renderReport({ title: semaphore ? 'fencelock semaphore under faults' : 'fencelock under faults', command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
   const summary = runs.map((r) => {
     const { leases, overlaps, ...rest } = r.check
     return { label: r.run.options.label, ...rest, overlaps: overlaps.length, leases: leases.length, workerErrors: r.run.workerErrors }
@@ -203,8 +255,8 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const exitCode = !fencedCheck.ok ? 1 : !controlCaught ? 3 : 0
   log('')
   log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
-  printSummary('with fencing (must be safe)', fencedCheck, log)
-  if (control) printSummary('control, fencing off (must show violations)', control.check, log)
+  printSummary(semaphore ? 'with permit checks (must be safe)' : 'with fencing (must be safe)', fencedCheck, log)
+  if (control) printSummary(semaphore ? `control, ${controlKind === 'expiry' ? 'permit checks off' : `limit ${limit + 1} asked for`} (must show violations)` : 'control, fencing off (must show violations)', control.check, log)
   if (!controlCaught) log('  ! the control run showed no violation: this checker could not fail under this schedule')
   log(`  history: ${fencedPath}${control ? `\n           ${control.historyPath}` : ''}`)
   log(`  report:  ${reportPath}`)

@@ -2,6 +2,7 @@
 // then a timeline (SVG) with a lane per worker: lease intervals labelled with their fence, faults
 // as shaded bands, stale writes the resource refused, and the moments signals aborted.
 import type { CheckResult, LeaseInterval } from './checker.js'
+import type { SemaphoreCheck } from './semaphore-checker.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
 import type { RunResult } from './run.js'
 
@@ -37,6 +38,7 @@ const FAULT_COLORS: Record<string, string> = {
 
 /** Pass/fail lines for one run, the same text the terminal summary prints. */
 export function verdictLines(check: CheckResult): { label: string; ok: boolean | null; text: string }[] {
+  if (check.semaphore) return semaphoreVerdictLines(check, check.semaphore)
   const s = check.stats
   const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
   const probes = check.liveness.probes.map((p) => `${p.resource} ${p.ok ? ms(p.waited) : 'failed'}`).join(', ')
@@ -66,6 +68,48 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
       label: '(d) signals',
       ok: check.signals.ok,
       text: `${check.signals.aborted} of ${check.signals.lost} lost leases had their signal aborted; ${check.signals.unjudged} not judged (holder killed, release outcome unknown, or "not held" answered after the deadline)`,
+    },
+  ]
+}
+
+function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label: string; ok: boolean | null; text: string }[] {
+  const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
+  const probes = check.liveness.probes.map((p) => (p.ok ? ms(p.waited) : 'failed')).join(', ')
+  const stall = check.liveness.stalls[0]
+  const excused = sem.excused.length ? `; ${sem.excused.length} more stretches not judged (a permit granted before the single Redis node restarted empty)` : ''
+  return [
+    {
+      label: '(a) limit',
+      ok: sem.excess.length === 0 && sem.insideExcess.length === 0,
+      text: `at most ${sem.maxBelieved} permits believed valid at once (limit ${sem.limit}), ${sem.excess.length} stretches over the limit${excused}; ` +
+        `at most ${sem.maxInside} holders inside the protected work at once, ${sem.insideExcess.length} stretches over the limit`,
+    },
+    {
+      label: '(a) work on lost permits',
+      ok: sem.workOnLost.length === 0,
+      text: `${sem.workOnLost.length} of ${sem.units} units of work begun after their permit's deadline or its signal's abort; extends ${sem.extends.ok} ok, ${sem.extends.failed} failed`,
+    },
+    {
+      label: '(a) fences',
+      ok: sem.fenceRegressions.length === 0 && sem.duplicateFences.length === 0,
+      text: `${sem.fenceRegressions.length} permits with a fence not above one granted before they asked; ${sem.duplicateFences.length} fences handed out twice`,
+    },
+    {
+      label: '(b) overlaps',
+      ok: null,
+      text: `${check.overlaps.length} stretches with more than ${sem.limit} permits as their holders saw them, deadlines ignored (expected under pauses)` +
+        (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
+    },
+    {
+      label: '(c) liveness',
+      ok: check.liveness.ok,
+      text: `first permit after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client, every permit after kill -9 of every worker: ${probes}` +
+        (stall ? `; longest stall (a release, someone waiting, no grant): ${ms(stall.ms)} around ${stall.faults.join(', ') || 'no fault'}` : ''),
+    },
+    {
+      label: '(d) signals',
+      ok: check.signals.ok,
+      text: `${check.signals.aborted} of ${check.signals.lost} lost permits had their signal aborted; ${check.signals.unjudged} not judged (holder killed, release outcome unknown, or "not held" answered after the deadline)`,
     },
   ]
 }
@@ -185,13 +229,15 @@ function runSection(r: ReportRun, history: string): string {
   const { check, run } = r
   const violations = check.violations.length
   const good = r.expect === 'safe' ? check.ok : violations > 0
+  const on = check.semaphore ? 'permit checks on' : 'fencing on'
+  const off = check.semaphore ? 'the control run broken' : 'fencing off'
   const headline =
     r.expect === 'safe'
       ? check.ok
-        ? 'PASS: no violations with fencing on'
-        : `FAIL: ${violations} violation${violations === 1 ? '' : 's'} with fencing on`
+        ? `PASS: no violations with ${on}`
+        : `FAIL: ${violations} violation${violations === 1 ? '' : 's'} with ${on}`
       : violations > 0
-        ? `PASS: the checker caught ${violations} violation${violations === 1 ? '' : 's'} with fencing off (as it must)`
+        ? `PASS: the checker caught ${violations} violation${violations === 1 ? '' : 's'} with ${off} (as it must)`
         : 'FAIL: the control run showed no violation, so this checker could not fail'
   const rows = verdictLines(check)
     .map((v) => `<tr><td class="${v.ok === null ? 'info' : v.ok ? 'ok' : 'bad'}">${v.ok === null ? 'info' : v.ok ? 'ok' : 'FAIL'}</td><th>${esc(v.label)}</th><td>${esc(v.text)}</td></tr>`)
@@ -202,7 +248,7 @@ function runSection(r: ReportRun, history: string): string {
   return `<section>
 <h2>${esc(run.options.label)} run <span class="${good ? 'ok' : 'bad'}">${esc(headline)}</span></h2>
 <table class="verdict">${rows}</table>${details}
-<p class="figures">${s.ops} operations (${s.okOps} ok), ${s.transfers} transfers committed, ${check.leases.length} leases, faults: ${esc(faults)};
+<p class="figures">${s.ops} operations (${s.okOps} ok), ${s.transfers} ${check.semaphore ? 'units of work done' : 'transfers committed'}, ${check.leases.length} ${check.semaphore ? 'permits' : 'leases'}, faults: ${esc(faults)};
 signals aborted by reason: ${esc(JSON.stringify(s.lostByReason))}; acquire failures: ${esc(JSON.stringify(s.acquireFailures))}. History: <code>${esc(history)}</code></p>
 ${timeline(r)}
 </section>`

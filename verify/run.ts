@@ -11,8 +11,8 @@ import { Redis } from 'ioredis'
 import { createLocks } from '../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../test/support/redis-server.js'
-import { workerName, type BankResource, type SqlGuard, type WorkerConfig } from './config.js'
-import { HistoryWriter, now, type FaultEvent, type HistoryEvent } from './history.js'
+import { workerName, type BankResource, type Primitive, type SqlGuard, type WorkerConfig } from './config.js'
+import { HistoryWriter, monotonicNow, now as wallNow, type FaultEvent, type HistoryEvent } from './history.js'
 import { planFaults, type PlannedFault } from './nemesis.js'
 import type { PgTarget } from './pg-target.js'
 
@@ -28,6 +28,14 @@ export const quorumMaxTtl = (ttl: number): number => ttl * 2
 export interface RunOptions {
   /** 'fenced' or 'control' */
   label: string
+  /** Default 'mutex': the bank under one lock per bank. 'semaphore': units of work under permits of one semaphore. */
+  primitive?: Primitive
+  /**
+   * Semaphore mode: the limit the checker holds the run to, the limit the workers ask for (one more
+   * in the broken-limit control), whether they check their permit before each unit of work, and
+   * how much work a permit covers.
+   */
+  semaphore?: { limit: number; workerLimit: number; checks: boolean; units: [number, number]; unitMs: [number, number] }
   fencing: boolean
   guard: SqlGuard
   seed: number
@@ -97,11 +105,16 @@ interface Slot {
 }
 
 export async function runOnce(options: RunOptions): Promise<RunResult> {
+  const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
+  if (options.primitive === 'semaphore' && !semaphore) throw new Error('runOnce: semaphore mode needs options.semaphore')
+  // The mutex's history keeps its clock; the semaphore's compares processes to the millisecond.
+  const now = semaphore ? monotonicNow : wallNow
   const history = new HistoryWriter(options.historyPath)
   const phase = (name: string) => history.add({ kind: 'meta', what: 'phase', name, time: now() })
   const schema = `fencelock_verify_${randomBytes(4).toString('hex')}`
-  const db = new pg.Client(options.pg)
-  db.on('error', () => {})
+  // The semaphore's protected work is observed in the history alone: no bank, no PostgreSQL.
+  const db = semaphore ? undefined : new pg.Client(options.pg)
+  db?.on('error', () => {})
   const redisNodes: RedisProcess[] = []
   const proxies: FaultProxy[] = []
   const slots: Slot[] = []
@@ -115,21 +128,27 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     accounts: Array.from({ length: options.accountsPerResource }, (_, a) => r * 100 + a + 1),
   }))
   const holders = new Map<string, { slot: number; fence: number; deadline: number; read: boolean }>()
+  // A mutex has one holder per resource; a semaphore's permits are told apart by their fence (the
+  // nemesis then finds no holder under the resource's name and picks one that is working).
+  const holderKey = (resource: string, fence: number | undefined) => (semaphore ? `${resource}#${fence}` : resource)
 
   const record = (event: HistoryEvent) => {
     history.add(event)
     if (event.kind === 'op') {
       if (event.type === 'ok') okOps++
       const slot = Number(event.worker.slice(1))
+      const k = holderKey(event.resource, event.fence)
       if (event.f === 'acquire' && event.type === 'ok' && event.fence !== undefined) {
         const deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? now() + options.ttl
-        holders.set(event.resource, { slot, fence: event.fence, deadline, read: false })
+        holders.set(k, { slot, fence: event.fence, deadline, read: false })
       }
-      const holder = holders.get(event.resource)
-      if (holder && event.f === 'read' && event.type === 'ok' && holder.fence === event.fence) holder.read = true
-      if (event.f === 'release' && event.type === 'invoke' && holders.get(event.resource)?.fence === event.fence) holders.delete(event.resource)
-    } else if (event.kind === 'lost' && holders.get(event.resource)?.fence === event.fence) {
-      holders.delete(event.resource)
+      const holder = holders.get(k)
+      if (holder && event.f === 'extend' && event.type === 'ok') holder.deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? holder.deadline
+      // "read" marks a holder in the middle of its work: the moment a pause hurts.
+      if (holder && (event.f === 'read' || event.f === 'work') && (event.type === 'ok' || event.f === 'work') && holder.fence === event.fence) holder.read = true
+      if (event.f === 'release' && event.type === 'invoke' && holders.get(k)?.fence === event.fence) holders.delete(k)
+    } else if (event.kind === 'lost' && holders.get(holderKey(event.resource, event.fence))?.fence === event.fence) {
+      holders.delete(holderKey(event.resource, event.fence))
     }
   }
 
@@ -149,6 +168,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     wait: options.ttl * 3,
     hold: options.hold,
     seed: options.seed,
+    ...(semaphore ? { semaphore: { limit: semaphore.workerLimit, checks: semaphore.checks, units: semaphore.units, unitMs: semaphore.unitMs } } : {}),
   })
 
   // Children the nemesis or the stop phase killed: their exit is not a crash. Per child, not per
@@ -156,7 +176,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const killed = new WeakSet<ChildProcess>()
   const spawnWorker = (slot: Slot) => {
     slot.paused = false
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'worker.ts'), JSON.stringify(workerConfig(slot))], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, semaphore ? 'semaphore-worker.ts' : 'worker.ts'), JSON.stringify(workerConfig(slot))], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -296,14 +316,16 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   try {
     // ------------------------------------------------------------------ setup
     phase('setup')
-    await db.connect()
-    await db.query(`CREATE SCHEMA ${schema}`)
-    await db.query(`CREATE TABLE ${schema}.accounts (id int PRIMARY KEY, bank text NOT NULL, balance bigint NOT NULL, fence bigint NOT NULL DEFAULT 0)`)
-    // Every committed write also appends here; rows of one account are appended under that
-    // account's row lock, so per account `seq` is commit order.
-    await db.query(`CREATE TABLE ${schema}.ledger (seq bigserial PRIMARY KEY, account int NOT NULL, fence bigint NOT NULL, worker text NOT NULL, balance bigint NOT NULL)`)
-    for (const bank of resources) {
-      for (const id of bank.accounts) await db.query(`INSERT INTO ${schema}.accounts (id, bank, balance) VALUES ($1, $2, $3)`, [id, bank.name, options.initialBalance])
+    if (db) {
+      await db.connect()
+      await db.query(`CREATE SCHEMA ${schema}`)
+      await db.query(`CREATE TABLE ${schema}.accounts (id int PRIMARY KEY, bank text NOT NULL, balance bigint NOT NULL, fence bigint NOT NULL DEFAULT 0)`)
+      // Every committed write also appends here; rows of one account are appended under that
+      // account's row lock, so per account `seq` is commit order.
+      await db.query(`CREATE TABLE ${schema}.ledger (seq bigserial PRIMARY KEY, account int NOT NULL, fence bigint NOT NULL, worker text NOT NULL, balance bigint NOT NULL)`)
+      for (const bank of resources) {
+        for (const id of bank.accounts) await db.query(`INSERT INTO ${schema}.accounts (id, bank, balance) VALUES ($1, $2, $3)`, [id, bank.name, options.initialBalance])
+      }
     }
     const initialTotal = options.initialBalance * options.resources * options.accountsPerResource
 
@@ -381,12 +403,17 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     const probeLocks = options.quorum
       ? createLocks({ redis: probeClients, prefix: 'verify:', ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl) })
       : createLocks({ redis: probeClients[0]!, prefix: 'verify:', ttl: options.ttl })
+    // Semaphore mode: every permit at once (with the workers' limit: another would be refused while
+    // their permits are still held), each probe waiting for one.
+    const probeTargets = semaphore ? Array.from({ length: semaphore.workerLimit }, () => resources[0]!.name) : resources.map((r) => r.name)
     const probes = await Promise.all(
-      resources.map(async ({ name }): Promise<ProbeResult> => {
+      probeTargets.map(async (name): Promise<ProbeResult> => {
         const t0 = now()
         history.add({ kind: 'op', type: 'invoke', f: 'probe', worker: 'probe', pid: process.pid, resource: name, time: t0 })
         try {
-          const lease = await probeLocks.acquire(name, { wait: options.ttl * 3 + 5_000 })
+          const lease = semaphore
+            ? await probeLocks.semaphore(name, { limit: semaphore.workerLimit }).acquire({ wait: options.ttl * 3 + 5_000 })
+            : await probeLocks.acquire(name, { wait: options.ttl * 3 + 5_000 })
           const waited = now() - t0
           history.add({ kind: 'op', type: 'ok', f: 'probe', worker: 'probe', pid: process.pid, resource: name, fence: lease.fence, time: now(), value: { waited } })
           await lease.release().catch(() => false)
@@ -401,16 +428,16 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     await probeLocks.close()
 
     // ------------------------------------------------------------------ final state
-    const accounts = (await db.query<{ id: number; balance: string; fence: string }>(`SELECT id, balance, fence FROM ${schema}.accounts ORDER BY id`)).rows.map(
+    const accounts = !db ? [] : (await db.query<{ id: number; balance: string; fence: string }>(`SELECT id, balance, fence FROM ${schema}.accounts ORDER BY id`)).rows.map(
       (r) => ({ id: r.id, balance: Number(r.balance), fence: Number(r.fence) }),
     )
-    const ledger = (await db.query<{ seq: string; account: number; fence: string; worker: string }>(`SELECT seq, account, fence, worker FROM ${schema}.ledger ORDER BY seq`)).rows.map(
+    const ledger = !db ? [] : (await db.query<{ seq: string; account: number; fence: string; worker: string }>(`SELECT seq, account, fence, worker FROM ${schema}.ledger ORDER BY seq`)).rows.map(
       (r) => ({ seq: Number(r.seq), account: r.account, fence: Number(r.fence), worker: r.worker }),
     )
     phase('done')
     const final: FinalState = { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: now() }
     // Beside the history, so that `tsx verify/check.ts <history>` can check it again later.
-    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final }))
+    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : {}) }))
     return { options, plan, events: history.events, final, workerErrors }
   } finally {
     stopping = true
@@ -422,8 +449,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     for (const client of probeClients) client.disconnect()
     await Promise.all(proxies.map((p) => p.close()))
     await Promise.all(redisNodes.map((n) => n.stop()))
-    await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
-    await db.end().catch(() => {})
+    if (db) {
+      await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
+      await db.end().catch(() => {})
+    }
     history.flush()
   }
 }
