@@ -1,5 +1,5 @@
 // Tables (console and markdown), targets with PASS/FAIL, and the hand-written SVG chart.
-import type { ContendRow, FloorRow, IdleRow, LatencyRow, MemoryRow, QuorumResult, ThroughputRow } from './scenarios.js'
+import type { ContendRow, FloorRow, IdleRow, LatencyRow, MemoryRow, QuorumResult, SemaphoreRow, ThroughputRow } from './scenarios.js'
 import { fmt } from './stats.js'
 
 export interface Machine {
@@ -22,6 +22,8 @@ export interface Results {
   D?: IdleRow[]
   E?: ContendRow[]
   F?: MemoryRow[]
+  /** Semaphores: limit 4, 16 processes. */
+  S?: SemaphoreRow[]
   quorum?: QuorumResult
   notRun: { lib: string; reason: string }[]
   /** Scenarios that failed (the run went on without them). */
@@ -108,6 +110,22 @@ export function targets(r: Results): Target[] {
   }
   const f = fl(r.F) as MemoryRow | undefined
   if (f) add('F', '< 2 KB heap per held lease', `${fmt(f.heldBytes)} B`, f.heldBytes < 2048)
+  const sf = fl(r.S) as SemaphoreRow | undefined
+  const sp = r.S?.find((x) => x.lib === 'semaphore' && x.label.includes('defaults'))
+  if (sf && sp) {
+    add('S', 'permits handed over/s > redis-semaphore Semaphore at defaults', `${fmt(sf.handoffsPerSec)} vs ${fmt(sp.handoffsPerSec)} = ${(sf.handoffsPerSec / sp.handoffsPerSec).toFixed(2)}x (permits/s: ${fmt(sf.permitsPerSec)} vs ${fmt(sp.permitsPerSec)})`, sf.handoffsPerSec > sp.handoffsPerSec)
+    // Judged on the parked stretch (the cost of waiting); the whole window, first attempts included, is shown beside it.
+    add(
+      'S',
+      '>= 100x fewer Redis commands while the waiters idle (parked)',
+      `${sf.idle.parkedCommands} vs ${sp.idle.parkedCommands} over ${fmt(sf.idle.parkedSeconds)} s = ${sf.idle.parkedCommands === 0 ? '∞' : (sp.idle.parkedCommands / sf.idle.parkedCommands).toFixed(0)}x; whole window with first attempts: ${sf.idle.redisCommands} vs ${sp.idle.redisCommands} = ${(sp.idle.redisCommands / Math.max(1, sf.idle.redisCommands)).toFixed(0)}x`,
+      sf.idle.parkedCommands * 100 <= sp.idle.parkedCommands,
+    )
+  }
+  if (sf) {
+    add('S', 'fairness max/min permits per process <= 1.5', `${fmt(sf.fairness)} (${sf.maxPermits}/${sf.minPermits})`, sf.fairness <= 1.5)
+    add('S', `never more than ${sf.limit} holders: 0 violations`, `${sf.violations} (most inside at once ${sf.maxInside}, most overlapping ${sf.maxOverlap}, fence regressions ${sf.fenceRegressions})`, sf.violations === 0)
+  }
   return out
 }
 
@@ -225,6 +243,57 @@ function tables(r: Results): Table[] {
       note: 'waiters of polling libraries are measured while they poll (their in-flight commands included).',
     })
   }
+  if (r.S) {
+    const first = r.S[0]
+    out.push({
+      title: `S. Semaphore: limit ${first?.limit ?? '?'}, ${first?.procs ?? '?'} processes, INCR/DECR of an inside counter under each permit, ${first?.seconds ?? '?'} s per library`,
+      head: ['library', 'permits/s', 'handed over/s', 'gap p50', 'gap p99', 'gap max', 'hold mean', 'wait p50', 'wait p99', 'wait max', 'wire cmds/acq', 'Redis cmds/acq', 'pub/sub msgs/acq', 'client CPU µs/acq', 'fairness', 'most inside', 'give-ups', 'violations'],
+      rows: r.S.map((x) => [
+        x.label,
+        fmt(x.permitsPerSec),
+        fmt(x.handoffsPerSec),
+        ms(x.gapP50),
+        ms(x.gapP99),
+        ms(x.gapMax),
+        ms(x.holdMean),
+        ms(x.waitP50),
+        ms(x.waitP99),
+        ms(x.waitMax),
+        fmt(x.wirePerAcq),
+        fmt(x.redisPerAcq),
+        fmt(x.messagesPerAcq),
+        fmt(x.clientCpuPerAcqUs),
+        Number.isFinite(x.fairness) ? `${fmt(x.fairness)} (${x.maxPermits}/${x.minPermits})` : `∞ (${x.maxPermits}/0)`,
+        String(x.maxInside),
+        x.failedAcquires ? `${x.giveUps} (+${x.failedAcquires} failed)` : String(x.giveUps),
+        String(x.violations),
+      ]),
+      note:
+        'times in ms. handed over: a permit freed by one process and taken by another (permits are matched in the order they were freed); gap: release sent -> that permit acquired by another process. ' +
+        'hold: acquired -> release sent (INCR and DECR of the inside counter). fairness: max/min permits per process. most inside: the inside counter\'s highest INCR reply (must not exceed the limit). ' +
+        'Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the INCR+DECR. violations: more inside than the limit, more sections overlapping than the limit, fence regressions.',
+    })
+    out.push({
+      title: `S. Semaphore idle cost: another client holds all ${first?.limit ?? '?'} permits; one waiter in each of ${first?.idle.waiters ?? '?'} processes waits ${first?.idle.seconds ?? '?'} s`,
+      head: ['library', 'Redis cmds', 'vs fencelock', 'Redis cmds once parked', 'vs fencelock', 'wire cmds', 'waiter CPU ms', 'Redis CPU ms', 'give-ups'],
+      rows: r.S.map((x) => {
+        const f = r.S?.find((y) => y.lib === 'fencelock')
+        return [
+          x.label,
+          String(x.idle.redisCommands),
+          f ? `${fmt(x.idle.redisCommands / Math.max(1, f.idle.redisCommands))}x` : '-',
+          `${x.idle.parkedCommands} in ${fmt(x.idle.parkedSeconds)} s`,
+          f ? `${fmt(x.idle.parkedCommands / Math.max(1, f.idle.parkedCommands))}x` : '-',
+          String(x.idle.wireCommands),
+          fmt(x.idle.waiterCpuMs),
+          fmt(x.idle.redisCpuMs),
+          String(x.idle.giveUps),
+        ]
+      }),
+      note: 'Redis cmds: INFO commandstats delta over the whole window, the waiters\' first attempts included (incl. redis.call()s inside Lua); once parked: from 500 ms after the waiters started to the end of the window. ' +
+        'wire cmds: sent by all waiting processes over the whole window; waiter CPU: all of them together.',
+    })
+  }
   if (r.quorum) {
     const q = r.quorum
     out.push({
@@ -281,12 +350,12 @@ export function renderMarkdown(r: Results): string {
     '![benchmark chart](bench.svg)',
     '',
     'Run it: `npm run bench` (everything, under 10 minutes on 2 cores; writes this page, the chart and the JSON);',
-    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F and Q, `--lib` takes library kinds, quick runs write',
+    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, S and Q, `--lib` takes library kinds, quick runs write',
     '`bench/results/quick.json` and leave this page alone). What the numbers of this run mean, and what to change in fencelock:',
     '[benchmark-notes.md](benchmark-notes.md).',
     '',
     'How it measures:',
-    '- Every library uses ioredis. Peers: `redlock` 4.2, `redlock5` (5.0.0-beta.2), `@sesamecare-oss/redlock` 1.4, `redis-semaphore` 5.8 `Mutex`/`RedlockMutex`,',
+    '- Every library uses ioredis. Peers: `redlock` 4.2, `redlock5` (5.0.0-beta.2), `@sesamecare-oss/redlock` 1.4, `redis-semaphore` 5.8 `Mutex`/`RedlockMutex` (and its `Semaphore` in S),',
     '  and the seed article\'s hand-written algorithm (SET NX PX with a random token, EVAL compare-and-delete release, sleep-and-retry).',
     '- "defaults" = the library as installed; "retry 10 ms" = its fastest sensible retry (Redlock family: retryDelay 10, retryJitter 5, retryCount 200: the same ~2 s window as its defaults of 10 x 200 ms).',
     '  redis-semaphore retries every 10 ms by default, so its defaults are also its tuned setting.',
@@ -365,6 +434,8 @@ export function renderSvg(r: Results): string {
   if (r.C) put(0, panel(10, heights[0], colW, 'C. Handoff gap p99 (release -> next acquired)', 'ms, lower is better', bars(r.C, (x) => x.gapP99), true))
   if (r.D) put(1, panel(W / 2 + 10, heights[1], colW, `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`, 'commands, lower is better', bars(r.D, (x) => x.redisCommands), true))
   if (r.A) put(1, panel(W / 2 + 10, heights[1], colW, 'A. Uncontended acquire+release, one worker', 'cycles/s, higher is better', bars(r.A, (x) => x.cyclesPerSec), false))
+  if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`, 'per second, higher is better', bars(r.S, (x) => x.handoffsPerSec), false))
+  if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`, 'commands, lower is better', bars(r.S, (x) => x.idle.redisCommands), true))
   if (r.E) {
     const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
     put(1, panel(W / 2 + 10, heights[1], colW, 'E. fencelock handoff gap p50 vs waiting processes', 'ms, lower is better', e.map((x) => ({ label: x.label, value: x.gap, highlight: true })), false))

@@ -11,9 +11,9 @@ import { Pool } from './pool.js'
 import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
 import { QUORUM_MAX_TTL } from './libs.js'
-import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum } from './scenarios.js'
+import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum, scenarioS, S_LIMIT, S_PROCS } from './scenarios.js'
 
-const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'Q'] as const
+const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'S', 'Q'] as const
 type Scenario = (typeof ALL)[number]
 
 function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined } {
@@ -45,9 +45,10 @@ function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: 
 
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`)
-  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,S,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
   --quick   a few seconds per scenario (development)
-  --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory, Q quorum
+  --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory,
+            S semaphore (limit ${S_LIMIT}, ${S_PROCS} processes), Q quorum
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
   --render file.json [--docs]   print (and write the docs) again from a saved run
   --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
@@ -184,6 +185,12 @@ async function main(): Promise<void> {
       log(`F. memory, ${cfg.memoryN} held leases / waiters`)
       await step('F', async () => {
         results.F = await scenarioF(main, cfg)
+      })
+    }
+    if (has('S')) {
+      log(`S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`)
+      await step('S', async () => {
+        results.S = await scenarioS(pool, main, cfg)
       })
     }
     if (has('Q')) {

@@ -1,7 +1,7 @@
 // The scenarios of `npm run bench`. Each returns plain rows; bench/report.ts turns them into the
 // table, the JSON, the markdown and the SVG.
 import { Redis } from 'ioredis'
-import { libLabel, openLib, QuorumUnavailable, type LibKind, type LibSpec } from './libs.js'
+import { libLabel, openLib, openSemaphore, QuorumUnavailable, semaphoreLabel, type LibKind, type LibSpec } from './libs.js'
 import { Pool, Worker } from './pool.js'
 import { counters, delta, type Counters, type Server } from './redis.js'
 import { clock, percentile, sleep } from './stats.js'
@@ -596,4 +596,258 @@ export async function scenarioQuorum(pool: Pool, servers: Server[], cfg: Config)
     }
   }
   return { fencelock, latency, contended, failures }
+}
+
+// ------------------------------------------------------------------- S
+
+/** Scenario S: fencelock's semaphore beside redis-semaphore's `Semaphore` at its defaults. */
+export const SEMAPHORES: LibSpec[] = [{ kind: 'fencelock' }, { kind: 'semaphore' }]
+export const S_LIMIT = 4
+export const S_PROCS = 16
+
+export interface SemaphoreRow {
+  lib: LibKind
+  label: string
+  procs: number
+  limit: number
+  seconds: number
+  permits: number
+  permitsPerSec: number
+  /** Permits that went to another process than the one that freed them, per second. */
+  handoffsPerSec: number
+  /** Release sent by one process -> that permit acquired by another (permits matched in the order they were freed), ms. */
+  gapP50: number
+  gapP99: number
+  gapMax: number
+  holdMean: number
+  waitP50: number
+  waitP99: number
+  waitMax: number
+  wirePerAcq: number
+  /** INFO commandstats delta, minus the protected side's INCR+DECR, per acquisition. */
+  redisPerAcq: number
+  messagesPerAcq: number
+  clientCpuPerAcqUs: number
+  redisCpuPerAcqUs: number
+  fairness: number
+  minPermits: number
+  maxPermits: number
+  /** Most holders the protected side (INCR/DECR) counted at once. */
+  maxInside: number
+  /** Most sections (acquired -> release sent) that overlapped in time. */
+  maxOverlap: number
+  fenceRegressions: number
+  violations: number
+  giveUps: number
+  failedAcquires: number
+  errors: string[]
+  idle: {
+    seconds: number
+    waiters: number
+    /** INFO commandstats delta while the waiters wait (their first attempts included, as in D). */
+    redisCommands: number
+    /** The same from `parkedAfter` ms on, when every waiter has made its first attempts: the cost of waiting itself. */
+    parkedCommands: number
+    parkedSeconds: number
+    wireCommands: number
+    waiterCpuMs: number
+    redisCpuMs: number
+    giveUps: number
+  }
+}
+
+export async function scenarioS(pool: Pool, server: Server, cfg: Config): Promise<SemaphoreRow[]> {
+  const rows: SemaphoreRow[] = []
+  for (const lib of chosen(cfg, SEMAPHORES)) {
+    const contended = await semaphoreContend(pool, server, lib, { procs: S_PROCS, limit: S_LIMIT, ms: cfg.contendMs, name: `s:${lib.kind}` })
+    const idle = await semaphoreIdle(pool, server, lib, { procs: S_PROCS, limit: S_LIMIT, ms: cfg.idleMs, name: `s:${lib.kind}:idle` })
+    const row = { ...contended, idle }
+    log(`  S ${row.label}: ${Math.round(row.permitsPerSec)} permits/s, ${Math.round(row.handoffsPerSec)} handed over/s, gap p50 ${row.gapP50.toFixed(2)} ms, fairness ${row.fairness.toFixed(2)}, idle ${idle.redisCommands} Redis commands, violations ${row.violations}`)
+    rows.push(row)
+  }
+  await pool.shrink(8)
+  return rows
+}
+
+async function semaphoreContend(pool: Pool, server: Server, lib: LibSpec, opts: { procs: number; limit: number; ms: number; name: string }): Promise<Omit<SemaphoreRow, 'idle'>> {
+  const workers = await pool.take(opts.procs)
+  const semaphore = { name: opts.name, limit: opts.limit }
+  await Promise.all(workers.map((w) => w.run({ type: 'contend-open', lib, urls: [server.url], semaphore })))
+  const warmAt = clock() + 100
+  const warm = await Promise.all(workers.map((w) => w.run<{ errors: string[] }>({ type: 'contend-warm', key: opts.name, concurrency: 1, startAt: warmAt, ttl: 10_000 })))
+  const insideKey = `${opts.name}:inside`
+  const before = await counters(server)
+  const startAt = clock() + 250
+  const endAt = startAt + opts.ms
+  const parts = await Promise.all(
+    workers.map((w, i) => w.run<Sections>({ type: 'contend-run', key: opts.name, counterKey: insideKey, concurrency: 1, startAt, endAt, ttl: 10_000, worker: i, inside: true })),
+  )
+  const used = delta(await counters(server), before)
+  await server.admin.flushall()
+  const row = analyseSemaphore(lib, opts, parts, used, startAt, endAt)
+  row.errors.unshift(...warm.flatMap((x) => x.errors))
+  return row
+}
+
+function analyseSemaphore(lib: LibSpec, opts: { procs: number; limit: number }, parts: Sections[], used: Counters, startAt: number, endAt: number): Omit<SemaphoreRow, 'idle'> {
+  interface S {
+    who: number
+    acquired: number
+    releasing: number
+    wait: number
+    fence: number | null
+  }
+  const all: S[] = []
+  let wire = 0
+  let cpuMs = 0
+  let messages = 0
+  let giveUps = 0
+  let failedAcquires = 0
+  let longestFailedWait = 0
+  let maxInside = 0
+  const errors: string[] = []
+  for (const p of parts) {
+    wire += p.wire
+    cpuMs += p.cpuMs
+    messages += p.messages
+    giveUps += p.giveUps
+    failedAcquires += p.failedAcquires
+    longestFailedWait = Math.max(longestFailedWait, p.longestFailedWait)
+    maxInside = Math.max(maxInside, p.maxInside ?? 0)
+    errors.push(...p.errors)
+    for (let i = 0; i < p.acquired.length; i++) all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
+  }
+  const inWindow = (s: S) => s.acquired >= startAt && s.acquired < endAt
+  // Permits are alike: match each acquisition with the earliest permit freed (release sent) before
+  // it and not taken yet. The first `limit` acquisitions take permits nobody freed.
+  const byAcquired = [...all].sort((a, b) => a.acquired - b.acquired)
+  const byReleasing = [...all].sort((a, b) => a.releasing - b.releasing)
+  const freed: { at: number; who: number }[] = []
+  let head = 0
+  let r = 0
+  let unfreed = opts.limit
+  const gaps: number[] = []
+  let handoffs = 0
+  let overLimit = 0
+  for (const s of byAcquired) {
+    while (r < byReleasing.length && byReleasing[r]!.releasing < s.acquired) freed.push({ at: byReleasing[r]!.releasing, who: byReleasing[r++]!.who })
+    if (unfreed > 0) {
+      unfreed--
+      continue
+    }
+    const slot = freed[head]
+    if (!slot) {
+      overLimit++ // more permits out than the limit (or the run's first sections): no release to match
+      continue
+    }
+    head++
+    if (slot.who !== s.who && inWindow(s)) {
+      handoffs++
+      gaps.push(s.acquired - slot.at)
+    }
+  }
+  // Most sections overlapping in time (acquired -> release sent lies inside the real holding).
+  const points = all.flatMap((s) => [{ t: s.acquired, d: 1 }, { t: s.releasing, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d)
+  let open = 0
+  let maxOverlap = 0
+  for (const p of points) maxOverlap = Math.max(maxOverlap, (open += p.d))
+  // Fences: above every fence whose acquire had returned before this one was called.
+  let fenceRegressions = 0
+  const fenced = all.filter((s) => s.fence !== null)
+  const byCalled = [...fenced].sort((a, b) => a.acquired - a.wait - (b.acquired - b.wait))
+  const fencedByAcquired = [...fenced].sort((a, b) => a.acquired - b.acquired)
+  let j = 0
+  let maxFence = -Infinity
+  for (const s of byCalled) {
+    while (j < fencedByAcquired.length && fencedByAcquired[j]!.acquired < s.acquired - s.wait) maxFence = Math.max(maxFence, fencedByAcquired[j++]!.fence!)
+    if (s.fence! <= maxFence) fenceRegressions++
+  }
+  const perWho = new Map<number, number>()
+  for (const p of parts) for (const who of new Set(p.who)) perWho.set(who, 0)
+  const waits: number[] = []
+  const holds: number[] = []
+  for (const s of all) {
+    if (!inWindow(s)) continue
+    waits.push(s.wait)
+    holds.push(s.releasing - s.acquired)
+    perWho.set(s.who, (perWho.get(s.who) ?? 0) + 1)
+  }
+  const seconds = (endAt - startAt) / 1000
+  const counts = [...perWho.values()]
+  const maxPermits = counts.length ? Math.max(...counts) : 0
+  const minPermits = counts.length ? Math.min(...counts) : 0
+  const n = Math.max(1, all.length)
+  return {
+    lib: lib.kind,
+    label: semaphoreLabel(lib),
+    procs: opts.procs,
+    limit: opts.limit,
+    seconds,
+    permits: all.length,
+    permitsPerSec: waits.length / seconds,
+    handoffsPerSec: handoffs / seconds,
+    gapP50: percentile(gaps, 50),
+    gapP99: percentile(gaps, 99),
+    gapMax: percentile(gaps, 100),
+    holdMean: holds.reduce((a, b) => a + b, 0) / Math.max(1, holds.length),
+    waitP50: percentile(waits, 50),
+    waitP99: percentile(waits, 99),
+    waitMax: Math.max(longestFailedWait, ...all.map((x) => x.wait)),
+    wirePerAcq: wire / n,
+    redisPerAcq: (used.commands - 2 * all.length) / n,
+    messagesPerAcq: messages / n,
+    clientCpuPerAcqUs: (cpuMs * 1000) / n,
+    redisCpuPerAcqUs: (used.cpuMs * 1000) / n,
+    fairness: minPermits > 0 ? maxPermits / minPermits : Number.POSITIVE_INFINITY,
+    minPermits,
+    maxPermits,
+    maxInside,
+    maxOverlap,
+    fenceRegressions,
+    violations: (maxInside > opts.limit ? 1 : 0) + (maxOverlap > opts.limit ? 1 : 0) + overLimit + fenceRegressions,
+    giveUps,
+    failedAcquires,
+    errors,
+  }
+}
+
+/** Another client holds every permit; one waiter in each of `procs` processes waits `ms`. */
+async function semaphoreIdle(pool: Pool, server: Server, lib: LibSpec, opts: { procs: number; limit: number; ms: number; name: string }): Promise<SemaphoreRow['idle']> {
+  const workers = await pool.take(opts.procs)
+  const holderClient = new Redis(server.url)
+  const holderLib = openSemaphore(lib, [holderClient], opts.name, opts.limit)
+  try {
+    const held = await Promise.all(Array.from({ length: opts.limit }, () => holderLib.acquire(opts.name, 60_000, 5_000)))
+    await sleep(50)
+    const before = await counters(server)
+    const began = clock()
+    await Promise.all(workers.map((w) => w.run({ type: 'idle-start', lib, urls: [server.url], key: opts.name, waiters: 1, ttl: 10_000, semaphore: { name: opts.name, limit: opts.limit } })))
+    // By then every waiter has made its first attempt and joined the queue (or is polling).
+    const parkedAfter = Math.min(500, opts.ms / 4)
+    await sleep(began + parkedAfter - clock())
+    const parked = await counters(server)
+    const parkedAt = clock()
+    await sleep(began + opts.ms - clock())
+    const snaps = await Promise.all(workers.map((w) => w.run<{ cpuMs: number; wire: number; giveUps: number }>({ type: 'idle-snapshot' })))
+    const after = await counters(server)
+    const parkedSeconds = (clock() - parkedAt) / 1000
+    const used = delta(after, before)
+    await Promise.all(held.map((h) => h.release()))
+    await Promise.all(workers.map((w) => w.run({ type: 'idle-finish' })))
+    await server.admin.flushall()
+    return {
+      seconds: opts.ms / 1000,
+      waiters: opts.procs,
+      redisCommands: used.commands,
+      parkedCommands: delta(after, parked).commands,
+      parkedSeconds,
+      wireCommands: snaps.reduce((a, x) => a + x.wire, 0),
+      waiterCpuMs: snaps.reduce((a, x) => a + x.cpuMs, 0),
+      redisCpuMs: used.cpuMs,
+      giveUps: snaps.reduce((a, x) => a + x.giveUps, 0),
+    }
+  } finally {
+    await holderLib.close()
+    await holderClient.quit().catch(() => holderClient.disconnect())
+  }
 }

@@ -2,7 +2,7 @@
 // IPC channel. It runs one task at a time for the coordinator and answers with plain JSON.
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { openLib, type Held, type LibSpec, type LockLib } from './libs.js'
+import { openLib, openSemaphore, type Held, type LibSpec, type LockLib } from './libs.js'
 import { clock, percentile, sleep } from './stats.js'
 import { installWireCounter, messagesReceived, uncounted, wireByName, wireCount } from './wire.js'
 
@@ -12,14 +12,20 @@ export type Task =
   | { type: 'floor'; url: string; n: number }
   | { type: 'latency'; lib: LibSpec; urls: string[]; n: number; warmup: number; prefix: string }
   | { type: 'throughput'; lib: LibSpec; urls: string[]; concurrency: number; durationMs: number; prefix: string }
-  | { type: 'contend-open'; lib: LibSpec; urls: string[] }
+  | { type: 'contend-open'; lib: LibSpec; urls: string[]; semaphore?: SemaphoreTarget }
   | { type: 'contend-warm'; key: string; concurrency: number; startAt: number; ttl: number }
-  | { type: 'contend-run'; key: string; counterKey: string; concurrency: number; startAt: number; endAt: number; ttl: number; worker: number }
-  | { type: 'idle-start'; lib: LibSpec; urls: string[]; key: string; waiters: number; ttl: number }
+  | { type: 'contend-run'; key: string; counterKey: string; concurrency: number; startAt: number; endAt: number; ttl: number; worker: number; inside?: boolean }
+  | { type: 'idle-start'; lib: LibSpec; urls: string[]; key: string; waiters: number; ttl: number; semaphore?: SemaphoreTarget }
   | { type: 'idle-snapshot' }
   | { type: 'idle-finish' }
   | { type: 'memory'; lib: LibSpec; urls: string[]; n: number; what: 'held' | 'waiter'; prefix: string }
   | { type: 'exit' }
+
+/** Scenario S: the tasks take permits of this semaphore instead of locking a key. */
+export interface SemaphoreTarget {
+  name: string
+  limit: number
+}
 
 /** Sections of one contending process, as parallel arrays (cheap to send over IPC). */
 export interface Sections {
@@ -47,6 +53,8 @@ export interface Sections {
   /** How long the longest failed acquire waited before it failed, ms. */
   longestFailedWait: number
   errors: string[]
+  /** `inside` runs only: the most holders the protected side counted at once (its INCR's reply). */
+  maxInside?: number
 }
 
 interface Request {
@@ -167,7 +175,7 @@ let counter: Redis | undefined
 
 async function contendOpen(task: Extract<Task, { type: 'contend-open' }>) {
   const made = await connect(task.urls)
-  contendLib = openLib(task.lib, made)
+  contendLib = task.semaphore ? openSemaphore(task.lib, made, task.semaphore.name, task.semaphore.limit) : openLib(task.lib, made)
   const [c] = await connect(task.urls.slice(0, 1))
   counter = c && uncounted(c)
   return {}
@@ -218,9 +226,17 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
         continue
       }
       const acquired = clock()
-      // The protected work: a read-modify-write that is only correct under mutual exclusion.
-      const value = Number(await ctr.get(task.counterKey))
-      await ctr.set(task.counterKey, value + 1)
+      if (task.inside) {
+        // A semaphore's protected work: the protected side counts its holders (INCR on the way in,
+        // DECR on the way out) and must never count more than the limit.
+        const inside = await ctr.incr(task.counterKey)
+        out.maxInside = Math.max(out.maxInside ?? 0, inside)
+        await ctr.decr(task.counterKey)
+      } else {
+        // The protected work: a read-modify-write that is only correct under mutual exclusion.
+        const value = Number(await ctr.get(task.counterKey))
+        await ctr.set(task.counterKey, value + 1)
+      }
       const releasing = clock()
       await held.release()
       out.who.push(who)
@@ -250,7 +266,8 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
 let idle: { lib: LockLib; cpu: NodeJS.CpuUsage; wire: number; done: Promise<unknown> } | undefined
 
 async function idleStart(task: Extract<Task, { type: 'idle-start' }>) {
-  const lib = openLib(task.lib, await connect(task.urls))
+  const made = await connect(task.urls)
+  const lib = task.semaphore ? openSemaphore(task.lib, made, task.semaphore.name, task.semaphore.limit) : openLib(task.lib, made)
   const cpu = process.cpuUsage()
   const wire = wireCount()
   const done = Promise.all(

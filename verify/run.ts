@@ -144,8 +144,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       }
       const holder = holders.get(k)
       if (holder && event.f === 'extend' && event.type === 'ok') holder.deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? holder.deadline
-      // "read" marks a holder in the middle of its work: the moment a pause hurts.
-      if (holder && (event.f === 'read' || event.f === 'work') && (event.type === 'ok' || event.f === 'work') && holder.fence === event.fence) holder.read = true
+      // "read" marks a holder in the middle of its work, the moment a pause hurts: between its read
+      // and its write (mutex), or with units of work still to do after this one (semaphore).
+      if (holder && event.f === 'read' && event.type === 'ok' && holder.fence === event.fence) holder.read = true
+      if (holder && event.f === 'work' && event.type === 'invoke' && holder.fence === event.fence) {
+        const { unit, of } = (event.value ?? {}) as { unit?: number; of?: number }
+        holder.read = unit !== undefined && of !== undefined && unit < of - 1
+      }
       if (event.f === 'release' && event.type === 'invoke' && holders.get(k)?.fence === event.fence) holders.delete(k)
     } else if (event.kind === 'lost' && holders.get(holderKey(event.resource, event.fence))?.fence === event.fence) {
       holders.delete(holderKey(event.resource, event.fence))

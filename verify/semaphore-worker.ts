@@ -67,7 +67,8 @@ async function holdPermit(): Promise<void> {
   }
   const fence = permit.fence
   let deadline = toHistory(permit.deadline)
-  op('ok', 'acquire', resource, { fence, value: { deadline, token: permit.token } })
+  const units = random.int(sem.units[0], sem.units[1])
+  op('ok', 'acquire', resource, { fence, value: { deadline, token: permit.token, units } })
   const onAbort = () => {
     const reason = (permit.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
     emit({ kind: 'lost', worker, pid: process.pid, resource, fence, reason, time: now() })
@@ -76,7 +77,6 @@ async function holdPermit(): Promise<void> {
   else permit.signal.addEventListener('abort', onAbort, { once: true })
 
   try {
-    const units = random.int(sem.units[0], sem.units[1])
     for (let unit = 0; unit < units; unit++) {
       const length = random.int(sem.unitMs[0], sem.unitMs[1])
       // Not enough validity left for this unit: extend first (a lost permit's extend rejects).
@@ -93,7 +93,7 @@ async function holdPermit(): Promise<void> {
       const t = now()
       // The check a correct holder makes before each unit of work; the control run skips it.
       if (sem.checks && (permit.signal.aborted || t >= deadline)) break
-      op('invoke', 'work', resource, { fence, value: { unit } }, t)
+      op('invoke', 'work', resource, { fence, value: { unit, of: units } }, t)
       await sleep(length)
       op('ok', 'work', resource, { fence, value: { unit } })
     }
