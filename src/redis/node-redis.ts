@@ -93,6 +93,11 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
         ready = true
       })
       sub.on('error', () => {})
+      // The socket exists (destroy() reaches it) from 'connect' until it ends or fails.
+      let socketUp = false
+      sub.on('connect', () => void (socketUp = true))
+      sub.on('end', () => void (socketUp = false))
+      sub.on('error', () => void (socketUp = false))
       // Not awaited: connect() stays pending for as long as the server is down (node-redis keeps
       // retrying), and close() must still be able to end it (quorum mode with a dead node).
       const connected = sub.connect().then(() => void (ready = true))
@@ -113,11 +118,27 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
         onReconnect: (listener) => void reconnectListeners.push(listener),
         // destroy (v5) or disconnect (v4): at once, without waiting for replies that a dead or
         // half-open connection will never send; and never throwing on a client that closed itself.
+        // Not while the socket is still being created, though: node-redis' destroy() then misses
+        // that socket, which opens a moment later and stays open for good (found by the property
+        // tests: a connection of fencelock's, subscribed to nothing, outliving close()). Then the
+        // connection ends as soon as it is up, or as soon as this attempt to open it failed.
         close: async () => {
-          try {
-            const sock = sub as { destroy?: () => unknown; disconnect?: () => unknown }
-            await (sock.destroy ? sock.destroy() : sock.disconnect?.())
-          } catch {}
+          const end = async () => {
+            try {
+              const sock = sub as { destroy?: () => unknown; disconnect?: () => unknown }
+              await (sock.destroy ? sock.destroy() : sock.disconnect?.())
+            } catch {}
+          }
+          if (ready || socketUp) return end()
+          let ended = false
+          const once = () => {
+            if (ended) return
+            ended = true
+            void end()
+          }
+          sub.on('connect', once)
+          sub.on('ready', once)
+          sub.on('error', once)
         },
       }
     },
