@@ -1,6 +1,6 @@
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
-import { checkTtl } from './validate.js'
+import { checkLeaseTtl } from './validate.js'
 
 /**
  * A held lock, semaphore permit, or any other grant: every primitive hands back this one type.
@@ -50,6 +50,8 @@ export interface LeaseDriver {
   drift(ttl: number): number
   /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
   readonly maxTtl: number
+  /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
+  readonly allowShortTtl: boolean
   /** The lease is settled (released or lost): forget it. */
   settled(lease: LeaseState): void
 }
@@ -133,7 +135,7 @@ export class LeaseState implements Lease {
    * answer; in that case the lease stays valid until its current deadline.
    */
   async extend(ttl: number = this.#ttl): Promise<void> {
-    checkTtl(ttl, 'ttl', this.#driver.maxTtl)
+    checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
     if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
     if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
     const start = performance.now()

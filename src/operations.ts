@@ -57,6 +57,7 @@ export class Operations<Info> {
     const defaults = runtime.defaults
     this.#driver = {
       maxTtl: backend.maxTtl,
+      allowShortTtl: defaults.allowShortTtl,
       extend: (lease, ttl) => backend.extend(lease.resource, lease.token, ttl),
       release: (lease) => backend.release(lease.resource, lease.token),
       drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,

@@ -89,8 +89,11 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('ttl floor with $name', (a
       expect(err).toBeInstanceOf(InvalidArgumentError)
       expect((err as Error).message).toMatch(unitHint)
     }
-    // At the floor: fine.
+    // At the floor: fine. A lease's own extend has the same floor.
     const lease = await locks.acquire('floor', { ttl: 100 })
+    const extendErr = await lease.extend(30).catch((e: unknown) => e)
+    expect(extendErr).toBeInstanceOf(InvalidArgumentError)
+    expect((extendErr as Error).message).toMatch(unitHint)
     await lease.release()
   })
 
