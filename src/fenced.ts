@@ -2,7 +2,8 @@ import { adapterFor, closedClient } from './redis/index.js'
 import { isPermanentReplyError } from './redis/adapter.js'
 import type { RedisClient } from './redis/client-types.js'
 import { sameSlotKey } from './keys.js'
-import { scripts, type LuaScript } from './scripts/index.js'
+import { bind, type Exec } from './scripts/binding.js'
+import { scripts } from './scripts/index.js'
 import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkOptions, checkString, checkTtl, describeValue } from './validate.js'
@@ -18,6 +19,9 @@ export interface FencedSetOptions {
    */
   timeout?: number
 }
+
+const fencedSetScript = bind(scripts.fencedSet, ['key', 'guard'], ['value', 'fence', 'px'])
+const fenceClaimScript = bind(scripts.fenceClaim, ['guard'], ['fence', 'px'])
 
 /** Default of `FencedSetOptions.timeout`, in ms. */
 export const GUARD_TIMEOUT = 2_000
@@ -45,13 +49,13 @@ const permissionHint = (message: string): string =>
  * Runs one guard script, bounded by `timeout`: every failure leaves as a `FencelockError`
  * (`ClosedError` for a closed client, otherwise `RedisError` with the client's error in `cause`).
  */
-async function runGuard(redis: RedisClient, what: string, script: LuaScript, keys: string[], args: (string | number)[], timeout: number): Promise<boolean> {
+async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => Promise<unknown>, timeout: number): Promise<boolean> {
   const adapter = adapterFor(redis)
   if (adapter.isClosed()) throw closedClient()
   let reply: unknown
   try {
     // A client that throws synchronously (closed meanwhile) is a failure like any other.
-    reply = await withinLimit(Promise.resolve().then(() => adapter.evalScript(script, keys, args)), timeout)
+    reply = await withinLimit(Promise.resolve().then(() => call(adapter.evalScript)), timeout)
   } catch (err) {
     if (err instanceof FencelockError) throw err
     // Closed while the call was on its way (ioredis: "Connection is closed."): say that, typed.
@@ -77,7 +81,7 @@ export async function fencedSet(redis: RedisClient, key: string, value: string, 
   checkString(value, 'value', true)
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  return runGuard(redis, `fenced-set ${describeValue(key)}`, scripts.fencedSet, [key, sameSlotKey(key, ':fence')], [value, fence, px], timeout)
+  return runGuard(redis, `fenced-set ${describeValue(key)}`, (exec) => fencedSetScript.run(exec, [key, sameSlotKey(key, ':fence')], [value, fence, px]), timeout)
 }
 
 /**
@@ -92,5 +96,5 @@ export async function claimFence(redis: RedisClient, key: string, fence: number,
   checkString(key, 'key')
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  return runGuard(redis, `claim the fence of ${describeValue(key)}`, scripts.fenceClaim, [sameSlotKey(key, ':fence')], [fence, px], timeout)
+  return runGuard(redis, `claim the fence of ${describeValue(key)}`, (exec) => fenceClaimScript.run(exec, [sameSlotKey(key, ':fence')], [fence, px]), timeout)
 }
