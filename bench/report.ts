@@ -283,7 +283,7 @@ function tables(r: Results): Table[] {
           String(x.idle.redisCommands),
           f ? `${fmt(x.idle.redisCommands / Math.max(1, f.idle.redisCommands))}x` : '-',
           `${x.idle.parkedCommands} in ${fmt(x.idle.parkedSeconds)} s`,
-          f ? `${fmt(x.idle.parkedCommands / Math.max(1, f.idle.parkedCommands))}x` : '-',
+          !f ? '-' : f.idle.parkedCommands > 0 ? `${fmt(x.idle.parkedCommands / f.idle.parkedCommands)}x` : x.idle.parkedCommands > 0 ? '∞ (fencelock: 0)' : '1.00x',
           String(x.idle.wireCommands),
           fmt(x.idle.waiterCpuMs),
           fmt(x.idle.redisCpuMs),
