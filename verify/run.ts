@@ -409,7 +409,8 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       ? createLocks({ redis: probeClients, prefix: 'verify:', ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl) })
       : createLocks({ redis: probeClients[0]!, prefix: 'verify:', ttl: options.ttl })
     // Semaphore mode: every permit at once (with the workers' limit: another would be refused while
-    // their permits are still held), each probe waiting for one.
+    // their permits are still held), each probe waiting for one and keeping it until all are taken.
+    const probeHeld: { release(): Promise<boolean> }[] = []
     const probeTargets = semaphore ? Array.from({ length: semaphore.workerLimit }, () => resources[0]!.name) : resources.map((r) => r.name)
     const probes = await Promise.all(
       probeTargets.map(async (name): Promise<ProbeResult> => {
@@ -421,7 +422,8 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
             : await probeLocks.acquire(name, { wait: options.ttl * 3 + 5_000 })
           const waited = now() - t0
           history.add({ kind: 'op', type: 'ok', f: 'probe', worker: 'probe', pid: process.pid, resource: name, fence: lease.fence, time: now(), value: { waited } })
-          await lease.release().catch(() => false)
+          if (semaphore) probeHeld.push(lease)
+          else await lease.release().catch(() => false)
           return { resource: name, ok: true, waited }
         } catch (err) {
           const error = `${(err as { code?: string }).code ?? 'Error'}: ${(err as Error).message}`
@@ -430,6 +432,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
         }
       }),
     )
+    await Promise.all(probeHeld.map((lease) => lease.release().catch(() => false)))
     await probeLocks.close()
 
     // ------------------------------------------------------------------ final state
