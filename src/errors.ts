@@ -12,6 +12,7 @@ export type FencelockErrorCode =
   | 'REDIS_ERROR'
   | 'QUORUM_FAILED'
   | 'REPLICATION_FAILED'
+  | 'LOCK_REENTRY'
 
 export class FencelockError extends Error {
   readonly code: FencelockErrorCode
@@ -122,6 +123,21 @@ export class QuorumError extends FencelockError {
     this.resource = resource
     this.votes = votes
     this.needed = needed
+  }
+}
+
+/**
+ * The call chain that asks for the lock already holds it (inside its `withLock`), and the instance
+ * is not `reentrant`: waiting would be waiting for itself.
+ */
+export class LockReentryError extends FencelockError {
+  readonly resource: string
+  constructor(resource: string) {
+    super(
+      'LOCK_REENTRY',
+      `Lock "${resource}" is already held by this call chain (an enclosing withLock); waiting for it would wait for itself. Use the outer lease, or createLocks({ reentrant: true })`,
+    )
+    this.resource = resource
   }
 }
 

@@ -15,6 +15,7 @@ export {
   RedisError,
   QuorumError,
   ReplicationError,
+  LockReentryError,
   type NodeVote,
   type FencelockErrorCode,
   type LockLostReason,

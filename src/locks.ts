@@ -13,7 +13,8 @@ import { quorum } from './topology/quorum.js'
 import { replicated } from './topology/replicated.js'
 import { single } from './topology/single.js'
 import type { Primitive } from './primitives/primitive.js'
-import { checkBoolean, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { CallChain } from './reentrancy.js'
+import { checkBoolean, checkFunction, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from './operations.js'
 export type { CloseOptions } from './runtime.js'
@@ -53,6 +54,15 @@ export interface LocksOptions {
    * renewing. Default: `false`.
    */
   allowShortTtl?: boolean
+  /**
+   * A `withLock` nested in the `fn` of another `withLock` of the same resource (the same call
+   * chain: awaits, promise callbacks and timers created inside `fn`; not another concurrent call of
+   * this process, not a worker thread) re-enters it: the nested call gets the outer lease (same
+   * token, fence and signal) at once, and only the outermost release frees the lock. Without it,
+   * such a nested acquire, tryAcquire or withLock rejects at once with `LockReentryError` instead of
+   * waiting for itself. Default: `false`.
+   */
+  reentrant?: boolean
   /**
    * How long `tryAcquire` waits for Redis' answer before it rejects with `RedisError` (ms). It
    * never waits for the lock, so it should not wait long for Redis either. Default: `2_000` (less
@@ -139,7 +149,8 @@ export function createLocks(options: LocksOptions): Locks {
     options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
   const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout }
   const primitiveOptions = { prefix, fenceRetention, waiterGrace }
-  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions)
+  const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
+  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant)
 }
 
 /** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
@@ -170,9 +181,11 @@ class LockSet implements Locks {
   readonly #topology: Topology
   readonly #primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }
   readonly #semaphores = new Map<string, Semaphore>()
+  readonly #chain: CallChain
 
-  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }) {
+  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean) {
     this.#runtime = new Runtime(defaults)
+    this.#chain = new CallChain(reentrant)
     this.#topology = topology
     this.#primitiveOptions = primitiveOptions
     this.#mutex = this.#runtime.operations(topology(mutex(primitiveOptions)))
@@ -196,16 +209,21 @@ class LockSet implements Locks {
     return this.#runtime.closed
   }
 
-  acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
-    return this.#mutex.acquire(resource, options)
+  async acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
+    return this.#chain.reenter(resource) ?? this.#mutex.acquire(resource, options)
   }
 
-  tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
-    return this.#mutex.tryAcquire(resource, options)
+  async tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
+    return this.#chain.reenter(resource) ?? this.#mutex.tryAcquire(resource, options)
   }
 
-  withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
-    return this.#mutex.withLock(resource, fn, options)
+  async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+    const reentered = this.#chain.reenter(resource)
+    if (reentered) {
+      checkFunction(fn, 'fn')
+      return fn(reentered)
+    }
+    return this.#mutex.withLock(resource, (lease) => this.#chain.run(lease, () => fn(lease)), options)
   }
 
   release(resource: string, token: string): Promise<boolean> {
