@@ -2,6 +2,7 @@ export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type T
 export type { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'
 export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './semaphore.js'
+export type { ReadWriteLock, ReadWriteInfo } from './read-write.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
 export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
 export { parseDuration, type ParseDurationOptions } from './duration.js'

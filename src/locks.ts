@@ -4,6 +4,8 @@ import type { Lease } from './lease.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex } from './primitives/mutex.js'
 import { semaphore } from './primitives/semaphore.js'
+import { rwLock } from './primitives/rw-lock.js'
+import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from './read-write.js'
 import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreOptions } from './semaphore.js'
 import { checkReplicas, quorumNodeTimeout } from './quorum/options.js'
 import type { RedisClient } from './redis/client-types.js'
@@ -117,6 +119,11 @@ export interface Locks {
    */
   semaphore(name: string, options: SemaphoreOptions): Semaphore
   /**
+   * A read/write lock named `name`: many readers or one writer (see `ReadWriteLock`). Independent
+   * of a mutex or semaphore of the same name.
+   */
+  readWrite(name: string): ReadWriteLock
+  /**
    * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
    * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
    * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
@@ -182,6 +189,7 @@ class LockSet implements Locks {
   readonly #primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }
   readonly #semaphores = new Map<string, Semaphore>()
   readonly #chain: CallChain
+  #rw: { read: Operations<ReadWriteInfo>; write: Operations<ReadWriteInfo> } | undefined
 
   constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean) {
     this.#runtime = new Runtime(defaults)
@@ -189,6 +197,15 @@ class LockSet implements Locks {
     this.#topology = topology
     this.#primitiveOptions = primitiveOptions
     this.#mutex = this.#runtime.operations(topology(mutex(primitiveOptions)))
+  }
+
+  readWrite(name: string): ReadWriteLock {
+    checkResource(name, 'name')
+    this.#rw ??= {
+      read: this.#runtime.operations(this.#topology(rwLock(this.#primitiveOptions, 'r')), ':r'),
+      write: this.#runtime.operations(this.#topology(rwLock(this.#primitiveOptions, 'w')), ':w'),
+    }
+    return readWriteHandle(name, this.#rw.read, this.#rw.write)
   }
 
   semaphore(name: string, options: SemaphoreOptions): Semaphore {

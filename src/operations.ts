@@ -6,39 +6,11 @@ import { LeaseState, type Lease, type LeaseDriver } from './lease.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
-import { WaitQueues, type TryResult, type Waiter } from './wait.js'
+import { WaitQueues } from './wait.js'
+import { newWaiter, type TryResult } from './waiter.js'
+import type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
-export interface Defaults {
-  ttl: number
-  wait: number
-  driftFactor: number
-  /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
-  waiterGrace: number
-  /** Lease ttls below the floor (100 ms) are accepted. */
-  allowShortTtl: boolean
-  /** How long tryAcquire waits for Redis' answer (ms). */
-  tryTimeout: number
-}
-
-export interface AcquireOptions {
-  /** Lease ttl in ms. Default: the instance's `ttl`. */
-  ttl?: number
-  /** How long to wait in ms (`Infinity` to wait forever). Default: the instance's `wait`. */
-  wait?: number
-  /** Aborts the wait with `LockAbortedError`. */
-  signal?: AbortSignal
-  /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
-  autoExtend?: boolean
-}
-
-export interface TryAcquireOptions {
-  /** Lease ttl in ms. Default: the instance's `ttl`. */
-  ttl?: number
-  /** Keep extending the lease (every ttl/3) until released. Default: false. */
-  autoExtend?: boolean
-  /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
-  timeout?: number
-}
+export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
 /**
  * Acquire, try, withLock, release and extend by token, and inspect, for one primitive on one
@@ -50,10 +22,12 @@ export class Operations<Info> {
   readonly #backend: Backend<Info>
   readonly #waiting: WaitQueues
   readonly #driver: LeaseDriver
+  readonly #waiterTag: string
 
-  constructor(runtime: Runtime, backend: Backend<Info>) {
+  constructor(runtime: Runtime, backend: Backend<Info>, waiterTag = '') {
     this.#runtime = runtime
     this.#backend = backend
+    this.#waiterTag = waiterTag
     const defaults = runtime.defaults
     this.#driver = {
       maxTtl: backend.maxTtl,
@@ -99,7 +73,7 @@ export class Operations<Info> {
     this.#runtime.checkOpen(this.#backend)
     if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
     const started = performance.now()
-    const id = wait > 0 ? this.#runtime.nextWaiterId() : ''
+    const id = wait > 0 ? this.#runtime.nextWaiterId(this.#waiterTag) : ''
     let first: TryResult | undefined
     if (!this.#waiting.has(resource)) {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
@@ -124,25 +98,7 @@ export class Operations<Info> {
       }
     }
     const lease = await new Promise<LeaseState>((resolve, reject) => {
-      const waiter: Waiter = {
-        id,
-        resource,
-        ttl,
-        started,
-        deadline: started + wait,
-        signal,
-        queued: false,
-        settled: false,
-        lastError: undefined,
-        failures: 0,
-        retryToken: undefined,
-        standby: undefined,
-        resolve,
-        reject,
-        wake: undefined,
-        timers: [],
-        onAbort: undefined,
-      }
+      const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, resolve, reject })
       this.#waiting.enqueue(waiter, first)
     })
     if (autoExtend) lease.setAutoExtend(true)

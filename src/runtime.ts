@@ -40,17 +40,18 @@ export class Runtime {
   }
 
   /** The operations of one backend (created once, so its waiters queue together). */
-  operations<Info>(backend: Backend<Info>): Operations<Info> {
+  operations<Info>(backend: Backend<Info>, waiterTag = ''): Operations<Info> {
     let ops = this.#operations.get(backend)
     if (!ops) {
-      ops = new Operations(this, backend)
+      ops = new Operations(this, backend, waiterTag)
       this.#operations.set(backend, ops)
     }
     return ops as Operations<Info>
   }
 
-  nextWaiterId(): string {
-    return `${this.instance}:${++this.#seq}`
+  /** `<instance>:<n><tag>`: the instance part routes wake-ups; a primitive may tag its waiters (a reader, a writer). */
+  nextWaiterId(tag = ''): string {
+    return `${this.instance}:${++this.#seq}${tag}`
   }
 
   /** The pub/sub connection opens only when this instance first has to wait. */

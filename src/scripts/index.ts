@@ -27,4 +27,10 @@ export const scripts = {
   semaphoreExtend: define(embedded.semaphoreExtend, 2),
   semaphoreLeave: define(embedded.semaphoreLeave, 2, true),
   semaphoreInspect: define(embedded.semaphoreInspect, 4, true),
+  rwAcquire: define(embedded.rwAcquire, 5),
+  rwRelease: define(embedded.rwRelease, 4),
+  rwExtend: define(embedded.rwExtend, 2),
+  rwLeave: define(embedded.rwLeave, 4),
+  rwCommit: define(embedded.rwCommit, 5),
+  rwInspect: define(embedded.rwInspect, 5),
 } as const satisfies Record<string, LuaScript>

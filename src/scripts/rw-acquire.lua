@@ -1,0 +1,102 @@
+-- rw-acquire: one attempt to take a read/write lock for reading (many at once) or writing (alone),
+-- and the fence that goes with it (one counter for readers and writers); on one node, or on one
+-- node of a quorum. A waiting writer keeps new readers out (no writer starvation).
+-- KEYS[1] writer key: string, the writer's token, PX ttl
+-- KEYS[2] readers key: zset, reader token -> expiry (server ms)
+-- KEYS[3] fence key: string, the last fence handed out
+-- KEYS[4] queue key: zset, waiter id (ending ':r' or ':w') -> queue score (microseconds): FIFO order
+-- KEYS[5] queue expiry key: zset, waiter id -> server ms after which the waiter counts as gone
+-- ARGV[1] token of the new lease
+-- ARGV[2] ttl in ms
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
+-- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] 'r' to read, 'w' to write
+-- ARGV[7] queue score of the waiter (quorum: identical on every node), or '' for this node's time
+-- ARGV[8] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, '', young, run_id, now}: acquired; on a quorum node the waiter keeps its place until commit
+--         {0, retry, '', young, run_id, now}: refused; retry = ms until looking again is worth it
+--         young = ms until this node has been up for maxTtl (0 on one node), now = server us
+--#include lib/queue.lua
+--#include lib/rw.lua
+local quorum = ARGV[8] ~= ''
+local young, runId = 0, ''
+if quorum then
+  local info = redis.call('INFO', 'server')
+  young = math.max(0, tonumber(ARGV[8]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
+  runId = string.match(info, 'run_id:(%x+)')
+end
+local nowUs, nowMs = serverNow()
+local now = string.format('%.0f', nowUs)
+local token, ttl, waiter, write = ARGV[1], tonumber(ARGV[2]), ARGV[4], ARGV[6] == 'w'
+
+local readers = liveReaders(KEYS[2], nowMs)
+local writer = redis.call('GET', KEYS[1])
+
+local function leaveLine()
+  if waiter == '' then return end
+  if quorum then
+    keepInLine(KEYS[4], KEYS[5], waiter, nowMs + ttl + tonumber(ARGV[5])) -- the commit removes it
+  else
+    redis.call('ZREM', KEYS[4], waiter)
+    redis.call('ZREM', KEYS[5], waiter)
+  end
+end
+local function holdReaders()
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
+  if last then redis.call('PEXPIREAT', KEYS[2], last) end
+end
+
+-- A retry of an attempt whose reply was lost gets its grant back.
+if (write and writer == token) or (not write and redis.call('ZSCORE', KEYS[2], token)) then
+  if write then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('ZADD', KEYS[2], nowMs + ttl, token); holdReaders() end
+  leaveLine()
+  return {1, redis.call('GET', KEYS[3]) or '0', '', young, runId, now}
+end
+
+if redis.call('EXISTS', KEYS[4]) == 1 then pruneQueue(KEYS[4], KEYS[5], nowMs) end
+local score = ARGV[7]
+if score == '' then score = now end
+if quorum and waiter ~= '' then redis.call('ZADD', KEYS[4], 'NX', score, waiter) end
+local rank = waiter ~= '' and redis.call('ZRANK', KEYS[4], waiter) or nil
+local before = rank or redis.call('ZCARD', KEYS[4])
+local ahead = before > 0 and redis.call('ZRANGE', KEYS[4], 0, before - 1) or {}
+
+local free
+if write then
+  free = not writer and readers == 0 and #ahead == 0
+else
+  free = not writer
+  for i = 1, #ahead do
+    if isWriter(ahead[i]) then free = false break end
+  end
+end
+
+if free then
+  if write then
+    redis.call('SET', KEYS[1], token, 'PX', ttl)
+  else
+    redis.call('ZADD', KEYS[2], nowMs + ttl, token)
+    holdReaders()
+  end
+  leaveLine()
+  return {1, string.format('%.0f', nextFence(KEYS[3], nowUs, ARGV[3])), '', young, runId, now}
+end
+
+local retry
+if writer then
+  retry = redis.call('PTTL', KEYS[1])
+  if retry < 0 then retry = ttl end
+elseif write and readers > 0 and #ahead == 0 then
+  -- Every reader must be gone: the last one's expiry (a release wakes this writer sooner).
+  retry = math.max(0, tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]) - nowMs)
+else
+  -- Someone ahead has the turn: until the first of them counts as gone.
+  local gone = ahead[1] and tonumber(redis.call('ZSCORE', KEYS[5], ahead[1]))
+  retry = gone and math.max(0, gone - nowMs) or ttl
+end
+if waiter ~= '' then
+  redis.call('ZADD', KEYS[4], 'NX', score, waiter)
+  keepInLine(KEYS[4], KEYS[5], waiter, nowMs + retry + tonumber(ARGV[5]))
+end
+return {0, retry, '', young, runId, now}

@@ -1,0 +1,30 @@
+-- rw-commit: write a quorum's fence back to one node while this token still holds its read or
+-- write lease there, before the lease is handed out (see quorum-commit.lua).
+-- KEYS[1] writer key
+-- KEYS[2] readers key
+-- KEYS[3] fence key
+-- KEYS[4] queue key
+-- KEYS[5] queue expiry key
+-- ARGV[1] token of the lease
+-- ARGV[2] the quorum's fence
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id whose place in the queue is given up now, or ''
+-- ARGV[5] 'r' or 'w'
+-- Returns 1: written while this token holds the lease here
+--         0: it does not hold it here (expired meanwhile): nothing was changed
+if ARGV[5] == 'w' then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  return 0
+end
+local stored = tonumber(redis.call('GET', KEYS[3]) or '0')
+if tonumber(ARGV[2]) > stored then
+  redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+else
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+end
+if ARGV[4] ~= '' then
+  redis.call('ZREM', KEYS[4], ARGV[4])
+  redis.call('ZREM', KEYS[5], ARGV[4])
+end
+return 1

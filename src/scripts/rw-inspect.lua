@@ -1,0 +1,18 @@
+-- rw-inspect: read-only view of a read/write lock.
+-- KEYS[1] writer key
+-- KEYS[2] readers key
+-- KEYS[3] fence key
+-- KEYS[4] queue key
+-- KEYS[5] queue expiry key
+-- Returns {writer token or false, writer PTTL, last fence or false, live waiters, reader token, ms left, reader token, ms left, ...}
+local t = redis.call('TIME')
+local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local waiters = redis.call('ZCOUNT', KEYS[4], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[5], '-inf', nowMs)
+if waiters < 0 then waiters = 0 end
+local reply = {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[3]), waiters}
+local readers = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. nowMs, '+inf', 'WITHSCORES')
+for i = 1, #readers, 2 do
+  reply[#reply + 1] = readers[i]
+  reply[#reply + 1] = tonumber(readers[i + 1]) - nowMs
+end
+return reply

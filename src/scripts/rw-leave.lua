@@ -1,0 +1,18 @@
+-- rw-leave: a waiter gives up (timeout, abort, close); if nobody holds the lock, wake the head.
+-- KEYS[1] writer key
+-- KEYS[2] readers key
+-- KEYS[3] queue key
+-- KEYS[4] queue expiry key
+-- ARGV[1] waiter id
+-- ARGV[2] pub/sub channel prefix (see mutex-release.lua)
+-- ARGV[3] grace in ms
+-- Returns 1: the waiter was in the queue
+--         0: it was not
+--         (a refused PUBLISH is ignored: the woken waiters' own re-checks cover it)
+--#include lib/queue.lua
+--#include lib/rw.lua
+local removed = redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+local _, nowMs = serverNow()
+wakeFree(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), nowMs)
+return removed
