@@ -16,6 +16,16 @@ export function keyCache<K>(prefix: string, make: (prefix: string, resource: str
   }
 }
 
+/** The part of `key` Redis Cluster hashes: the first non-empty `{...}`, else the whole key. */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{')
+  const close = open === -1 ? -1 : key.indexOf('}', open + 1)
+  return close > open + 1 ? key.slice(open + 1, close) : key
+}
+
+/** True if every key surely maps to one cluster slot (they share their hash tag). */
+export const sameSlot = (keys: readonly string[]): boolean => keys.every((k) => hashTag(k) === hashTag(keys[0]!))
+
 /**
  * A second key in the same cluster slot as `key`: if `key` has a hash tag, appending keeps it;
  * otherwise the whole of `key` becomes the tag (the slot of `{key}` is the slot of `key`).

@@ -2,7 +2,11 @@ import type { Backend, LockInfo } from './backend.js'
 import { InvalidArgumentError } from './errors.js'
 import type { Lease } from './lease.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
-import { mutex } from './primitives/mutex.js'
+import { mutex, mutexKeys } from './primitives/mutex.js'
+import { multi, multiName } from './primitives/multi.js'
+import { acquireOrdered, atomicLease, checkResources, type MultiLease } from './multi-lock.js'
+import { sameSlot } from './keys.js'
+import { LockLostError } from './errors.js'
 import { semaphore } from './primitives/semaphore.js'
 import { rwLock } from './primitives/rw-lock.js'
 import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from './read-write.js'
@@ -124,6 +128,16 @@ export interface Locks {
    */
   readWrite(name: string): ReadWriteLock
   /**
+   * Locks several resources at once, all or nothing (see `MultiLease`): atomically in one script
+   * where their keys share a node (one Redis, a quorum, or one Redis Cluster slot: names with a
+   * common hash tag such as `{acct}:1`, `{acct}:2`); otherwise one by one in sorted order, giving
+   * back what was taken if one cannot be had. Waiting never holds some of them in a way that blocks
+   * others forever, and callers asking for [a, b] and [b, a] do not deadlock.
+   */
+  acquireAll(resources: readonly string[], options?: AcquireOptions): Promise<MultiLease>
+  /** `acquireAll`, then `fn` with the lease auto-extended, then release, whatever happens (as `withLock`). */
+  withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /**
    * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
    * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
    * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
@@ -157,7 +171,10 @@ export function createLocks(options: LocksOptions): Locks {
   const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout }
   const primitiveOptions = { prefix, fenceRetention, waiterGrace }
   const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
-  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant)
+  const cluster = !Array.isArray(options.redis) && adapterFor(options.redis).isCluster
+  // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
+  const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
+  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic)
 }
 
 /** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
@@ -190,13 +207,41 @@ class LockSet implements Locks {
   readonly #semaphores = new Map<string, Semaphore>()
   readonly #chain: CallChain
   #rw: { read: Operations<ReadWriteInfo>; write: Operations<ReadWriteInfo> } | undefined
+  #multi: Operations<LockInfo[]> | undefined
+  readonly #atomic: (resources: readonly string[]) => boolean
 
-  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean) {
+  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean, atomic: (resources: readonly string[]) => boolean) {
     this.#runtime = new Runtime(defaults)
+    this.#atomic = atomic
     this.#chain = new CallChain(reentrant)
     this.#topology = topology
     this.#primitiveOptions = primitiveOptions
     this.#mutex = this.#runtime.operations(topology(mutex(primitiveOptions)))
+  }
+
+  async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
+    const names = checkResources(resources)
+    if (this.#atomic(names)) {
+      this.#multi ??= this.#runtime.operations(this.#topology(multi(this.#primitiveOptions)))
+      return atomicLease(await this.#multi.acquire(multiName(names), options))
+    }
+    return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
+  }
+
+  async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    checkFunction(fn, 'fn')
+    const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
+    let result: T
+    let lost = false
+    try {
+      result = await fn(lease)
+    } finally {
+      lost = !lease.held
+      await lease.release().catch(() => {})
+    }
+    // fn finished, but not under every lock all along: its result must not pass as protected.
+    if (lost) throw lease.signal.reason instanceof LockLostError ? lease.signal.reason : new LockLostError(lease.resource, 'expired')
+    return result
   }
 
   readWrite(name: string): ReadWriteLock {

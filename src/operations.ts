@@ -50,7 +50,10 @@ export class Operations<Info> {
         onResync: (listener) => backend.wake.onResync(listener),
       },
       // One channel per resource and instance: a release wakes only the process that is next.
-      channel: (resource) => `${backend.channel(resource)}:${runtime.instance}`,
+      channels: (resource) => {
+        const channel = backend.channel(resource)
+        return typeof channel === 'string' ? [`${channel}:${runtime.instance}`] : channel.map((c) => `${c}:${runtime.instance}`)
+      },
       attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => runtime.checkOpen(backend),

@@ -1,50 +1,13 @@
-import type { WakeSource } from './backend.js'
 import { LockAbortedError, type FencelockError } from './errors.js'
 import { attemptError, waitError } from './failures.js'
 import type { LeaseState } from './lease.js'
 import { wakeFor } from './wake-message.js'
-
-/**
- * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the
- * connection failed while the reply was owed), `token` is the token to try again with: if the
- * lost attempt did take the lock, the retry finds it held by that token and gets it back.
- */
-export type TryResult =
-  | { lease: LeaseState }
-  | { retry: number; blocked?: unknown }
-  /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
-  | { error: unknown; permanent: boolean; token?: string; silent?: number }
-
-/** An attempt unanswered for this long says Redis is in trouble, even when the wait deadline cut it short. */
-const TELLING_SILENCE_MS = 50
-
-export interface Waiter {
-  readonly id: string
-  readonly resource: string
-  readonly ttl: number
-  readonly started: number
-  readonly deadline: number
-  readonly signal: AbortSignal | undefined
-  /** May have joined the queue in Redis (an attempt was sent for it), so it must leave when it gives up. */
-  queued: boolean
-  settled: boolean
-  lastError: unknown
-  /** Consecutive failed attempts (Redis errors), for the retry backoff. */
-  failures: number
-  /** Token for the next attempt when the last one's outcome is unknown (see TryResult). */
-  retryToken: string | undefined
-  /** Set while this waiter is on standby behind a woken one (see #standby). */
-  standby: NodeJS.Timeout | undefined
-  resolve(lease: LeaseState): void
-  reject(err: unknown): void
-  wake: (() => void) | undefined
-  timers: NodeJS.Timeout[]
-  onAbort: (() => void) | undefined
-}
+import { sleepUnlessWoken, TELLING_SILENCE_MS, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
 
 interface Queue {
   readonly resource: string
-  readonly channel: string
+  /** Where this resource's wake-ups come (several for an all-or-nothing lock of several resources). */
+  readonly channels: readonly string[]
   readonly waiters: Waiter[]
   readonly listener: (message: string) => void
   /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
@@ -55,20 +18,6 @@ interface Queue {
   serving: boolean
 }
 
-export interface WaitHooks {
-  readonly wake: WakeSource
-  channel(resource: string): string
-  /** One attempt for `waiter` (joining the Redis queue under `waiter.id` when it fails). */
-  attempt(waiter: Waiter): Promise<TryResult>
-  /** Gives up the waiter's place in Redis; errors are ignored (its place expires anyway). */
-  leave(waiter: Waiter): void
-  /** Throws if the instance or the client was closed. */
-  checkOpen(): void
-  /** How long a woken waiter keeps its place in Redis unless it comes (ms). */
-  readonly grace: number
-}
-
-const WOKEN = -2
 
 const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
 
@@ -112,12 +61,19 @@ export class WaitQueues {
    */
   begin(resource: string, id: string): void {
     const pending = { id, poked: false }
-    const channel = this.#hooks.channel(resource)
+    const channels = this.#hooks.channels(resource)
     // The common, uncontended case stays a single map entry: no queue, no listener.
-    if (!this.#hooks.wake.isActive?.(channel)) return void this.#pending.set(resource, pending)
+    if (!channels.every((channel) => this.#hooks.wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending
-    queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
+    queue.listening = this.#listen(queue)
+  }
+
+  /** Resolves once every channel of the queue is subscribed, with the latest moment one became active; -1 if one failed. */
+  #listen(queue: Queue): Promise<number> {
+    const wake = this.#hooks.wake
+    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).catch(() => -1)
+    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => Math.max(...at), () => -1)
   }
 
   /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
@@ -155,7 +111,7 @@ export class WaitQueues {
     if (existing) return existing
     const queue: Queue = {
       resource,
-      channel: this.#hooks.channel(resource),
+      channels: this.#hooks.channels(resource),
       waiters: [],
       listener: (message) => {
         const head = queue.waiters[0]
@@ -186,7 +142,7 @@ export class WaitQueues {
 
   #drop(queue: Queue): void {
     this.#queues.delete(queue.resource)
-    if (queue.listening) this.#hooks.wake.unlisten(queue.channel, queue.listener)
+    if (queue.listening) for (const channel of queue.channels) this.#hooks.wake.unlisten(channel, queue.listener)
   }
 
   /** Rejects every waiter (locks.close()). */
@@ -314,10 +270,10 @@ export class WaitQueues {
       }
       result = undefined
       if (!queue.listening) {
-        queue.listening = this.#hooks.wake.listen(queue.channel, queue.listener).catch(() => -1)
+        queue.listening = this.#listen(queue)
         // Bounded by the re-check delay too: a SUBSCRIBE that is never answered must cost no more
         // than a lost message would (one ttl), not the whole wait.
-        const activeSince = await this.#until(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
+        const activeSince = await untilWoken(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
         if (waiter.settled) return
         // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
         // unheard): look again at once. A channel still subscribed from an earlier wait needs no
@@ -327,36 +283,9 @@ export class WaitQueues {
         if (activeSince < 0) queue.listening = undefined
       }
       if (this.#poked.delete(waiter)) continue // woken while the attempt was in flight
-      await this.#sleep(waiter, Math.min(delay, waiter.deadline - performance.now()))
+      await sleepUnlessWoken(waiter, Math.min(delay, waiter.deadline - performance.now()))
     }
   }
-
-  /** `promise`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
-  #until(waiter: Waiter, promise: Promise<number>, ms: number): Promise<number> {
-    return new Promise((resolve) => {
-      const wake = () => finish(WOKEN)
-      const finish = (value: number) => {
-        clearTimeout(timer)
-        // Only our own wake function: once woken, the waiter may already sleep with another one,
-        // and a late SUBSCRIBE acknowledgement clearing that would drop the next release message.
-        if (waiter.wake === wake) waiter.wake = undefined
-        resolve(value)
-      }
-      const timer = setTimeout(wake, Math.max(0, Math.ceil(ms)))
-      waiter.wake = wake
-      promise.then(finish)
-    })
-  }
-
-  #sleep(waiter: Waiter, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(), Math.max(0, Math.ceil(ms)))
-      const done = () => {
-        clearTimeout(timer)
-        if (waiter.wake === done) waiter.wake = undefined
-        resolve()
-      }
-      waiter.wake = done
-    })
-  }
 }
+
+export type { TryResult, WaitHooks, Waiter } from './waiter.js'

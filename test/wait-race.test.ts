@@ -40,7 +40,7 @@ function scheduler() {
         return () => (resync = undefined)
       },
     },
-    channel: (resource) => `ch:${resource}`,
+    channels: (resource) => [`ch:${resource}`],
     attempt() {
       const reply = deferred<TryResult>()
       attempts.push(reply)

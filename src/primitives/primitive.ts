@@ -33,7 +33,7 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** Per-kind part of every key, so that kinds never collide. */
   readonly kind: string
   /** The pub/sub channel prefix of a resource (a waiter's instance id is appended). */
-  channel(resource: string): string
+  channel(resource: string): string | readonly string[]
   /** The token a lease is known by once `claim` was granted (a semaphore's permit names its slot). */
   leaseToken(token: string, claim: string): string
   acquire(exec: Exec, resource: string, request: AttemptRequest): Promise<NodeGrant>

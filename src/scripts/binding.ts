@@ -36,18 +36,19 @@ export function bind<const K extends readonly string[], const A extends readonly
 /** A binding whose script takes `rest` further keys after the named ones (a semaphore's slots). */
 export interface VariadicBinding<K extends readonly string[], A extends readonly string[]> {
   readonly script: LuaScript
-  run(exec: Exec, keys: Values<K, string>, rest: readonly string[], args: Values<A, string | number>): Promise<unknown>
+  /** `moreArgs`: further ARGV after the named ones (`ARGV[n..]` in the header), e.g. one channel per resource. */
+  run(exec: Exec, keys: Values<K, string>, rest: readonly string[], args: Values<A, string | number>, moreArgs?: readonly (string | number)[]): Promise<unknown>
 }
 
 export function bindVariadic<const K extends readonly string[], const A extends readonly string[]>(script: LuaScript, keyNames: K, rest: string, argNames: A): VariadicBinding<K, A> {
   if (keyNames.length !== script.keys || !script.variadic) throw new Error(`${script.name} declares ${script.keys} KEYS${script.variadic ? ' and more' : ''}, its binding names ${keyNames.length} and ${rest}`)
   return {
     script,
-    run(exec, keys, more, args) {
+    run(exec, keys, more, args, moreArgs = []) {
       if (keys.length !== keyNames.length || args.length !== argNames.length) {
         return Promise.reject(new Error(`${script.name} takes ${keyNames.length} keys, then ${rest}, and ${argNames.length} args, got ${keys.length} and ${args.length}`))
       }
-      return exec(script, [...keys, ...more], args)
+      return exec(script, [...keys, ...more], moreArgs.length === 0 ? args : [...args, ...moreArgs])
     },
   }
 }

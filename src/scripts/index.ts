@@ -33,4 +33,9 @@ export const scripts = {
   rwLeave: define(embedded.rwLeave, 4),
   rwCommit: define(embedded.rwCommit, 5),
   rwInspect: define(embedded.rwInspect, 5),
+  multiAcquire: define(embedded.multiAcquire, 4, true),
+  multiRelease: define(embedded.multiRelease, 3, true),
+  multiExtend: define(embedded.multiExtend, 1, true),
+  multiLeave: define(embedded.multiLeave, 3, true),
+  multiCommit: define(embedded.multiCommit, 4, true),
 } as const satisfies Record<string, LuaScript>

@@ -1,0 +1,126 @@
+import { LockLostError } from './errors.js'
+import type { Lease } from './lease.js'
+import type { AcquireOptions } from './options.js'
+import { multiResources } from './primitives/multi.js'
+import { checkResource } from './validate.js'
+import { InvalidArgumentError } from './errors.js'
+
+/** A lease on several resources at once (`acquireAll`): one `Lease`, plus each resource's fence. */
+export interface MultiLease extends Lease {
+  /** The locked resources, sorted (the order they are always taken in). */
+  readonly resources: readonly string[]
+  /** Each resource's fence: larger than every earlier acquisition's fence of that resource. */
+  readonly fences: Readonly<Record<string, number>>
+}
+
+/** The distinct resource names, validated and sorted: one global order, so [a, b] and [b, a] are one lock. */
+export function checkResources(resources: unknown): string[] {
+  if (!Array.isArray(resources) || resources.length === 0) {
+    throw new InvalidArgumentError(`Expected \`resources\` to be a non-empty array of resource names, got ${Array.isArray(resources) ? 'an empty array' : String(resources)}`)
+  }
+  if (resources.length > 100) throw new InvalidArgumentError(`Expected at most 100 resources, got ${resources.length}`)
+  return [...new Set(resources.map((r) => checkResource(r)))].sort()
+}
+
+/** The lease of an atomic acquisition (one script took every lock): one fence for all. */
+export function atomicLease(lease: Lease): MultiLease {
+  const resources = multiResources(lease.resource)
+  const fences = Object.fromEntries(resources.map((r) => [r, lease.fence]))
+  return wrap(lease, { resources, fences })
+}
+
+function wrap(lease: Lease, extra: { resources: readonly string[]; fences: Readonly<Record<string, number>> }): MultiLease {
+  // Explicit delegation: the lease's getters read its private state, so they must run on it.
+  return {
+    ...extra,
+    get resource() {
+      return lease.resource
+    },
+    get token() {
+      return lease.token
+    },
+    get fence() {
+      return lease.fence
+    },
+    get signal() {
+      return lease.signal
+    },
+    get deadline() {
+      return lease.deadline
+    },
+    get remaining() {
+      return lease.remaining
+    },
+    get held() {
+      return lease.held
+    },
+    get ttl() {
+      return lease.ttl
+    },
+    extend: (ttl?: number) => lease.extend(ttl),
+    release: () => lease.release(),
+    [Symbol.asyncDispose]: () => lease[Symbol.asyncDispose](),
+  }
+}
+
+/**
+ * Several leases taken one by one in the global order (resources on different cluster slots), as
+ * one: its signal aborts when any of them is lost, extend and release act on all of them.
+ */
+export function combinedLease(leases: readonly Lease[]): MultiLease {
+  const resources = leases.map((l) => l.resource)
+  const fences = Object.fromEntries(leases.map((l) => [l.resource, l.fence]))
+  const signal = AbortSignal.any(leases.map((l) => l.signal))
+  const lost = () => leases.find((l) => !l.held)
+  const releaseAll = async () => (await Promise.all(leases.map((l) => l.release()))).every(Boolean)
+  return {
+    resource: JSON.stringify(resources),
+    token: leases.map((l) => l.token).join(' '),
+    fence: Math.max(...leases.map((l) => l.fence)),
+    resources,
+    fences,
+    signal,
+    get deadline() {
+      return Math.min(...leases.map((l) => l.deadline))
+    },
+    get remaining() {
+      return Math.min(...leases.map((l) => l.remaining))
+    },
+    get held() {
+      return leases.every((l) => l.held)
+    },
+    get ttl() {
+      return Math.min(...leases.map((l) => l.ttl))
+    },
+    async extend(ttl?: number) {
+      await Promise.all(leases.map((l) => l.extend(ttl)))
+    },
+    release: releaseAll,
+    async [Symbol.asyncDispose]() {
+      const gone = lost()
+      await releaseAll().catch(() => {})
+      if (gone) throw gone.signal.reason instanceof LockLostError ? gone.signal.reason : new LockLostError(gone.resource, 'expired')
+    },
+  }
+}
+
+/**
+ * Takes `resources` one after another in their sorted order, each with what is left of the wait,
+ * and gives back everything taken if one cannot be had: all or nothing, and no deadlock, since
+ * every caller takes them in the same order.
+ */
+export async function acquireOrdered(resources: readonly string[], options: AcquireOptions, acquireOne: (resource: string, options: AcquireOptions) => Promise<Lease>, defaultWait: number): Promise<MultiLease> {
+  const started = performance.now()
+  const wait = options.wait ?? defaultWait
+  const taken: Lease[] = []
+  try {
+    for (const resource of resources) {
+      const left = wait === Infinity ? Infinity : Math.max(0, Math.floor(wait - (performance.now() - started)))
+      taken.push(await acquireOne(resource, { ...options, wait: left }))
+    }
+  } catch (err) {
+    await Promise.allSettled(taken.map((l) => l.release()))
+    throw err
+  }
+  return combinedLease(taken)
+}

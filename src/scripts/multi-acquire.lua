@@ -1,0 +1,84 @@
+-- multi-acquire: one attempt to take several mutexes at once, all or nothing, with one fence for
+-- all of them; on one node, or on one node of a quorum. A waiter that cannot have all of them
+-- joins every resource's fair queue, holding none of the locks, so nobody waits for it forever and
+-- two callers asking for [a, b] and [b, a] cannot deadlock; in each queue it is served in turn.
+-- KEYS[1] lock key of the first resource (then its fence, queue and queue expiry keys, see mutex-acquire.lua)
+-- KEYS[2] its fence key
+-- KEYS[3] its queue key
+-- KEYS[4] its queue expiry key
+-- KEYS[5..] the same four keys of each further resource
+-- ARGV[1] token of the new lease (the same in every lock key)
+-- ARGV[2] ttl in ms
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id, or '' for a single attempt that does not join the queues
+-- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] queue score of the waiter (quorum: identical on every node), or '' for this node's time
+-- ARGV[7] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, '', young, run_id, now}: all acquired; fence = max over the resources of
+--           max(last fence + 1, server time in us), stored as every resource's last fence
+--         {0, retry, '', young, run_id, now}: none acquired; retry = ms until looking again is worth it
+--#include lib/queue.lua
+local quorum = ARGV[7] ~= ''
+local young, runId = 0, ''
+if quorum then
+  local info = redis.call('INFO', 'server')
+  young = math.max(0, tonumber(ARGV[7]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
+  runId = string.match(info, 'run_id:(%x+)')
+end
+local nowUs, nowMs = serverNow()
+local now = string.format('%.0f', nowUs)
+local token, ttl, waiter = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local score = ARGV[6]
+if score == '' then score = now end
+local n = #KEYS / 4
+
+local retry
+local all = true
+for i = 0, n - 1 do
+  local lock, queue, expiry = KEYS[4 * i + 1], KEYS[4 * i + 3], KEYS[4 * i + 4]
+  if redis.call('EXISTS', queue) == 1 then pruneQueue(queue, expiry, nowMs) end
+  if quorum and waiter ~= '' then redis.call('ZADD', queue, 'NX', score, waiter) end
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local holder = redis.call('GET', lock)
+  local wait
+  if holder and holder ~= token then
+    wait = redis.call('PTTL', lock)
+    if wait < 0 then wait = ttl end
+  elseif head and head ~= waiter then
+    wait = math.max(0, (tonumber(redis.call('ZSCORE', expiry, head)) or nowMs) - nowMs)
+  end
+  if wait then
+    all = false
+    retry = math.min(retry or wait, wait)
+  end
+end
+
+if all then
+  local fence = nowUs
+  for i = 0, n - 1 do
+    local last = tonumber(redis.call('GET', KEYS[4 * i + 2]) or '0')
+    if last >= fence then fence = last + 1 end
+  end
+  local stored = string.format('%.0f', fence)
+  for i = 0, n - 1 do
+    redis.call('SET', KEYS[4 * i + 1], token, 'PX', ttl)
+    redis.call('SET', KEYS[4 * i + 2], stored, 'PX', ARGV[3])
+    if waiter ~= '' then
+      if quorum then
+        keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + ttl + tonumber(ARGV[5])) -- multi-commit removes it
+      else
+        redis.call('ZREM', KEYS[4 * i + 3], waiter)
+        redis.call('ZREM', KEYS[4 * i + 4], waiter)
+      end
+    end
+  end
+  return {1, stored, '', young, runId, now}
+end
+
+if waiter ~= '' then
+  for i = 0, n - 1 do
+    redis.call('ZADD', KEYS[4 * i + 3], 'NX', score, waiter)
+    keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + retry + tonumber(ARGV[5]))
+  end
+end
+return {0, retry, '', young, runId, now}

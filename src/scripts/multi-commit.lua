@@ -1,0 +1,30 @@
+-- multi-commit: write a quorum's fence back to every resource on one node, while this token holds
+-- all of their locks there, before the lease is handed out (see quorum-commit.lua).
+-- KEYS[1] lock key of the first resource (then its fence, queue and queue expiry keys)
+-- KEYS[2] its fence key
+-- KEYS[3] its queue key
+-- KEYS[4] its queue expiry key
+-- KEYS[5..] the same four keys of each further resource
+-- ARGV[1] token of the lease
+-- ARGV[2] the quorum's fence
+-- ARGV[3] fence retention in ms
+-- ARGV[4] waiter id whose places in the queues are given up now, or ''
+-- Returns 1: written while this token holds every lock here
+--         0: it does not (one expired meanwhile): nothing was changed
+local n = #KEYS / 4
+for i = 0, n - 1 do
+  if redis.call('GET', KEYS[4 * i + 1]) ~= ARGV[1] then return 0 end
+end
+for i = 0, n - 1 do
+  local stored = tonumber(redis.call('GET', KEYS[4 * i + 2]) or '0')
+  if tonumber(ARGV[2]) > stored then
+    redis.call('SET', KEYS[4 * i + 2], ARGV[2], 'PX', ARGV[3])
+  else
+    redis.call('PEXPIRE', KEYS[4 * i + 2], ARGV[3])
+  end
+  if ARGV[4] ~= '' then
+    redis.call('ZREM', KEYS[4 * i + 3], ARGV[4])
+    redis.call('ZREM', KEYS[4 * i + 4], ARGV[4])
+  end
+end
+return 1

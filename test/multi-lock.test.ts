@@ -1,0 +1,120 @@
+// All-or-nothing locks on several resources (issue 9): one lease, a fence per resource larger than
+// every earlier one of that resource, no deadlock between [a, b] and [b, a], nothing held by a
+// failed attempt, a multi-waiter not starved by single-resource lockers, a signal that aborts when
+// any resource is lost.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, LockTimeoutError, type Locks } from '../src/index.js'
+import { adapters, type TestClient } from './support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix } from './scenarios/fixtures/util.js'
+
+describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(() => redis?.stop())
+
+  describe.each(adapters)('$name', (adapter) => {
+    let client: TestClient
+    let a: Locks
+    let b: Locks
+    let prefix: string
+    beforeAll(async () => {
+      client = await adapter.connect(redis.url)
+      prefix = uniquePrefix('multi')
+      a = createLocks({ redis: client.raw, prefix })
+      b = createLocks({ redis: client.raw, prefix })
+    })
+    afterAll(async () => {
+      await closeQuietly([a, b])
+      await client?.quit()
+    })
+    let n = 0
+    const acct = (i: number) => `account:${n}:${i}`
+
+    it('locks every resource with one lease; each fence is larger than every earlier fence of its resource', async () => {
+      n++
+      const earlier = await a.acquire(acct(1))
+      await earlier.release()
+      const lease = await a.acquireAll([acct(2), acct(1), acct(1)])
+      expect(lease.resources).toEqual([acct(1), acct(2)])
+      expect(lease.fences[acct(1)]).toBeGreaterThan(earlier.fence)
+      expect(Object.keys(lease.fences).sort()).toEqual([acct(1), acct(2)])
+      for (const r of lease.resources) expect((await a.inspect(r)).token).toBe(lease.token)
+      expect(await b.tryAcquire(acct(2))).toBeNull()
+      expect(await lease.release()).toBe(true)
+      for (const r of lease.resources) expect((await a.inspect(r)).held).toBe(false)
+      const later = await b.acquire(acct(2))
+      expect(later.fence).toBeGreaterThan(lease.fences[acct(2)]!)
+      await later.release()
+    })
+
+    it('all or nothing: with account 2 held elsewhere, acquireAll([1, 2], { wait: 0 }) fails and account 1 stays free for others, during and after', async () => {
+      n++
+      const held = await b.acquire(acct(2), { ttl: 5_000 })
+      const attempt = a.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
+      const other = (await b.tryAcquire(acct(1)))! // during
+      expect(other).not.toBeNull()
+      await other.release()
+      expect(await attempt).toBeInstanceOf(LockTimeoutError)
+      expect(await client.command('EXISTS', keysOf(prefix, acct(1)).lock)).toBe(0) // after
+      expect(await client.command('ZCARD', keysOf(prefix, acct(1)).queue)).toBe(0)
+      await held.release()
+    })
+
+    it('[a, b] and [b, a] at once, many times over: no deadlock, every critical section exclusive', async () => {
+      n++
+      let inside = 0
+      let overlaps = 0
+      const run = (locks: Locks, order: number[]) =>
+        locks.withLocks(order.map(acct), async () => {
+          if (++inside > 1) overlaps++
+          await sleep(2)
+          inside--
+        }, { wait: 20_000 })
+      await Promise.all(Array.from({ length: 40 }, (_, i) => run(i % 2 ? a : b, i % 2 ? [1, 2] : [2, 1])))
+      expect(overlaps).toBe(0)
+    }, 30_000)
+
+    it('a multi-waiter is not starved by a stream of single-resource lockers', async () => {
+      n++
+      let stop = false
+      const singles = (async () => {
+        const runs: Promise<unknown>[] = []
+        for (let i = 0; !stop && i < 200; i++) {
+          runs.push(b.withLock(acct(1), () => sleep(30), { wait: 10_000 }).catch(() => {}))
+          await sleep(10)
+        }
+        await Promise.all(runs)
+      })()
+      await sleep(100)
+      const started = performance.now()
+      await a.withLocks([acct(1), acct(2)], () => {}, { wait: 10_000 })
+      const waited = performance.now() - started
+      stop = true
+      await singles
+      // FIFO on account 1: the multi-waiter waits for those queued before it (about 3 at 30 ms), not for the stream.
+      expect(waited).toBeLessThan(2_000)
+    }, 30_000)
+
+    it('the lease\'s signal aborts when any one resource is lost; withLocks then rejects with LockLostError', async () => {
+      n++
+      const err = await a
+        .withLocks([acct(1), acct(2)], async (lease) => {
+          await client.command('DEL', keysOf(prefix, acct(2)).lock) // lost behind the holder's back
+          await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
+          return 'done'
+        }, { ttl: 300 })
+        .then((v) => v, (e: unknown) => e)
+      expect(err).toBeInstanceOf(LockLostError)
+      expect(await client.command('EXISTS', keysOf(prefix, acct(1)).lock)).toBe(0) // the rest was given back
+    })
+
+    it('bad input: an empty list or a bad name is an InvalidArgumentError', async () => {
+      await expect(a.acquireAll([])).rejects.toThrow(/`resources`/)
+      await expect(a.acquireAll(['ok', ''])).rejects.toThrow(/`resource`/)
+      await expect(a.acquireAll('x' as unknown as string[])).rejects.toThrow(/`resources`/)
+    })
+  })
+})
