@@ -67,3 +67,40 @@ export interface LeaseInit {
 
 
 export { LeaseState } from './lease-state.js'
+
+/**
+ * A `Lease` that reads everything from `lease` (its getters run on it: they read private state),
+ * with some members replaced: a reentered handle, a lease of several resources.
+ */
+export function delegatingLease<Extra extends object>(lease: Lease, overrides: Partial<Pick<Lease, 'remaining' | 'held' | 'release' | typeof Symbol.asyncDispose>> & Extra): Lease & Extra {
+  const view = {
+    get resource() {
+      return lease.resource
+    },
+    get token() {
+      return lease.token
+    },
+    get fence() {
+      return lease.fence
+    },
+    get signal() {
+      return lease.signal
+    },
+    get deadline() {
+      return lease.deadline
+    },
+    get remaining() {
+      return lease.remaining
+    },
+    get held() {
+      return lease.held
+    },
+    get ttl() {
+      return lease.ttl
+    },
+    extend: (ttl?: number) => lease.extend(ttl),
+    release: () => lease.release(),
+    [Symbol.asyncDispose]: () => lease[Symbol.asyncDispose](),
+  }
+  return Object.defineProperties(view, Object.getOwnPropertyDescriptors(overrides)) as Lease & Extra
+}

@@ -1,5 +1,5 @@
 import { LockLostError } from './errors.js'
-import type { Lease } from './lease.js'
+import { delegatingLease, type Lease } from './lease.js'
 import type { AcquireOptions } from './options.js'
 import { multiResources } from './primitives/multi.js'
 import { checkResource } from './validate.js'
@@ -26,41 +26,7 @@ export function checkResources(resources: unknown): string[] {
 export function atomicLease(lease: Lease): MultiLease {
   const resources = multiResources(lease.resource)
   const fences = Object.fromEntries(resources.map((r) => [r, lease.fence]))
-  return wrap(lease, { resources, fences })
-}
-
-function wrap(lease: Lease, extra: { resources: readonly string[]; fences: Readonly<Record<string, number>> }): MultiLease {
-  // Explicit delegation: the lease's getters read its private state, so they must run on it.
-  return {
-    ...extra,
-    get resource() {
-      return lease.resource
-    },
-    get token() {
-      return lease.token
-    },
-    get fence() {
-      return lease.fence
-    },
-    get signal() {
-      return lease.signal
-    },
-    get deadline() {
-      return lease.deadline
-    },
-    get remaining() {
-      return lease.remaining
-    },
-    get held() {
-      return lease.held
-    },
-    get ttl() {
-      return lease.ttl
-    },
-    extend: (ttl?: number) => lease.extend(ttl),
-    release: () => lease.release(),
-    [Symbol.asyncDispose]: () => lease[Symbol.asyncDispose](),
-  }
+  return delegatingLease(lease, { resources, fences })
 }
 
 /**

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { LockReentryError } from './errors.js'
-import type { Lease } from './lease.js'
+import { delegatingLease, type Lease } from './lease.js'
 
 /**
  * Which mutex leases the current call chain holds: set by `withLock` for the duration of its `fn`
@@ -42,32 +42,13 @@ export class CallChain {
  */
 function reentered(outer: Lease): Lease {
   let released = false
-  return {
-    get resource() {
-      return outer.resource
-    },
-    get token() {
-      return outer.token
-    },
-    get fence() {
-      return outer.fence
-    },
-    get signal() {
-      return outer.signal
-    },
-    get deadline() {
-      return outer.deadline
-    },
+  return delegatingLease(outer, {
     get remaining() {
       return released ? 0 : outer.remaining
     },
     get held() {
       return !released && outer.held
     },
-    get ttl() {
-      return outer.ttl
-    },
-    extend: (ttl?: number) => outer.extend(ttl),
     async release() {
       if (released) return false
       released = true
@@ -76,5 +57,5 @@ function reentered(outer: Lease): Lease {
     async [Symbol.asyncDispose]() {
       released = true
     },
-  }
+  })
 }

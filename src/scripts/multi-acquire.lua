@@ -19,12 +19,7 @@
 --         {0, retry, '', young, run_id, now}: none acquired; retry = ms until looking again is worth it
 --#include lib/queue.lua
 local quorum = ARGV[7] ~= ''
-local young, runId = 0, ''
-if quorum then
-  local info = redis.call('INFO', 'server')
-  young = math.max(0, tonumber(ARGV[7]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
-  runId = string.match(info, 'run_id:(%x+)')
-end
+local young, runId = nodeInfo(ARGV[7])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter = ARGV[1], tonumber(ARGV[2]), ARGV[4]

@@ -11,17 +11,13 @@
 -- ARGV[4] waiter id whose places in the queues are given up now, or ''
 -- Returns 1: written while this token holds every lock here
 --         0: it does not (one expired meanwhile): nothing was changed
+--#include lib/queue.lua
 local n = #KEYS / 4
 for i = 0, n - 1 do
   if redis.call('GET', KEYS[4 * i + 1]) ~= ARGV[1] then return 0 end
 end
 for i = 0, n - 1 do
-  local stored = tonumber(redis.call('GET', KEYS[4 * i + 2]) or '0')
-  if tonumber(ARGV[2]) > stored then
-    redis.call('SET', KEYS[4 * i + 2], ARGV[2], 'PX', ARGV[3])
-  else
-    redis.call('PEXPIRE', KEYS[4 * i + 2], ARGV[3])
-  end
+  raiseFence(KEYS[4 * i + 2], ARGV[2], ARGV[3])
   if ARGV[4] ~= '' then
     redis.call('ZREM', KEYS[4 * i + 3], ARGV[4])
     redis.call('ZREM', KEYS[4 * i + 4], ARGV[4])

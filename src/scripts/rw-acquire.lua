@@ -20,12 +20,7 @@
 --#include lib/queue.lua
 --#include lib/rw.lua
 local quorum = ARGV[8] ~= ''
-local young, runId = 0, ''
-if quorum then
-  local info = redis.call('INFO', 'server')
-  young = math.max(0, tonumber(ARGV[8]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
-  runId = string.match(info, 'run_id:(%x+)')
-end
+local young, runId = nodeInfo(ARGV[8])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, write = ARGV[1], tonumber(ARGV[2]), ARGV[4], ARGV[6] == 'w'

@@ -12,17 +12,13 @@
 -- ARGV[5] 'r' or 'w'
 -- Returns 1: written while this token holds the lease here
 --         0: it does not hold it here (expired meanwhile): nothing was changed
+--#include lib/queue.lua
 if ARGV[5] == 'w' then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return 0
 end
-local stored = tonumber(redis.call('GET', KEYS[3]) or '0')
-if tonumber(ARGV[2]) > stored then
-  redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-else
-  redis.call('PEXPIRE', KEYS[3], ARGV[3])
-end
+raiseFence(KEYS[3], ARGV[2], ARGV[3])
 if ARGV[4] ~= '' then
   redis.call('ZREM', KEYS[4], ARGV[4])
   redis.call('ZREM', KEYS[5], ARGV[4])

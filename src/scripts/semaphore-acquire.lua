@@ -20,12 +20,7 @@
 --         young = ms until this node has been up for maxTtl (0 on one node), now = server us
 --#include lib/queue.lua
 local quorum = ARGV[8] ~= ''
-local young, runId = 0, ''
-if quorum then
-  local info = redis.call('INFO', 'server')
-  young = math.max(0, tonumber(ARGV[8]) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
-  runId = string.match(info, 'run_id:(%x+)')
-end
+local young, runId = nodeInfo(ARGV[8])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[6])

@@ -2,6 +2,25 @@
 -- scripts/embed-lua.mjs where a script says --#include lib/queue.lua). Keys come in as arguments:
 -- the scripts number their KEYS differently.
 
+-- On a quorum node (maxTtl given): how long until this node has been up for maxTtl (it does not
+-- count towards a quorum before), and its run_id (a change means it restarted). On one node: 0, ''.
+local function nodeInfo(maxTtl)
+  if maxTtl == '' then return 0, '' end
+  local info = redis.call('INFO', 'server')
+  local young = math.max(0, tonumber(maxTtl) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
+  return young, string.match(info, 'run_id:(%x+)')
+end
+
+-- A quorum's fence written back: the fence key holds at least `fence` from now on, for `retention` ms.
+local function raiseFence(fenceKey, fence, retention)
+  local stored = tonumber(redis.call('GET', fenceKey) or '0')
+  if tonumber(fence) > stored then
+    redis.call('SET', fenceKey, fence, 'PX', retention)
+  else
+    redis.call('PEXPIRE', fenceKey, retention)
+  end
+end
+
 -- Server time: microseconds for fences and queue scores, milliseconds for expiries.
 local function serverNow()
   local t = redis.call('TIME')
