@@ -1,0 +1,228 @@
+import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
+import { NO_REPLY, withinLimit } from './limit.js'
+import { checkLeaseTtl } from './validate.js'
+import type { Lease, LeaseDriver, LeaseInit } from './lease.js'
+
+type State = 'held' | 'released' | 'lost'
+
+/** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
+export class LeaseState implements Lease {
+  /** The locked resource's name. */
+  readonly resource: string
+  /** Random owner token (from crypto); only this lease can extend or release the lock. */
+  readonly token: string
+  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
+  readonly fence: number
+  readonly #driver: LeaseDriver
+  readonly #controller = new AbortController()
+  #ttl: number
+  #deadline: number
+  #state: State = 'held'
+  #expiryTimer: NodeJS.Timeout | undefined
+  #renewTimer: NodeJS.Timeout | undefined
+  #autoExtend: boolean
+  #extending: Promise<void> | undefined
+  #lastError: unknown
+  #abandoned = false
+
+  constructor(driver: LeaseDriver, init: LeaseInit) {
+    this.#driver = driver
+    this.resource = init.resource
+    this.token = init.token
+    this.fence = init.fence
+    this.#ttl = init.ttl
+    this.#autoExtend = init.autoExtend
+    this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
+    this.#schedule()
+  }
+
+  /** The driver this lease was made by (one per primitive backend). */
+  get driver(): LeaseDriver {
+    return this.#driver
+  }
+
+  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  /** `performance.now()` value after which the lease must be treated as lost. */
+  get deadline(): number {
+    return this.#deadline
+  }
+
+  /** Milliseconds of validity left (0 once lost or released). */
+  get remaining(): number {
+    return this.#state === 'held' ? Math.max(0, this.#deadline - performance.now()) : 0
+  }
+
+  /** True while the lease is held and inside its deadline. */
+  get held(): boolean {
+    return this.#state === 'held' && performance.now() < this.#deadline
+  }
+
+  /** The ttl of the last acquire or extend. */
+  get ttl(): number {
+    return this.#ttl
+  }
+
+  /**
+   * Pushes the lock's expiry to `ttl` ms from now (default: the last ttl). Rejects with
+   * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
+   * answer; in that case the lease stays valid until its current deadline.
+   */
+  async extend(ttl: number = this.#ttl): Promise<void> {
+    checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
+    if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+    if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
+    const start = performance.now()
+    let ok: boolean | 'lost'
+    const extending = this.#driver.extend(this, ttl)
+    extending.catch(() => {}) // may settle after the lease was lost
+    // A reply that has not come by the deadline comes too late: the lease is lost (its signal
+    // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
+    let onLost: (() => void) | undefined
+    const lost = new Promise<'lost'>((resolve) => {
+      onLost = () => resolve('lost')
+      this.#controller.signal.addEventListener('abort', onLost, { once: true })
+    })
+    try {
+      ok = await Promise.race([extending, lost])
+    } catch (err) {
+      this.#lastError = err
+      throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    } finally {
+      if (onLost) this.#controller.signal.removeEventListener('abort', onLost)
+    }
+    if (ok === 'lost') throw this.#controller.signal.reason as LockLostError
+    if (this.#state !== 'held') {
+      if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+      return // released while the extend was in flight: nothing more to do
+    }
+    if (!ok) {
+      this.#lose('refused')
+      throw this.#controller.signal.reason as LockLostError
+    }
+    const deadline = start + ttl - this.#driver.drift(ttl)
+    if (deadline <= performance.now()) {
+      // The reply took longer than the new ttl: the lock may already be gone.
+      this.#lose('expired')
+      throw this.#controller.signal.reason as LockLostError
+    }
+    this.#ttl = ttl
+    this.#deadline = deadline
+    this.#lastError = undefined
+    this.#schedule()
+  }
+
+  /**
+   * Releases the lock. Resolves true if this call released it, false if the lease had already been
+   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed or did
+   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
+   * the lock then expires at its ttl.
+   */
+  async release(): Promise<boolean> {
+    if (this.#state === 'released') return false
+    // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
+    const wasHeld = this.#state === 'held' || this.#abandoned
+    // Past its deadline the lease is worthless and the lock about to expire: a Redis that does not
+    // answer (down, paused, offline queue) must not hold the caller (withLock, `await using`) longer.
+    const limit = Math.ceil(Math.max(this.#deadline - performance.now(), Math.min(this.#ttl, 1_000)))
+    this.#state = 'released'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    const releasing = this.#driver.release(this)
+    let outcome: boolean | typeof NO_REPLY
+    try {
+      outcome = await withinLimit(releasing, limit)
+    } catch (err) {
+      if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
+      throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+    }
+    if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+    if (!outcome && wasHeld && !this.#controller.signal.aborted) {
+      // Redis no longer had it (restart with no data, eviction, expiry during the call): the lease
+      // was lost before this release, and whoever watches the signal must learn it.
+      const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
+      this.#controller.abort(new LockLostError(this.resource, reason))
+    }
+    return outcome && wasHeld
+  }
+
+  /**
+   * `await using lease = await locks.acquire(...)`: releases at the end of the block, and throws
+   * the lease's `LockLostError` if it was lost before the block ended (its deadline passed, an
+   * extension was refused, the instance was closed): the block's work ran unprotected for a while,
+   * and that must not pass silently. If the block itself threw, JavaScript reports both as a
+   * `SuppressedError` (`.error`: the loss, `.suppressed`: the block's error). A release that fails
+   * on a lease that was still held is not thrown: the lock then expires at its ttl.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#state === 'released') return // released by hand in the block: its caller saw the outcome
+    // Past the deadline even if the expiry timer has not run yet (a blocked event loop).
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    const lost = this.#state === 'lost'
+    const released = await this.release().catch(() => undefined)
+    if (lost || released === false) throw this.#controller.signal.reason instanceof LockLostError ? this.#controller.signal.reason : new LockLostError(this.resource, 'refused')
+  }
+
+  /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
+  lostError(): LockLostError | undefined {
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    return this.#state === 'lost' ? (this.#controller.signal.reason as LockLostError) : undefined
+  }
+
+  /** Turns automatic extension on or off (withLock turns it on). */
+  setAutoExtend(on: boolean): void {
+    this.#autoExtend = on
+    if (this.#state === 'held') this.#schedule()
+  }
+
+  /** Marks the lease lost now (used by locks.close()); the lock stays in Redis until its ttl or a release. */
+  abandon(reason: LockLostReason): void {
+    if (this.#state !== 'held') return
+    this.#abandoned = true
+    this.#lose(reason)
+  }
+
+  #lose(reason: LockLostReason, cause: unknown = this.#lastError): void {
+    if (this.#state !== 'held') return
+    this.#state = 'lost'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    this.#controller.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#expiryTimer)
+    clearTimeout(this.#renewTimer)
+    this.#expiryTimer = this.#renewTimer = undefined
+  }
+
+  #schedule(): void {
+    this.#clearTimers()
+    const left = this.#deadline - performance.now()
+    if (left <= 0) return this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+    // Timers never keep the process alive: an abandoned lease simply expires in Redis.
+    this.#expiryTimer = setTimeout(() => this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable'), Math.ceil(left))
+    this.#expiryTimer.unref()
+    if (!this.#autoExtend) return
+    // Renew after a third of the ttl, like Redisson's watchdog; after a failure, retry sooner.
+    const delay = this.#lastError === undefined ? this.#ttl / 3 : Math.min(this.#ttl / 10, 1_000)
+    if (delay >= left) return
+    this.#renewTimer = setTimeout(() => this.#renew(), Math.max(1, Math.floor(delay)))
+    this.#renewTimer.unref()
+  }
+
+  #renew(): void {
+    if (this.#state !== 'held' || this.#extending) return
+    this.#extending = this.extend()
+      .catch((err) => {
+        // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
+        if (err instanceof RedisError && this.#state === 'held') this.#schedule()
+      })
+      .finally(() => {
+        this.#extending = undefined
+      })
+  }
+}

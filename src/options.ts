@@ -1,0 +1,33 @@
+/** Options of every acquire, and the instance's defaults for them. */
+
+export interface Defaults {
+  ttl: number
+  wait: number
+  driftFactor: number
+  /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
+  waiterGrace: number
+  /** Lease ttls below the floor (100 ms) are accepted. */
+  allowShortTtl: boolean
+  /** How long tryAcquire waits for Redis' answer (ms). */
+  tryTimeout: number
+}
+
+export interface AcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** How long to wait in ms (`Infinity` to wait forever). Default: the instance's `wait`. */
+  wait?: number
+  /** Aborts the wait with `LockAbortedError`. */
+  signal?: AbortSignal
+  /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
+  autoExtend?: boolean
+}
+
+export interface TryAcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** Keep extending the lease (every ttl/3) until released. Default: false. */
+  autoExtend?: boolean
+  /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
+  timeout?: number
+}
