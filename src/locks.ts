@@ -1,6 +1,7 @@
 import type { Backend, LockInfo } from './backend.js'
 import { InvalidArgumentError } from './errors.js'
 import type { Lease } from './lease.js'
+import type { LocksOptions } from './locks-options.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex, mutexKeys } from './primitives/mutex.js'
 import { multi, multiName } from './primitives/multi.js'
@@ -23,75 +24,8 @@ import { CallChain } from './reentrancy.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from './operations.js'
+export type { LocksOptions } from './locks-options.js'
 export type { CloseOptions } from './runtime.js'
-
-export interface LocksOptions {
-  /**
-   * An ioredis, iovalkey or node-redis client (single node, cluster or sentinel), or an array of
-   * clients of independent masters for quorum mode. The caller keeps owning it.
-   */
-  redis: RedisClient | readonly RedisClient[]
-  /** Prefix of every key. Default: `'fencelock:'`. */
-  prefix?: string
-  /** Default lease ttl in ms. Default: `10_000`. */
-  ttl?: number
-  /** Default wait budget of `acquire` in ms. Default: `15_000` (longer than one default ttl). */
-  wait?: number
-  /** Share of the ttl assumed lost to clock drift; validity = ttl - elapsed - (ttl * driftFactor + 2 ms). Default: `0.01`. */
-  driftFactor?: number
-  /** How long a resource's fence key is kept after its last acquisition (ms). Default: 7 days. */
-  fenceRetention?: number
-  /**
-   * How long a queued waiter keeps its place past its next re-check, and a woken waiter past the
-   * release, before it counts as dead and the line moves on (ms). Default: a quarter of `ttl`,
-   * from 100 ms to 2 s.
-   */
-  waiterGrace?: number
-  /**
-   * Longest ttl any lease may ask for, in ms (a longer one is an `InvalidArgumentError`). In quorum
-   * mode it is also how long a restarted node stays out of quorum counting, so keep it small.
-   * Default: `30_000` with an array of clients, 24 days otherwise.
-   */
-  maxTtl?: number
-  /**
-   * Accept lease ttls (`ttl`, `maxTtl`, and the ttl of acquire, tryAcquire, withLock and extend)
-   * below 100 ms. Without it they are refused with `InvalidArgumentError`: a ttl that short is
-   * nearly always seconds written as milliseconds (`ttl: 30`), and such a lease spends its life
-   * renewing. Default: `false`.
-   */
-  allowShortTtl?: boolean
-  /**
-   * A `withLock` nested in the `fn` of another `withLock` of the same resource (the same call
-   * chain: awaits, promise callbacks and timers created inside `fn`; not another concurrent call of
-   * this process, not a worker thread) re-enters it: the nested call gets the outer lease (same
-   * token, fence and signal) at once, and only the outermost release frees the lock. Without it,
-   * such a nested acquire, tryAcquire or withLock rejects at once with `LockReentryError` instead of
-   * waiting for itself. Default: `false`.
-   */
-  reentrant?: boolean
-  /**
-   * How long `tryAcquire` waits for Redis' answer before it rejects with `RedisError` (ms). It
-   * never waits for the lock, so it should not wait long for Redis either. Default: `2_000` (less
-   * if the lease validity is shorter).
-   */
-  tryTimeout?: number
-  /** Quorum mode only. */
-  quorum?: {
-    /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
-    nodeTimeout?: number
-  }
-  /**
-   * Single-Redis mode only (not a cluster): every acquire and extension is followed by
-   * `WAIT count timeout` on the same connection; with fewer acknowledgements the lock is released
-   * and acquire fails with `ReplicationError` (an extension fails, keeping the old deadline).
-   */
-  replicas?: {
-    /** Replicas that must acknowledge. */
-    count: number
-    /** How long WAIT may block, in ms. */
-    timeout: number
-  }
-}
 
 export interface Locks {
   /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
