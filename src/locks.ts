@@ -214,11 +214,9 @@ class LockSet implements Locks {
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+    checkFunction(fn, 'fn')
     const reentered = this.#chain.reenter(resource)
-    if (reentered) {
-      checkFunction(fn, 'fn')
-      return fn(reentered)
-    }
+    if (reentered) return fn(reentered)
     return this.#mutex.withLock(resource, (lease) => this.#chain.run(lease, () => fn(lease)), options)
   }
 

@@ -1,8 +1,8 @@
 import { LockAbortedError, type FencelockError } from './errors.js'
-import { attemptError, waitError } from './failures.js'
+import { waitError } from './failures.js'
 import type { LeaseState } from './lease.js'
 import { wakeFor } from './wake-message.js'
-import { sleepUnlessWoken, TELLING_SILENCE_MS, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
+import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
 
 interface Queue {
   readonly resource: string
@@ -18,8 +18,6 @@ interface Queue {
   serving: boolean
 }
 
-
-const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
 
 /**
  * Event-driven waiting. Waiters of one resource in this process queue FIFO; only the head talks to
@@ -248,26 +246,9 @@ export class WaitQueues {
         return
       }
       if (waiter.settled) return
-      let delay: number
-      waiter.retryToken = 'error' in result ? result.token : undefined
-      if ('error' in result) {
-        // An attempt cut short by the wait deadline right after it was sent says nothing about Redis
-        // (each attempt's reply is awaited no later than the deadline); one that went unanswered
-        // for a while does: the wait then ends in RedisError, not in a timeout that reads as contention.
-        // A more specific earlier error (a quorum's votes) is kept over a last silent attempt.
-        const telling = (result.silent ?? 0) >= TELLING_SILENCE_MS && waiter.lastError === undefined
-        if (result.permanent || performance.now() < waiter.deadline - 2 || telling) waiter.lastError = result.error
-        waiter.failures++
-        if (result.permanent) return this.#settle(waiter, attemptError(waiter.resource, result))
-        delay = backoff(waiter)
-      } else {
-        // Kept out by something other than a holder (quorum nodes that do not count yet): if the
-        // wait ends now, that is what the caller must hear.
-        waiter.lastError = result.blocked
-        waiter.failures = 0
-        waiter.queued = true
-        delay = result.retry + 1
-      }
+      const next = afterRefusal(waiter, result)
+      if ('error' in next) return this.#settle(waiter, next.error)
+      const delay = next.delay
       result = undefined
       if (!queue.listening) {
         queue.listening = this.#listen(queue)

@@ -1,4 +1,5 @@
 import type { WakeSource } from './backend.js'
+import { attemptError } from './failures.js'
 import type { LeaseState } from './lease.js'
 
 /**
@@ -91,3 +92,32 @@ export function sleepUnlessWoken(waiter: Waiter, ms: number): Promise<void> {
     waiter.wake = done
   })
 }
+
+const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
+
+/**
+ * What a waiter does after an attempt that got no lease: how long until it looks again, or the
+ * error it ends with (a refusal that retrying cannot cure). Records what the caller must hear if
+ * the wait runs out: the Redis error, the reason it was kept out, or nothing (contention).
+ */
+export function afterRefusal(waiter: Waiter, result: Exclude<TryResult, { lease: LeaseState }>): { delay: number } | { error: unknown } {
+  waiter.retryToken = 'error' in result ? result.token : undefined
+  if ('error' in result) {
+    // An attempt cut short by the wait deadline right after it was sent says nothing about Redis
+    // (each attempt's reply is awaited no later than the deadline); one that went unanswered
+    // for a while does: the wait then ends in RedisError, not in a timeout that reads as contention.
+    // A more specific earlier error (a quorum's votes) is kept over a last silent attempt.
+    const telling = (result.silent ?? 0) >= TELLING_SILENCE_MS && waiter.lastError === undefined
+    if (result.permanent || performance.now() < waiter.deadline - 2 || telling) waiter.lastError = result.error
+    waiter.failures++
+    if (result.permanent) return { error: attemptError(waiter.resource, result) }
+    return { delay: backoff(waiter) }
+  }
+  // Kept out by something other than a holder (quorum nodes that do not count yet): if the
+  // wait ends now, that is what the caller must hear.
+  waiter.lastError = result.blocked
+  waiter.failures = 0
+  waiter.queued = true
+  return { delay: result.retry + 1 }
+}
+
