@@ -30,7 +30,8 @@
  *     Deciding on a majority before the last reply is covered: a reply not waited for is a lost
  *     reply whose grant stays until the release.
  *   - A node may restart empty (RESTARTS times in all): lock and fence keys gone, uptime 0; it
- *     counts again once up for MAXTTL (= TTL: every ttl <= maxTtl). The run_id check of
+ *     counts again once up for MAXTTL (= TTL: every ttl <= maxTtl). With -DRESTART_NODES=2 only
+ *     nodes 0 and 1 restart (node 2 is node 1's twin but for the order of requests). The run_id check of
  *     node.ts is not modelled (it is a second, clock-independent detector of the same event).
  *   - Server TIME as a fence floor: one value per cluster lifetime, (restarts + 1) * SCALE plus a
  *     per-node offset (node 0's clock is ahead by OFF): after any restart every node's TIME is
@@ -76,11 +77,16 @@
 #ifndef RESTARTS
 #define RESTARTS 1
 #endif
+#ifndef RESTART_NODES
+#define RESTART_NODES N   /* the nodes that may restart: 0 .. RESTART_NODES - 1 */
+#endif
 #ifndef TTL
 #define TTL 2
 #endif
 #define MAXTTL TTL
+#ifndef DRIFT
 #define DRIFT 1
+#endif
 #define SCALE 16
 #define OFF 4
 #define FLOOR(j) ((restarts + 1) * SCALE + (j == 0 -> OFF : 0))
@@ -137,7 +143,7 @@ active proctype Time() {
   :: now < MAXT && restarts < RESTARTS -> atomic {
        x = 0;
        do
-       :: x < N - 1 -> x++
+       :: x < RESTART_NODES - 1 -> x++
        :: break
        od;
        d_step {
