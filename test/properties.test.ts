@@ -73,6 +73,15 @@ const names = fc.oneof(
 const notStrings = fc.oneof(fc.integer(), fc.constantFrom(null, undefined, true, NaN), fc.anything({ maxDepth: 1 }))
 
 /** Numbers and near-numbers a caller could pass where milliseconds are expected. */
+/** Any generated value as text: String() throws on objects such as { toString: '' }. */
+const safe = (value: unknown): string => {
+  try {
+    return typeof value === 'bigint' ? `${value}n` : String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
+
 const durations = fc.oneof(
   fc.integer({ min: -5, max: 3_000 }),
   fc.constantFrom(0, -0, 1, 30, 99, 100, 1.5, NaN, Infinity, -Infinity, MAX_TTL, MAX_TTL + 1, 2 ** 53, '30s', '1000', null, undefined),
@@ -263,12 +272,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
           // The resource is free, but a wait of a few ms may run out before Redis' first reply:
           // that is a typed timeout, not a refusal of the value.
           if ('err' in result && typeof wait === 'number' && wait < 100 && result.err instanceof FencelockError && !(result.err instanceof InvalidArgumentError)) return
-          expect('ok' in result, `refused ttl ${String(ttl)} wait ${String(wait)}: ${'err' in result ? String(result.err) : ''}`).toBe(true)
+          expect('ok' in result, `refused ttl ${safe(ttl)} wait ${safe(wait)}: ${'err' in result ? String(result.err) : ''}`).toBe(true)
           const lease = (result as { ok: Lease }).ok
           expect(lease.ttl).toBe(ttl ?? 10_000)
           await lease.release()
         } else {
-          expect('err' in result, `accepted ttl ${String(ttl)} wait ${String(wait)}`).toBe(true)
+          expect('err' in result, `accepted ttl ${safe(ttl)} wait ${safe(wait)}`).toBe(true)
           expectNamed((result as { err: unknown }).err, ...(ttlOk ? ['wait'] : ['ttl']))
         }
       }),
