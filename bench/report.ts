@@ -1,6 +1,7 @@
 // Tables (console and markdown), targets with PASS/FAIL, and the hand-written SVG chart.
 import type { ContendRow, FloorRow, IdleRow, LatencyRow, MemoryRow, QuorumResult, SemaphoreRow, ThroughputRow } from './scenarios.js'
 import { fmt } from './stats.js'
+import type { RwRow, TransferRow } from './transfer.js'
 
 export interface Machine {
   nproc: number
@@ -24,6 +25,10 @@ export interface Results {
   F?: MemoryRow[]
   /** Semaphores: limit 4, 16 processes. */
   S?: SemaphoreRow[]
+  /** Transfers: 8 processes, 16 accounts, two locked at once. */
+  T?: TransferRow[]
+  /** Read-heavy: 90% reads, read/write lock against a mutex. */
+  R?: RwRow[]
   quorum?: QuorumResult
   notRun: { lib: string; reason: string }[]
   /** Scenarios that failed (the run went on without them). */
@@ -125,6 +130,21 @@ export function targets(r: Results): Target[] {
   if (sf) {
     add('S', 'fairness max/min permits per process <= 1.5', `${fmt(sf.fairness)} (${sf.maxPermits}/${sf.minPermits})`, sf.fairness <= 1.5)
     add('S', `never more than ${sf.limit} holders: 0 violations`, `${sf.violations} (most inside at once ${sf.maxInside}, most overlapping ${sf.maxOverlap}, fence regressions ${sf.fenceRegressions})`, sf.violations === 0)
+  }
+  const tf = r.T?.find((x) => x.lib === 'fencelock-multi')
+  if (tf) {
+    for (const peer of (r.T ?? []).filter((x) => x !== tf)) {
+      add('T', `withLocks transfers/s >= ${peer.label}`, `${fmt(tf.transfersPerSec)} vs ${fmt(peer.transfersPerSec)} = ${(tf.transfersPerSec / peer.transfersPerSec).toFixed(2)}x`, tf.transfersPerSec >= peer.transfersPerSec)
+    }
+    add('T', 'fairness max/min transfers per process <= 1.5', `${fmt(tf.fairness)} (${tf.maxTransfers}/${tf.minTransfers})`, tf.fairness <= 1.5)
+    add('T', 'money conserved, no overlap, fences grow: 0 violations (every library)', (r.T ?? []).map((x) => `${x.label}: ${x.violations}`).join('; '), (r.T ?? []).every((x) => x.violations === 0))
+  }
+  const rw = r.R?.find((x) => x.lib === 'fencelock-rw')
+  const rm = r.R?.find((x) => x.lib === 'fencelock-mutex')
+  if (rw && rm) {
+    add('R', 'read/write lock ops/s > mutex ops/s', `${fmt(rw.opsPerSec)} vs ${fmt(rm.opsPerSec)} = ${(rw.opsPerSec / rm.opsPerSec).toFixed(2)}x`, rw.opsPerSec > rm.opsPerSec)
+    add('R', 'no writer starvation: write wait p99 <= mutex write wait p99', `${ms(rw.writeWaitP99)} vs ${ms(rm.writeWaitP99)} ms (max ${ms(rw.writeWaitMax)} vs ${ms(rm.writeWaitMax)})`, rw.writeWaitP99 <= rm.writeWaitP99)
+    add('R', 'writers exclusive, no lost write, fences grow: 0 violations', `${rw.violations} (lost writes ${rw.lostWrites}, writer overlaps ${rw.writerOverlaps}, fence regressions ${rw.fenceRegressions}); mutex ${rm.violations}`, rw.violations === 0 && rm.violations === 0)
   }
   return out
 }
@@ -294,6 +314,61 @@ function tables(r: Results): Table[] {
         'wire cmds: sent by all waiting processes over the whole window; waiter CPU: all of them together.',
     })
   }
+  if (r.T) {
+    const first = r.T[0]
+    out.push({
+      title: `T. Transfers: ${first?.procs ?? '?'} processes, ${first?.accounts ?? '?'} accounts, random pairs in random order, two GETs and two SETs under both locks, ${first?.seconds ?? '?'} s per library`,
+      head: ['library', 'transfers/s', 'wait p50', 'wait p99', 'wait max', 'hold mean', 'wire cmds/transfer', 'Redis cmds/transfer', 'pub/sub msgs/transfer', 'client CPU µs/transfer', 'Redis CPU µs/transfer', 'fairness', 'money', 'give-ups', 'violations'],
+      rows: r.T.map((x) => [
+        x.label,
+        fmt(x.transfersPerSec),
+        ms(x.waitP50),
+        ms(x.waitP99),
+        ms(x.waitMax),
+        ms(x.holdMean),
+        fmt(x.wirePerTransfer),
+        fmt(x.redisPerTransfer),
+        fmt(x.messagesPerTransfer),
+        fmt(x.clientCpuPerTransferUs),
+        fmt(x.redisCpuPerTransferUs),
+        Number.isFinite(x.fairness) ? `${fmt(x.fairness)} (${x.maxTransfers}/${x.minTransfers})` : `∞ (${x.maxTransfers}/0)`,
+        `${x.money.initial} → ${x.money.final}`,
+        x.failedAcquires ? `${x.giveUps} (+${x.failedAcquires} failed)` : String(x.giveUps),
+        String(x.violations),
+      ]),
+      note:
+        'times in ms. wait: transfer called -> both locks held. hold: both held -> release sent (GET both balances, SET both). wire cmds: sent by the lock library; Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the 2 GETs and 2 SETs. ' +
+        'fairness: max/min transfers per process. money: the sum of the 16 balances before and after. violations: money not conserved + sections of one account that overlapped + fence regressions per account.',
+    })
+  }
+  if (r.R) {
+    const first = r.R[0]
+    out.push({
+      title: `R. Read-heavy: ${first?.procs ?? '?'} processes, ${Math.round((first?.readShare ?? 0) * 100)}% reads (GET, then ${first?.holdMs ?? '?'} ms), the rest writes (GET, ${first?.holdMs ?? '?'} ms, SET +1), one lock, ${first?.seconds ?? '?'} s per lock`,
+      head: ['lock', 'ops/s', 'reads/s', 'writes/s', 'read wait p50', 'read wait p99', 'write wait p50', 'write wait p99', 'write wait max', 'most readers at once', 'wire cmds/op', 'Redis cmds/op', 'pub/sub msgs/op', 'client CPU µs/op', 'Redis CPU µs/op', 'violations'],
+      rows: r.R.map((x) => [
+        x.label,
+        fmt(x.opsPerSec),
+        fmt(x.readsPerSec),
+        fmt(x.writesPerSec),
+        ms(x.readWaitP50),
+        ms(x.readWaitP99),
+        ms(x.writeWaitP50),
+        ms(x.writeWaitP99),
+        ms(x.writeWaitMax),
+        String(x.maxReaders),
+        fmt(x.wirePerOp),
+        fmt(x.redisPerOp),
+        fmt(x.messagesPerOp),
+        fmt(x.clientCpuPerOpUs),
+        fmt(x.redisCpuPerOpUs),
+        x.failedAcquires ? `${x.violations} (+${x.failedAcquires} failed acquires)` : String(x.violations),
+      ]),
+      note:
+        'times in ms. wait: acquire called -> resolved. most readers at once: read sections (acquired -> release sent) overlapping in time. Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the work\'s GET (and SET). ' +
+        'violations: lost increments + write sections that overlapped another section + fences not above every earlier write\'s (and, for a write, every earlier fence).',
+    })
+  }
   if (r.quorum) {
     const q = r.quorum
     out.push({
@@ -350,7 +425,7 @@ export function renderMarkdown(r: Results): string {
     '![benchmark chart](bench.svg)',
     '',
     'Run it: `npm run bench` (everything, under 10 minutes on 2 cores; writes this page, the chart and the JSON);',
-    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, S and Q, `--lib` takes library kinds, quick runs write',
+    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, S, T, R and Q, `--lib` takes library kinds, quick runs write',
     '`bench/results/quick.json` and leave this page alone). What the numbers of this run mean, and what to change in fencelock:',
     '[benchmark-notes.md](benchmark-notes.md).',
     '',

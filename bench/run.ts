@@ -12,8 +12,9 @@ import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
 import { QUORUM_MAX_TTL } from './libs.js'
 import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum, scenarioS, S_LIMIT, S_PROCS } from './scenarios.js'
+import { R_HOLD_MS, R_PROCS, R_READ_SHARE, scenarioR, scenarioT, T_ACCOUNTS, T_PROCS } from './transfer.js'
 
-const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'S', 'Q'] as const
+const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'S', 'T', 'R', 'Q'] as const
 type Scenario = (typeof ALL)[number]
 
 function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined } {
@@ -45,10 +46,11 @@ function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: 
 
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`)
-  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,S,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,S,T,R,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
   --quick   a few seconds per scenario (development)
   --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory,
-            S semaphore (limit ${S_LIMIT}, ${S_PROCS} processes), Q quorum
+            S semaphore (limit ${S_LIMIT}, ${S_PROCS} processes), T transfers (${T_PROCS} processes, ${T_ACCOUNTS} accounts,
+            two locked at once), R read-heavy (${Math.round(R_READ_SHARE * 100)}% reads, read/write lock vs mutex), Q quorum
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
   --render file.json [--docs]   print (and write the docs) again from a saved run
   --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
@@ -191,6 +193,18 @@ async function main(): Promise<void> {
       log(`S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`)
       await step('S', async () => {
         results.S = await scenarioS(pool, main, cfg)
+      })
+    }
+    if (has('T')) {
+      log(`T. transfers, ${T_PROCS} processes, ${T_ACCOUNTS} accounts, random pairs, ${cfg.contendMs / 1000} s each`)
+      await step('T', async () => {
+        results.T = await scenarioT(pool, main, cfg)
+      })
+    }
+    if (has('R')) {
+      log(`R. read-heavy, ${R_PROCS} processes, ${Math.round(R_READ_SHARE * 100)}% reads holding ${R_HOLD_MS} ms, ${cfg.contendMs / 1000} s each`)
+      await step('R', async () => {
+        results.R = await scenarioR(pool, main, cfg)
       })
     }
     if (has('Q')) {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { openLib, openSemaphore, type Held, type LibSpec, type LockLib } from './libs.js'
 import { clock, percentile, sleep } from './stats.js'
+import { rwRun, transferRun, type RwTask, type TransferTask } from './transfer-tasks.js'
 import { installWireCounter, messagesReceived, uncounted, wireByName, wireCount } from './wire.js'
 
 installWireCounter()
@@ -19,6 +20,9 @@ export type Task =
   | { type: 'idle-snapshot' }
   | { type: 'idle-finish' }
   | { type: 'memory'; lib: LibSpec; urls: string[]; n: number; what: 'held' | 'waiter'; prefix: string }
+  | TransferTask
+  | RwTask
+  | { type: 'ready' }
   | { type: 'exit' }
 
 /** Scenario S: the tasks take permits of this semaphore instead of locking a key. */
@@ -352,6 +356,12 @@ async function handle(task: Task): Promise<unknown> {
       return idleFinish()
     case 'memory':
       return memory(task)
+    case 'transfer-run':
+      return transferRun(task)
+    case 'rw-run':
+      return rwRun(task)
+    case 'ready':
+      return {}
     case 'exit':
       setImmediate(() => process.exit(0))
       return {}

@@ -206,8 +206,9 @@ function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
     if (e.f === 'write' && e.type === 'invoke') t.writeInvoke = e.time
     if (e.f === 'write' && e.type === 'ok') {
       t.writeOk = e.time
-      const v = e.value as { from: number; to: number }
-      t.accounts = [v.from, v.to]
+      // Transfer mode records one write per account (`account`); the mutex one per transfer.
+      const v = e.value as { from: number; to: number; account?: number }
+      t.accounts = v.account !== undefined ? [v.account] : [v.from, v.to]
     }
     byLease.set(k, t)
   }
@@ -395,7 +396,11 @@ export function check(input: CheckInput): CheckResult {
     stats: {
       ops: ops.filter((e) => e.type === 'invoke' && e.worker !== 'probe').length,
       okOps: ops.filter((e) => e.type === 'ok' && e.worker !== 'probe').length,
-      transfers: ops.filter((e) => e.f === 'write' && e.type === 'ok').length,
+      // Transfer mode writes once per account: count each transfer at its debited account.
+      transfers: ops.filter((e) => {
+        const v = e.value as { from?: number; account?: number } | undefined
+        return e.f === 'write' && e.type === 'ok' && (v?.account === undefined || v.account === v.from)
+      }).length,
       faults: faultCounts,
       staleRejected: { claim: staleCount('claim'), write: staleCount('write'), fset: staleCount('fset') },
       acquireFailures,

@@ -55,8 +55,12 @@ export interface SemaphoreWorkerConfig {
   unitMs: [number, number]
 }
 
-/** Which primitive a run exercises. */
-export type Primitive = 'mutex' | 'semaphore'
+/**
+ * Which primitive a run exercises: 'mutex' (one lock per bank of accounts), 'semaphore' (units of
+ * work under permits), 'multi' (transfers that lock both accounts with `acquireAll`, one lock per
+ * account).
+ */
+export type Primitive = 'mutex' | 'semaphore' | 'multi'
 
 export type SqlGuard = 'claim' | 'txn'
 

@@ -22,6 +22,15 @@ export const QUICK_SEED = 35
 export const SEMAPHORE_QUICK_SEED = 282
 export const SEMAPHORE_QUICK_MS = 8_000
 
+/**
+ * The transfer mode's quick run (`--primitive multi --quick`): seed MULTI_QUICK_SEED's 6 s of faults
+ * (see docs/verify.md), short enough for both runs to take about 30 s.
+ */
+export const MULTI_QUICK_SEED = 282
+export const MULTI_QUICK_MS = 6_000
+/** Transfer mode: how many accounts, each a lock of its own. */
+export const MULTI_ACCOUNTS = 4
+
 /** How the semaphore's control run is broken: workers that never check their permit, or one more permit than the limit. */
 export type SemaphoreControl = 'expiry' | 'limit'
 
@@ -38,7 +47,7 @@ export interface VerifyOptions {
   control: boolean
   outDir: string
   quiet: boolean
-  /** Default 'mutex' (the bank). */
+  /** Default 'mutex' (the bank); 'multi': transfers under acquireAll, one lock per account. */
   primitive?: Primitive
   /** Semaphore mode: the limit (default 2). */
   limit?: number
@@ -55,9 +64,10 @@ export interface VerifyResult {
 
 const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
-                         [--primitive mutex|semaphore] [--limit N] [--control expiry|limit]
+                         [--primitive mutex|semaphore|multi] [--limit N] [--control expiry|limit]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
-                with --primitive semaphore, 8 s of faults per run (seed 282)
+                with --primitive semaphore, 8 s of faults per run (seed 282); with --primitive
+                multi, 6 s of faults per run (seed ${MULTI_QUICK_SEED})
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
@@ -65,7 +75,9 @@ const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [-
                 read and guarded writes in one transaction (shows why reads need the fence too)
   --no-control  skip the control run with fencing off
   --primitive   mutex (default): the bank under one lock per bank; semaphore: units of work under
-                permits of one semaphore, checked against --limit (default 2; --workers default 4)
+                permits of one semaphore, checked against --limit (default 2; --workers default 4);
+                multi: transfers between ${MULTI_ACCOUNTS} accounts (one lock each) that lock both accounts with
+                acquireAll and claim each row with that account's fence
   --control     semaphore mode: what the control run breaks. expiry (default): workers never check
                 their permit's signal or deadline; limit: workers ask for limit + 1 permits`
 
@@ -112,15 +124,17 @@ function parseCli(argv: string[]): VerifyOptions {
   const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
   if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
   if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
-  if (values.primitive !== 'mutex' && values.primitive !== 'semaphore') throw new Error(`--primitive: expected mutex or semaphore, got "${values.primitive}"`)
+  if (values.primitive !== 'mutex' && values.primitive !== 'semaphore' && values.primitive !== 'multi') throw new Error(`--primitive: expected mutex, semaphore or multi, got "${values.primitive}"`)
   const semaphore = values.primitive === 'semaphore'
+  const multi = values.primitive === 'multi'
+  if (multi && values.guard !== 'claim') throw new Error('--guard: --primitive multi always claims each row with its fence before reading it (claim)')
   if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
   if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
   const limit = int('limit', values.limit, 2)
   if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
   return {
-    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
-    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : 15_000) : 60_000,
+    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : multi ? MULTI_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : multi ? MULTI_QUICK_MS : 15_000) : 60_000,
     quorum,
     nodes,
     workers: int('workers', values.workers, 4),
@@ -129,7 +143,7 @@ function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
-    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : {}),
+    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : multi ? { primitive: 'multi' as const } : {}),
   }
 }
 
@@ -168,6 +182,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const endProgress = () => tty && process.stdout.write('\r\x1b[2K')
 
   const semaphore = options.primitive === 'semaphore'
+  const multi = options.primitive === 'multi'
   const limit = options.limit ?? 2
   const controlKind = options.controlKind ?? 'expiry'
   // The semaphore's protected work is observed in the history: it needs no PostgreSQL.
@@ -179,7 +194,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   }
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
-  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${semaphore ? `semaphore${limit}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
+  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${semaphore ? `semaphore${limit}-` : multi ? 'multi-' : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
   mkdirSync(dir, { recursive: true })
   const quick = options.chaosMs <= 20_000
   const base: Omit<RunOptions, 'label' | 'fencing' | 'guard' | 'historyPath'> = {
@@ -188,8 +203,9 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     nodes: options.nodes,
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
-    resources: semaphore ? 1 : 2,
-    accountsPerResource: semaphore ? 0 : 4,
+    // Transfer mode: one lock per account.
+    resources: semaphore ? 1 : multi ? MULTI_ACCOUNTS : 2,
+    accountsPerResource: semaphore ? 0 : multi ? 1 : 4,
     initialBalance: semaphore ? 0 : 1_000,
     ttl: options.ttl,
     warmupMs: 1_500,
@@ -201,12 +217,12 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     progress,
   }
   log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
-    `${semaphore ? `semaphore with limit ${limit}` : `SQL guard '${options.guard}'`}, ` +
+    `${semaphore ? `semaphore with limit ${limit}` : multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${semaphore ? ` (${controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`)
   // Semaphore mode: 1 to 5 units of 30 to 250 ms per permit, so that a permit often outlives its
   // ttl (1 s by default) and is extended.
   const semaphoreRun = (checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore'> =>
-    semaphore ? { primitive: 'semaphore', semaphore: { limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : {}
+    semaphore ? { primitive: 'semaphore', semaphore: { limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : multi ? { primitive: 'multi' } : {}
   const checkRun = (run: Awaited<ReturnType<typeof runOnce>>, fencing: boolean): CheckResult =>
     semaphore
       ? checkSemaphore({ events: run.events, final: run.final, ttl: options.ttl, fencing, limit, nodes: options.nodes })
@@ -229,7 +245,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     const controlPath = path.join(dir, 'history-control.jsonl')
     const controlRun = semaphore
       ? await runOnce({ ...base, ...semaphoreRun(controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit), label: `control (${controlKind})`, fencing: false, guard: options.guard, historyPath: controlPath })
-      : await runOnce({ ...base, label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
+      : await runOnce({ ...base, ...semaphoreRun(false, limit), label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
     endProgress()
     const controlCheck = checkRun(controlRun, false)
     runs.push({ run: controlRun, check: controlCheck, expect: 'violations' })
@@ -241,10 +257,10 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const command = `npm run verify -- --seed ${options.seed} --duration ${Math.round(options.chaosMs / 1000)}s --mode ${options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
-    `${semaphore ? ` --primitive semaphore --limit ${limit}${options.control && controlKind !== 'expiry' ? ` --control ${controlKind}` : ''}` : ''}`
+    `${semaphore ? ` --primitive semaphore --limit ${limit}${options.control && controlKind !== 'expiry' ? ` --control ${controlKind}` : ''}` : multi ? ' --primitive multi' : ''}`
   const reportPath = path.join(dir, 'report.html')
-  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${semaphore ? `, semaphore (limit ${limit})` : ''}`
-  writeFileSync(reportPath, renderReport({ title: semaphore ? 'fencelock semaphore under faults' : 'fencelock under faults', command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
+  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${semaphore ? `, semaphore (limit ${limit})` : multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : ''}`
+  writeFileSync(reportPath, renderReport({ title: semaphore ? 'fencelock semaphore under faults' : multi ? 'fencelock transfers (acquireAll) under faults' : 'fencelock under faults', command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
   const summary = runs.map((r) => {
     const { leases, overlaps, ...rest } = r.check
     return { label: r.run.options.label, ...rest, overlaps: overlaps.length, leases: leases.length, workerErrors: r.run.workerErrors }

@@ -28,7 +28,11 @@ export const quorumMaxTtl = (ttl: number): number => ttl * 2
 export interface RunOptions {
   /** 'fenced' or 'control' */
   label: string
-  /** Default 'mutex': the bank under one lock per bank. 'semaphore': units of work under permits of one semaphore. */
+  /**
+   * Default 'mutex': the bank under one lock per bank. 'semaphore': units of work under permits of
+   * one semaphore. 'multi': transfers under `acquireAll` of both accounts, one lock per account
+   * (`resources` accounts, `accountsPerResource` ignored).
+   */
   primitive?: Primitive
   /**
    * Semaphore mode: the limit the checker holds the run to, the limit the workers ask for (one more
@@ -123,10 +127,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   let okOps = 0
   let faultsSoFar = 0
 
-  const resources: BankResource[] = Array.from({ length: options.resources }, (_, r) => ({
-    name: `bank-${r}`,
-    accounts: Array.from({ length: options.accountsPerResource }, (_, a) => r * 100 + a + 1),
-  }))
+  // Transfer mode: one lock per account, named as the README's transfer example names them.
+  const multi = options.primitive === 'multi'
+  const resources: BankResource[] = Array.from({ length: options.resources }, (_, r) =>
+    multi
+      ? { name: `account:${r + 1}`, accounts: [r + 1] }
+      : { name: `bank-${r}`, accounts: Array.from({ length: options.accountsPerResource }, (_, a) => r * 100 + a + 1) },
+  )
   const holders = new Map<string, { slot: number; fence: number; deadline: number; read: boolean }>()
   // A mutex has one holder per resource; a semaphore's permits are told apart by their fence (the
   // nemesis then finds no holder under the resource's name and picks one that is working).
@@ -181,7 +188,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const killed = new WeakSet<ChildProcess>()
   const spawnWorker = (slot: Slot) => {
     slot.paused = false
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, semaphore ? 'semaphore-worker.ts' : 'worker.ts'), JSON.stringify(workerConfig(slot))], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, semaphore ? 'semaphore-worker.ts' : multi ? 'multi-worker.ts' : 'worker.ts'), JSON.stringify(workerConfig(slot))], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -332,7 +339,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
         for (const id of bank.accounts) await db.query(`INSERT INTO ${schema}.accounts (id, bank, balance) VALUES ($1, $2, $3)`, [id, bank.name, options.initialBalance])
       }
     }
-    const initialTotal = options.initialBalance * options.resources * options.accountsPerResource
+    const initialTotal = options.initialBalance * resources.reduce((n, r) => n + r.accounts.length, 0)
 
     for (let i = 0; i < options.nodes; i++) {
       const node = await startRedis()
@@ -445,7 +452,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     phase('done')
     const final: FinalState = { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: now() }
     // Beside the history, so that `tsx verify/check.ts <history>` can check it again later.
-    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : {}) }))
+    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : multi ? { primitive: 'multi' } : {}) }))
     return { options, plan, events: history.events, final, workerErrors }
   } finally {
     stopping = true

@@ -1,0 +1,188 @@
+// One transfer worker process (`--primitive multi`): moves money between two accounts of the bank,
+// each account a lock of its own, both locked at once with `acquireAll` (given in random order),
+// using only fencelock's public API, through the fault proxies. Each account row is claimed with
+// that account's fence before it is read (the README's pattern), and written back guarded by it.
+// Every step is one JSON line on stdout, one event per account: the history then looks like the
+// mutex mode's with one lease per account, which is what the checker compares.
+import pg from 'pg'
+import { Redis } from 'ioredis'
+import { createLocks, fencedSet, type LockLostError, type Locks, type MultiLease } from '../src/index.js'
+import type { BankResource, WorkerConfig } from './config.js'
+import { workerName } from './config.js'
+import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
+import { rng } from './rng.js'
+
+const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
+const worker = workerName(config.slot)
+const random = rng(config.seed * 7919 + config.slot * 131 + config.generation)
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+function emit(event: OpEvent | LostEvent): void {
+  process.stdout.write(JSON.stringify(event) + '\n')
+}
+
+function op(type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}): void {
+  emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time: now(), ...extra })
+}
+
+const codeOf = (err: unknown): string => {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown }
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error'
+  return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
+}
+
+const clients = config.nodes.map(
+  (node) =>
+    new Redis({
+      host: node.host,
+      port: node.port,
+      // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
+      commandTimeout: Math.max(500, config.ttl),
+      maxRetriesPerRequest: 2,
+      retryStrategy: (times) => Math.min(25 * times, 250),
+      enableAutoPipelining: false,
+    }),
+)
+for (const client of clients) client.on('error', () => {})
+const stateClient = clients[0]!
+const locks: Locks = config.quorum
+  ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl })
+  : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
+const db = new pg.Client(config.pg)
+db.on('error', () => {})
+const table = `${config.schema}.accounts`
+const ledger = `${config.schema}.ledger`
+
+async function transfer(): Promise<void> {
+  // Two distinct accounts, each its own lock, asked for in random order: [a, b] and [b, a] both occur.
+  const from = random.pick(config.resources)
+  let to: BankResource = random.pick(config.resources)
+  while (to === from) to = random.pick(config.resources)
+  const amount = random.int(1, 50)
+  const pair = [from, to]
+  const asked = random.next() < 0.5 ? [from.name, to.name] : [to.name, from.name]
+  const id = (r: BankResource) => r.accounts[0]!
+
+  for (const r of pair) op('invoke', 'acquire', r.name)
+  let lease: MultiLease
+  try {
+    lease = await locks.acquireAll(asked, { ttl: config.ttl, wait: config.wait })
+  } catch (err) {
+    for (const r of pair) op('fail', 'acquire', r.name, { error: codeOf(err) })
+    await sleep(random.int(5, 50))
+    return
+  }
+  const fenceOf = (r: BankResource) => lease.fences[r.name]!
+  const deadline = performance.timeOrigin + lease.deadline
+  for (const r of pair) op('ok', 'acquire', r.name, { fence: fenceOf(r), value: { deadline, asked } })
+  // One signal for the pair: when it aborts, both accounts' leases are lost.
+  const onAbort = () => {
+    const reason = (lease.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
+    for (const r of pair) emit({ kind: 'lost', worker, pid: process.pid, resource: r.name, fence: fenceOf(r), reason, time: now() })
+  }
+  if (lease.signal.aborted) onAbort()
+  else lease.signal.addEventListener('abort', onAbort, { once: true })
+
+  try {
+    // Claim each row with its account's fence and read it in the same statement: every later write
+    // of an older holder then meets a larger fence and touches no row.
+    const before = new Map<BankResource, number>()
+    for (const r of pair) op('invoke', 'read', r.name, { fence: fenceOf(r) })
+    for (const r of pair) {
+      const fence = fenceOf(r)
+      if (config.fencing) {
+        op('invoke', 'claim', r.name, { fence })
+        const claimed = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [id(r), fence])
+        if (claimed.rowCount !== 1) {
+          op('fail', 'claim', r.name, { fence, error: 'stale', value: { rows: claimed.rowCount } })
+          return
+        }
+        op('ok', 'claim', r.name, { fence })
+        before.set(r, Number(claimed.rows[0]!.balance))
+      } else {
+        const read = await db.query<{ balance: string }>(`SELECT balance FROM ${table} WHERE id = $1`, [id(r)])
+        before.set(r, Number(read.rows[0]?.balance ?? 0))
+      }
+      op('ok', 'read', r.name, { fence, value: { [id(r)]: before.get(r) } })
+    }
+
+    await sleep(random.int(config.hold[0], config.hold[1]))
+
+    const balance = (r: BankResource) => before.get(r)! + (r === from ? -amount : amount)
+    const write = (r: BankResource) => ({ account: id(r), from: id(from), to: id(to), amount, balance: balance(r) })
+    for (const r of pair) op('invoke', 'write', r.name, { fence: fenceOf(r), value: write(r) })
+    let committed = false
+    try {
+      await db.query('BEGIN')
+      const guard = config.fencing ? ' AND fence <= $2' : ''
+      const update = `UPDATE ${table} SET balance = $1, fence = $2 WHERE id = $3${guard}`
+      let hit = 0
+      for (const r of pair) hit += (await db.query(update, [balance(r), fenceOf(r), id(r)])).rowCount ?? 0
+      if (hit === 2) {
+        await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $6, $3, $7)`, [
+          id(from), fenceOf(from), worker, balance(from), id(to), fenceOf(to), balance(to),
+        ])
+        await db.query('COMMIT')
+        committed = true
+        for (const r of pair) op('ok', 'write', r.name, { fence: fenceOf(r), value: write(r) })
+      } else {
+        await db.query('ROLLBACK')
+        for (const r of pair) op('fail', 'write', r.name, { fence: fenceOf(r), error: 'stale', value: write(r) })
+      }
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => {})
+      for (const r of pair) op('info', 'write', r.name, { fence: fenceOf(r), error: codeOf(err), value: write(r) })
+    }
+
+    if (committed) {
+      // The Redis-side resource: each account's last-writer record, guarded by fencedSet.
+      for (const r of pair) {
+        const fence = fenceOf(r)
+        const key = `verify:{${r.name}}:last`
+        const value = JSON.stringify({ worker, fence })
+        op('invoke', 'fset', r.name, { fence })
+        try {
+          const accepted = config.fencing ? await fencedSet(stateClient, key, value, fence) : (await stateClient.set(key, value)) === 'OK'
+          op(accepted ? 'ok' : 'fail', 'fset', r.name, { fence, ...(accepted ? {} : { error: 'stale' }) })
+        } catch (err) {
+          op('info', 'fset', r.name, { fence, error: codeOf(err) })
+        }
+      }
+    }
+  } finally {
+    for (const r of pair) op('invoke', 'release', r.name, { fence: fenceOf(r) })
+    try {
+      const released = await lease.release()
+      for (const r of pair) op('ok', 'release', r.name, { fence: fenceOf(r), value: { released } })
+    } catch (err) {
+      for (const r of pair) op('info', 'release', r.name, { fence: fenceOf(r), error: codeOf(err) })
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  await db.connect()
+  let stopping = false
+  process.on('SIGTERM', () => {
+    stopping = true
+  })
+  while (!stopping) {
+    try {
+      await transfer()
+    } catch (err) {
+      // A Postgres failure outside a transaction (claim, read): record it and go on.
+      op('info', 'read', 'unknown', { error: codeOf(err) })
+      await db.query('ROLLBACK').catch(() => {})
+      await sleep(50)
+    }
+    await sleep(random.int(0, 20))
+  }
+  await locks.close()
+  await db.end().catch(() => {})
+  for (const client of clients) client.disconnect()
+}
+
+main().catch((err) => {
+  process.stderr.write(`worker ${worker} crashed: ${String((err as Error)?.stack ?? err)}\n`)
+  process.exit(1)
+})
