@@ -220,4 +220,17 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect(await set('v11', 11)).toBe(1)
     expect(await redis.get('{data}:fence')).toBe('11')
   })
+
+  it('fence-claim accepts equal and larger fences, refuses one below the guard and leaves the guard as it was', async () => {
+    // Fences of consecutive leases can differ by exactly 1 (two grants within a microsecond):
+    // the boundary is the case that matters.
+    const claim = (fence: number) => run(scripts.fenceClaim, ['{claimed}:fence'], [fence, 0])
+    expect(await claim(10)).toBe(1)
+    expect(await claim(10)).toBe(1)
+    expect(await claim(9)).toBe(0)
+    expect(await redis.get('{claimed}:fence')).toBe('10')
+    expect(await claim(11)).toBe(1)
+    expect(await claim(10)).toBe(0)
+    expect(await redis.get('{claimed}:fence')).toBe('11')
+  })
 })

@@ -228,3 +228,42 @@ const tryQuorum = (locks: Locks) => locks.tryAcquire('q:down').then(
   () => undefined,
   (e: unknown) => e,
 )
+
+describe.skipIf(!requireRedisOrSkip())('quorum over 4 masters', () => {
+  // With an even number of nodes, half is not a majority: two holders of two nodes each could
+  // coexist. floor(4/2) + 1 = 3 nodes must grant (ceil(4/2) = 2 would be wrong).
+  let servers: RedisProcess[] = []
+  let clients: { close(): Promise<void> } | undefined
+  let locks: Locks
+
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2, 3].map(() => startRedis()))
+    const a = await clientsFor(servers)
+    clients = a
+    locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    await mature(servers)
+  })
+
+  afterAll(async () => {
+    await locks?.close()
+    await clients?.close()
+    await Promise.all(servers.map((s) => s.stop()))
+  })
+
+  it('does not grant a lock that only half of the nodes could give', async () => {
+    const key = 'fencelock:{q4:half}:L'
+    // Another holder has nodes 2 and 3: only nodes 0 and 1 are free.
+    await Promise.all([servers[2]!, servers[3]!].map((s) => s.cli('SET', key, 'someone-else', 'PX', '5000')))
+    expect(await locks.tryAcquire('q4:half')).toBeNull()
+    // The two grants were undone: nodes 0 and 1 hold nothing.
+    await sleep(100)
+    expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
+    expect(await servers[1]!.cli('EXISTS', key)).toBe('0')
+    // With three nodes free, three of four is a majority.
+    await servers[3]!.cli('DEL', key)
+    const lease = await locks.tryAcquire('q4:half')
+    expect(lease).not.toBeNull()
+    await lease!.release()
+    await servers[2]!.cli('DEL', key)
+  })
+})

@@ -1,0 +1,93 @@
+// Mutation check of the safety rules: each mutant in scripts/mutants.json breaks one rule with a
+// one-line change; the tests named for it must then fail ("killed"). A mutant whose tests still
+// pass ("survived") means no test guards that rule. Never touches the working tree: the committed
+// HEAD is exported (git archive) to a temporary directory with node_modules linked, and each
+// mutant is applied there, tested, and undone.
+//   npm run mutants                      every mutant
+//   npm run mutants -- --only fence      mutants whose id contains that
+//   npm run mutants -- --no-baseline     skip the unmutated run of the named tests
+// Exit code 1 if a mutant survived or the baseline failed.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const mutants = JSON.parse(readFileSync(join(root, 'scripts', 'mutants.json'), 'utf8'))
+const argv = process.argv.slice(2)
+const onlyAt = argv.indexOf('--only')
+const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
+const baseline = !argv.includes('--no-baseline')
+const selected = mutants.filter((m) => !only || m.id.includes(only))
+
+const dir = mkdtempSync(join(tmpdir(), 'fencelock-mutants-'))
+const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...opts })
+
+function vitest(tests) {
+  const started = performance.now()
+  // One file at a time, as the tests start their own redis-server processes (2 cores).
+  const r = run('npx', ['vitest', 'run', '--maxWorkers=1', ...tests], { env: { ...process.env, FORCE_COLOR: '0' } })
+  const out = r.stdout + r.stderr
+  const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]
+  return { pass: r.status === 0, failed: failed ? Number(failed) : r.status === 0 ? 0 : null, seconds: Math.round((performance.now() - started) / 1000), out }
+}
+
+try {
+  const archive = spawnSync('sh', ['-c', `git -C "${root}" archive HEAD | tar -x -C "${dir}"`], { encoding: 'utf8' })
+  if (archive.status !== 0) throw new Error(`git archive failed: ${archive.stderr}`)
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
+  const commit = spawnSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim()
+  console.log(`mutants: ${selected.length} of ${mutants.length}, against HEAD ${commit} exported to a temporary directory`)
+  const embed = () => {
+    const r = run('node', ['scripts/embed-lua.mjs'])
+    if (r.status !== 0) throw new Error(`embed failed: ${r.stderr}`)
+  }
+  embed()
+
+  let broken = false
+  if (baseline) {
+    const tests = [...new Set(selected.flatMap((m) => m.tests))]
+    const base = vitest(tests)
+    console.log(`baseline (no mutant): ${tests.length} test files ${base.pass ? 'pass' : 'FAIL'} in ${base.seconds} s`)
+    if (!base.pass) {
+      console.log(base.out.slice(-4000))
+      broken = true
+    }
+  }
+
+  const rows = []
+  for (const m of selected) {
+    const path = join(dir, m.file)
+    const original = readFileSync(path, 'utf8')
+    const parts = original.split(m.search)
+    if (parts.length !== 2) {
+      rows.push({ ...m, outcome: `NOT APPLIED (search text found ${parts.length - 1} times)`, seconds: 0 })
+      broken = true
+      continue
+    }
+    writeFileSync(path, parts.join(m.replace))
+    try {
+      if (m.file.endsWith('.lua')) embed()
+      const r = vitest(m.tests)
+      const outcome = r.pass ? 'SURVIVED' : `killed (${r.failed ?? '?'} failed)`
+      if (r.pass) broken = true
+      rows.push({ ...m, outcome, seconds: r.seconds })
+      console.log(`${m.id}: ${outcome}, ${r.seconds} s`)
+    } finally {
+      writeFileSync(path, original)
+      if (m.file.endsWith('.lua')) embed()
+    }
+  }
+
+  console.log('\n| mutant | file | change | tests | outcome | time |\n|---|---|---|---|---|---|')
+  for (const r of rows) {
+    const change = `\`${r.search.trim().split('\n').pop()}\` → \`${r.replace.trim().split('\n').pop()}\``
+    console.log(`| ${r.id} | ${r.file} | ${change.replace(/\|/g, '\\|')} | ${r.tests.join(', ')} | ${r.outcome} | ${r.seconds} s |`)
+  }
+  const survived = rows.filter((r) => r.outcome === 'SURVIVED').length
+  console.log(`\nmutants: ${rows.length - survived} of ${rows.length} killed${survived ? `, ${survived} SURVIVED` : ''}`)
+  process.exitCode = broken ? 1 : 0
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
