@@ -131,7 +131,9 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const a = await locksOn(nodes, 0, undefined, maxTtl)
     // B's clients connect now, but B runs no script before node 2's restart: it never sees node
     // 2's old run_id, so only the server-side uptime check can keep node 2 out.
-    const b = await locksOn(nodes, 1, undefined, maxTtl)
+    const bClients = await clients(nodes.map((n) => n.url), 1)
+    const b = createLocks({ redis: bClients, ...OPTIONS, maxTtl, ttl: maxTtl })
+    teardown.push(() => b.close())
     await mature(nodes, maxTtl)
     // A holds exactly nodes 0-2: nodes 3 and 4 are briefly taken by someone else.
     const key = 'fencelock:{f:restart}:L'
@@ -141,6 +143,14 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     expect(lease).not.toBeNull()
     await nodes[2]!.restart() // loses A's lock
     await sleep(320) // nodes 3 and 4 are free again
+    // B's client to node 2 must be connected again: a node it cannot reach would be left out as
+    // a timeout, and the refusal below would prove nothing about the uptime check.
+    const pinger = bClients[2] as unknown as { ping(): Promise<string> }
+    for (let i = 0; ; i++) {
+      if ((await pinger.ping().catch(() => '')) === 'PONG') break
+      if (i > 100) throw new Error("B's client to node 2 did not reconnect")
+      await sleep(20)
+    }
     // Nodes 2, 3, 4 all grant B the lock, but node 2 has been up for less than maxTtl, so only 2
     // of the needed 3 count.
     expect(await b.tryAcquire('f:restart')).toBeNull()
