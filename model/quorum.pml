@@ -247,7 +247,11 @@ proctype Client(byte id) {
           j++
        :: else -> break
        od;
-       if :: counted >= MAJ -> printf("t=%d C%d write-back of fence %d held on %d nodes\n", now, id, F, ok) :: else -> skip fi;
+#ifdef NO_WRITEBACK
+       if :: counted >= MAJ -> printf("t=%d C%d fence %d NOT written back (lock still held on %d nodes)\n", now, id, F, ok) :: else -> skip fi;
+#else
+       if :: counted >= MAJ -> printf("t=%d C%d write-back of fence %d done on %d nodes\n", now, id, F, ok) :: else -> skip fi;
+#endif
        j = 0;
        won = false;
        if

@@ -61,7 +61,7 @@
 #define ROUNDS 1
 #endif
 #ifndef MAXT
-#define MAXT 8
+#define MAXT 5
 #endif
 #ifndef RESTARTS
 #define RESTARTS 1
@@ -147,16 +147,14 @@ active proctype Time() {
   :: now < MAXT -> d_step { advance(); checkHeld() }
   :: now < MAXT -> atomic {
        /* a slow tick for client x */
+       /* a tick on which client x's clock stands still (it runs slow) */
        x = 0;
        do
        :: x < NCLIENTS - 1 -> x++
-       :: break
-       od;
-       d_step {
-         lag[x] < DRIFT && !susp[x];
-         advance(); lag[x]++; x = 0;
-         checkHeld()
-       }
+       :: lag[x] < DRIFT && !susp[x] -> d_step { advance(); lag[x]++; x = 0;
+         checkHeld() }; break
+       :: else -> x = 0; break
+       od
      }
   :: now < MAXT && restarts < RESTARTS -> d_step {
        restarts++;
