@@ -1,13 +1,15 @@
 /*
- * semaphore.pml: a counting semaphore over a quorum of independent nodes, as planned (there is no
- * quorum semaphore in src/ yet): `limit` slots, each slot a quorum mutex with its own fence. The
- * naive construction, a counter per node with a majority of nodes granting, is the broken variant.
+ * semaphore.pml: a counting semaphore over a quorum of independent nodes: `limit` slots, each slot
+ * a quorum mutex (docs/safety.md 2.6). The naive construction, a counter per node with a majority
+ * of nodes granting, is the broken variant.
  *
- * Mirrors (the construction it checks, once built): src/quorum/backend.ts run per slot key, and
- * src/scripts/quorum-acquire.lua / mutex-release.lua on the slot's lock key.
+ * Mirrors src/primitives/semaphore.ts on src/topology/quorum.ts and src/scripts/semaphore-*.lua
+ * in quorum mode. The code lets each node grant its lowest free slot and needs a majority on the
+ * same slot; the model asks for one slot at a time, in order. Either way a permit is a majority
+ * of one slot, which is what makes each slot a mutex.
  *
  * Abstractions
- *   - No time, no expiry, no restarts: each slot is the quorum mutex of quorum.pml, whose
+ *   - No time, no expiry, no restarts, no fences: each slot is the quorum mutex of quorum.pml, whose
  *     exclusion under expiry, drift and restarts that model checks. This model checks only how
  *     slots combine into permits, which does not depend on time.
  *   - Each request to a node is one atomic step and may be lost; a failed attempt is undone on
