@@ -20,40 +20,45 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
   // waits for its slowest node would otherwise be lost (see backend.ts).
   const WINDOW_MS = 1_000
   const ABSORB_MS = 100
-  const wrapped = new Map<(message: string) => void, (message: string) => void>()
-  const tap = (listener: (message: string) => void) => {
-    let w = wrapped.get(listener)
-    if (!w) {
-      const copies = new Map<string, { count: number; first: number; delivered: number }>()
-      w = (message) => {
+  // One wrapper per listener and node: copies are counted by the nodes that sent them, since one
+  // node can publish the same waiter twice (a lock of several resources, released at once).
+  const wrapped = new Map<(message: string) => void, ((message: string) => void)[]>()
+  const tap = (listener: (message: string) => void): ((message: string) => void)[] => {
+    let perNode = wrapped.get(listener)
+    if (!perNode) {
+      const copies = new Map<string, { nodes: Set<number>; first: number; delivered: number }>()
+      const heardFrom = (message: string, node: number) => {
         const now = performance.now()
         for (const [m, c] of copies) if (now - (c.delivered || c.first) > (c.delivered ? ABSORB_MS : WINDOW_MS)) copies.delete(m)
         // Copies are counted by the woken waiter (the first id): the standby named after it (see
         // mutex-release.lua) may differ from node to node.
         const head = parseWake(message).next
-        const entry = copies.get(head) ?? { count: 0, first: now, delivered: 0 }
+        const entry = copies.get(head) ?? { nodes: new Set<number>(), first: now, delivered: 0 }
         copies.set(head, entry)
-        if (entry.delivered || ++entry.count < majority) return
+        if (entry.delivered) return
+        entry.nodes.add(node)
+        if (entry.nodes.size < majority) return
         entry.delivered = now
         heard(head)
         listener(message)
       }
-      wrapped.set(listener, w)
+      perNode = sources.map((_, node) => (message: string) => heardFrom(message, node))
+      wrapped.set(listener, perNode)
     }
-    return w
+    return perNode
   }
   return {
     retain: () => sources.forEach((s) => s.retain()),
     release: async () => void (await Promise.allSettled(sources.map((s) => s.release()))),
     listen(channel, original) {
-      const listener = tap(original)
+      const listeners = tap(original)
       return new Promise<number>((resolve, reject) => {
         let ok = 0
         let failed = 0
         let since = 0
         let lastError: unknown
-        for (const source of sources) {
-          source.listen(channel, listener).then(
+        for (const [node, source] of sources.entries()) {
+          source.listen(channel, listeners[node]!).then(
             (at) => {
               // Heard from the moment the majority's last subscription became active.
               since = Math.max(since, at)
@@ -68,9 +73,9 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
       })
     },
     unlisten(channel, original) {
-      const listener = wrapped.get(original)
-      if (!listener) return
-      sources.forEach((s) => s.unlisten(channel, listener))
+      const listeners = wrapped.get(original)
+      if (!listeners) return
+      sources.forEach((s, node) => s.unlisten(channel, listeners[node]!))
     },
     onResync(listener) {
       const offs = sources.map((s) => s.onResync(listener))

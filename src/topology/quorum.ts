@@ -78,7 +78,15 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
   const undo = (resource: string, token: string): void => {
     // Every node, including those that timed out: their acquire may still land. Each client sends
     // this release after the acquire on the same connection, so Redis runs them in that order.
-    for (const node of nodes) primitive.release(exec(node), resource, token).catch(() => {})
+    // Then every node wakes its line if the lock is free there: a grant undone on the few nodes
+    // that gave it wakes only those, short of the majority a wake-up needs, and waiters it kept
+    // out would sleep until their re-check (the ttl) though nobody holds the lock.
+    for (const node of nodes) {
+      primitive
+        .release(exec(node), resource, token)
+        .then(() => primitive.leave(exec(node), resource, ''))
+        .catch(() => {})
+    }
   }
 
   return {
