@@ -28,7 +28,7 @@ function vitest(tests) {
   const started = performance.now()
   // One file at a time, as the tests start their own redis-server processes (2 cores).
   const r = run('npx', ['vitest', 'run', '--maxWorkers=1', ...tests], { env: { ...process.env, FORCE_COLOR: '0' } })
-  const out = r.stdout + r.stderr
+  const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]
   return { pass: r.status === 0, failed: failed ? Number(failed) : r.status === 0 ? 0 : null, seconds: Math.round((performance.now() - started) / 1000), out }
 }

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Locks } from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
+import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 /** Blocks the event loop (no timer can run) for `ms` milliseconds of monotonic time. */
@@ -16,11 +17,14 @@ function busy(ms: number): void {
 
 describe.skipIf(!requireRedisOrSkip())('lease.held and the deadline', () => {
   let server: RedisProcess
+  let proxy: FaultProxy
 
   beforeAll(async () => {
     server = await startRedis()
+    proxy = await startFaultProxy({ host: server.host, port: server.port })
   })
   afterAll(async () => {
+    await proxy?.close()
     await server?.stop()
   })
 
@@ -58,6 +62,36 @@ describe.skipIf(!requireRedisOrSkip())('lease.held and the deadline', () => {
       expect(lease.held).toBe(true)
       await lease.release()
       expect(lease.held).toBe(false)
+    })
+  })
+
+  describe.each(adapters)('$name, replies delayed by 250 ms', (adapter) => {
+    let client: TestClient
+    let locks: Locks
+
+    beforeAll(async () => {
+      client = await adapter.connect(proxy.url)
+      locks = createLocks({ redis: client.raw, prefix: `late:${adapter.name}:` })
+    })
+    afterAll(async () => {
+      proxy.setDelay(0)
+      await locks?.close()
+      await client?.disconnect()
+    })
+
+    it('the deadline counts from before the request was sent, not from the reply', async () => {
+      const ttl = 2_000
+      const drift = Math.floor(ttl * 0.01) + 2
+      proxy.setDelay(250, { direction: 'down' })
+      const before = performance.now()
+      const lease = (await locks.tryAcquire('r', { ttl }))!
+      proxy.setDelay(0)
+      expect(lease).not.toBeNull()
+      expect(performance.now() - before).toBeGreaterThan(240)
+      // Counted from the reply it would end about 250 ms later than this.
+      expect(lease.deadline).toBeLessThanOrEqual(before + ttl - drift + 50)
+      expect(lease.deadline).toBeGreaterThanOrEqual(before + ttl - drift)
+      await lease.release()
     })
   })
 })
