@@ -4,7 +4,10 @@
 //   (a) without a lock, updates get lost and more money is paid out than the account held;
 //   (b) with fencelock (withLock + claimFence + fencedSet) the balance is exact;
 //   (c) a lock holder frozen (SIGSTOP) past its ttl wakes up and writes a stale balance: the fence
-//       rejects it, its lease.signal has aborted, and the balance stays exact.
+//       rejects it, its lease.signal has aborted, and the balance stays exact;
+//   (d) transfers between 4 accounts (GET both, await, SET both): without a lock money is created
+//       or destroyed; with withLocks on both accounts (named in any order) + claimFence + fencedSet
+//       with each account's fence, the total and every balance are exact.
 // Uses REDIS_URL if set, otherwise a throwaway redis-server from PATH.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -14,12 +17,19 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { hasRedisServer, INSTALL_HINT, startLocalRedis, type LocalRedis } from './local-redis.js'
 import type { WorkerReport } from './payment-worker.js'
+import type { TransferReport } from './transfer-worker.js'
 
 const START = 1000
 const AMOUNT = 10
 const WORKERS = 4
 const DEMAND = 1200 // more than the account holds, so the lock also has to stop an overdraft
 const TTL = 1000
+const ACCOUNTS = ['account:1', 'account:2', 'account:3', 'account:4']
+const OPENING = 10_000 // each account's balance before the transfers
+const TRANSFERS = 25 // per worker
+// Each transfer moves 1 to MAX_AMOUNT. Without a lock, lost updates create and destroy money at
+// random: with amounts this spread out, the net comes out at exactly 0 about once in 10,000 runs.
+const MAX_AMOUNT = 1000
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const live = new Set<ChildProcess>()
@@ -39,10 +49,10 @@ class Worker {
   #waiting: ((line: string | undefined) => void) | undefined
   #ended = false
 
-  constructor(args: string[]) {
+  constructor(script: string, args: string[]) {
     // node --import tsx, not the tsx CLI: the pid must be the worker itself, or SIGSTOP would
     // freeze only a wrapper.
-    this.proc = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'payment-worker.ts'), ...args], {
+    this.proc = spawn(process.execPath, ['--import', 'tsx', path.join(here, script), ...args], {
       cwd: path.join(here, '..'),
       stdio: ['pipe', 'pipe', 'inherit'],
     })
@@ -78,6 +88,11 @@ class Worker {
     this.proc.stdin!.write(`${line}\n`)
   }
 
+  /** No more input: a transfer worker exits then. */
+  close(): void {
+    this.proc.stdin!.end()
+  }
+
   #report: Promise<WorkerReport> | undefined
 
   /** The worker's final report (its DONE line); safe to await more than once. */
@@ -99,7 +114,7 @@ async function run(
   const normal = modes.filter((m) => m !== 'frozen').length
   const workers = modes.map(
     (mode) =>
-      new Worker([
+      new Worker('payment-worker.ts', [
         `--mode=${mode}`,
         `--redis=${url}`,
         `--prefix=${prefix}`,
@@ -130,6 +145,47 @@ function summary(r: RunResult): string[] {
   return [
     `    paid out ${r.paid} in ${r.withdrawals} withdrawals, declined ${r.declined} (insufficient funds)`,
     `    balance ${r.balance}, should be ${START} - ${r.paid} = ${r.expected}: ${check(r)}`,
+  ]
+}
+
+interface TransferResult {
+  transfers: number
+  declined: number
+  rejected: number
+  total: number
+  balances: number[]
+  /** Each account's opening balance plus what the transfers that were made moved into it. */
+  expected: number[]
+}
+
+/** One run of the transfer workers (they serve several): opens the accounts, lets them go, reads the balances. */
+async function transferRun(redis: Redis, workers: Worker[], mode: 'unlocked' | 'locked', keyPrefix: string): Promise<TransferResult> {
+  const key = (account: string) => `${keyPrefix}{${account}}:balance`
+  for (const account of ACCOUNTS) await redis.set(key(account), String(OPENING))
+  for (const worker of workers) worker.send(`GO ${mode} ${keyPrefix}`)
+  const reports = await Promise.all(workers.map(async (w) => JSON.parse((await w.next('DONE')).slice('DONE '.length)) as TransferReport))
+  const sum = (field: 'transfers' | 'declined' | 'rejected') => reports.reduce((total, r) => total + r[field], 0)
+  const balances = await Promise.all(ACCOUNTS.map(async (account) => Number(await redis.get(key(account)))))
+  return {
+    transfers: sum('transfers'),
+    declined: sum('declined'),
+    rejected: sum('rejected'),
+    total: balances.reduce((a, b) => a + b, 0),
+    balances,
+    expected: ACCOUNTS.map((account) => OPENING + reports.reduce((total, r) => total + r.net[account]!, 0)),
+  }
+}
+
+const TOTAL = OPENING * ACCOUNTS.length
+const accountsExact = (r: TransferResult) => r.balances.every((b, i) => b === r.expected[i])
+
+function transferSummary(r: TransferResult): string[] {
+  const drift = r.total - TOTAL
+  const wrong = r.balances.filter((b, i) => b !== r.expected[i]).length
+  return [
+    `      ${r.transfers} transfers, declined ${r.declined} (insufficient funds)${r.rejected ? `, ${r.rejected} refused by a fence` : ''}`,
+    `      total ${r.total}, should be ${TOTAL}: ${drift === 0 ? 'exact' : `wrong, ${Math.abs(drift)} ${drift > 0 ? 'created out of nothing' : 'destroyed'}`}`,
+    `      balances ${r.balances.join(', ')}, should be ${r.expected.join(', ')}: ${wrong === 0 ? 'exact' : `${wrong} of ${ACCOUNTS.length} wrong`}`,
   ]
 }
 
@@ -166,6 +222,11 @@ async function main(): Promise<number> {
     const b = (await run(redis, url, `${prefix}b:`, Array(WORKERS).fill('locked'))).result
     for (const line of summary(b)) console.log(line)
 
+    // Started now, so that they get ready while (c) waits out the frozen holder's ttl.
+    const transferWorkers = Array.from({ length: WORKERS }, () =>
+      new Worker('transfer-worker.ts', [`--redis=${url}`, `--prefix=${prefix}d:`, `--accounts=${ACCOUNTS.join(',')}`, `--transfers=${TRANSFERS}`, `--max-amount=${MAX_AMOUNT}`, `--ttl=${TTL}`]),
+    )
+
     console.log(`\n(c) as (b), but worker 1 is frozen (SIGSTOP) while it holds the lock`)
     let frozenFor = 0
     const c = await run(redis, url, `${prefix}c:`, ['frozen', ...Array<'locked'>(WORKERS - 1).fill('locked')], async ([frozen, ...others]) => {
@@ -191,16 +252,33 @@ async function main(): Promise<number> {
     )
     for (const line of summary(c.result)) console.log(line)
 
-    const ok = b.balance === b.expected && c.result.balance === c.result.expected && staleRejected === 1 && stale.signalAborted
+    console.log(`\n(d) transfers: ${ACCOUNTS.length} accounts hold ${OPENING} each (${TOTAL} in all); ${WORKERS} workers make ${TRANSFERS} transfers each,`)
+    console.log(`    of 1 to ${MAX_AMOUNT} between two random accounts (GET both balances, await, SET both)`)
+    for (const worker of transferWorkers) await worker.next('READY')
+    console.log('    no lock:')
+    const du = await transferRun(redis, transferWorkers, 'unlocked', `${prefix}d-unlocked:`)
+    for (const line of transferSummary(du)) console.log(line)
+    console.log('    locks.withLocks([from, to] in random order) + claimFence + fencedSet with each account\'s fence:')
+    const dl = await transferRun(redis, transferWorkers, 'locked', `${prefix}d-locked:`)
+    for (const line of transferSummary(dl)) console.log(line)
+    for (const worker of transferWorkers) worker.close()
+
+    const transfersOk = dl.total === TOTAL && accountsExact(dl) && dl.rejected === 0
+    const ok = b.balance === b.expected && c.result.balance === c.result.expected && staleRejected === 1 && stale.signalAborted && transfersOk
     const lost = Math.round((a.balance - a.expected) / AMOUNT)
+    const drift = du.total - TOTAL
+    const transfersWrong = drift === 0 ? 'transfers lost updates' : `transfers ${drift > 0 ? 'created' : 'destroyed'} ${Math.abs(drift)}`
     console.log(
-      `\nVerdict: without a lock ${lost} of ${a.withdrawals} withdrawals vanished from the balance; with fencelock ` +
-        (ok ? 'every withdrawal counted, and a frozen holder could not overwrite the balance.' : 'SOMETHING WENT WRONG (see above).'),
+      `\nVerdict: without a lock ${lost} of ${a.withdrawals} withdrawals vanished from the balance and ${transfersWrong}; with fencelock ` +
+        (ok ? 'every withdrawal and every transfer counted, and a frozen holder could not overwrite the balance.' : 'SOMETHING WENT WRONG (see above).'),
     )
     console.log(
       `RESULT unlocked_balance=${a.balance} unlocked_expected=${a.expected} locked_balance=${b.balance} locked_expected=${b.expected}` +
         ` stale_balance=${c.result.balance} stale_expected=${c.result.expected} stale_rejected=${staleRejected}` +
-        ` signal_aborted=${stale.signalAborted ? 1 : 0} ok=${ok ? 1 : 0}`,
+        ` signal_aborted=${stale.signalAborted ? 1 : 0}` +
+        ` transfer_unlocked_total=${du.total} transfer_locked_total=${dl.total} transfer_expected_total=${TOTAL}` +
+        ` transfer_unlocked_accounts_exact=${accountsExact(du) ? 1 : 0} transfer_locked_accounts_exact=${accountsExact(dl) ? 1 : 0}` +
+        ` transfer_locked_transfers=${dl.transfers} ok=${ok ? 1 : 0}`,
     )
     return ok ? 0 : 1
   } finally {

@@ -27,7 +27,7 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
     await redis?.stop()
   })
 
-  it('loses updates without a lock; keeps the balance exact with fencelock, even past a frozen holder', async () => {
+  it('loses updates without a lock; keeps the balance exact with fencelock, even past a frozen holder; transfers conserve the total only with fencelock', async () => {
     const started = performance.now()
     const { code, stdout, stderr } = await demo({ ...process.env, REDIS_URL: redis.url })
     expect(stderr).toBe('')
@@ -47,12 +47,20 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
     expect(result.stale_rejected).toBe(1)
     expect(result.signal_aborted).toBe(1)
     expect(result.stale_balance).toBe(result.stale_expected)
+    // (d) transfers between 4 accounts: without a lock updates are lost on every account and money
+    // is created or destroyed; with withLocks + the fenced guards the total and every balance are exact.
+    expect(result.transfer_unlocked_total).not.toBe(result.transfer_expected_total)
+    expect(result.transfer_unlocked_accounts_exact).toBe(0)
+    expect(result.transfer_locked_total).toBe(result.transfer_expected_total)
+    expect(result.transfer_locked_accounts_exact).toBe(1)
+    expect(result.transfer_locked_transfers, 'most transfers moved money').toBeGreaterThan(50)
     expect(result.ok).toBe(1)
     expect(stdout).toContain('rejected by the fence')
+    expect(stdout).toMatch(/no lock:\n.*\n +total \d+, should be \d+: wrong, \d+ (created out of nothing|destroyed)\n/)
 
     // A shared Redis (REDIS_URL) is left as it was found.
     expect(await redis.cli('DBSIZE')).toBe('0')
-  }, 40_000)
+  }, 45_000)
 })
 
 describe('payment demo without Redis', () => {
