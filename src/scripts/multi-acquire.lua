@@ -23,16 +23,28 @@ local young, runId = nodeInfo(ARGV[7])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter = ARGV[1], tonumber(ARGV[2]), ARGV[4]
-local score = ARGV[6]
-if score == '' then score = now end
 local n = #KEYS / 4
+for i = 0, n - 1 do
+  if redis.call('EXISTS', KEYS[4 * i + 3]) == 1 then pruneQueue(KEYS[4 * i + 3], KEYS[4 * i + 4], nowMs) end
+end
+-- One score per waiter in every queue it stands in, or two waiters for overlapping sets could each
+-- be first in one queue and wait for each other (a place pruned from one queue, say after a wake-up
+-- capped it at the grace, and taken again later, would go to the back there only). So a waiter
+-- that still stands in any of its queues keeps its earliest score in all of them (ZADD LT).
+local score
+if waiter ~= '' then
+  for i = 0, n - 1 do
+    local s = tonumber(redis.call('ZSCORE', KEYS[4 * i + 3], waiter))
+    if s and (not score or s < score) then score = s end
+  end
+end
+score = score and string.format('%.0f', score) or (ARGV[6] ~= '' and ARGV[6]) or now
 
 local retry
 local all = true
 for i = 0, n - 1 do
   local lock, queue, expiry = KEYS[4 * i + 1], KEYS[4 * i + 3], KEYS[4 * i + 4]
-  if redis.call('EXISTS', queue) == 1 then pruneQueue(queue, expiry, nowMs) end
-  if quorum and waiter ~= '' then redis.call('ZADD', queue, 'NX', score, waiter) end
+  if quorum and waiter ~= '' then redis.call('ZADD', queue, 'LT', score, waiter) end
   local head = redis.call('ZRANGE', queue, 0, 0)[1]
   local holder = redis.call('GET', lock)
   local wait
@@ -72,7 +84,7 @@ end
 
 if waiter ~= '' then
   for i = 0, n - 1 do
-    redis.call('ZADD', KEYS[4 * i + 3], 'NX', score, waiter)
+    redis.call('ZADD', KEYS[4 * i + 3], 'LT', score, waiter)
     keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + retry + tonumber(ARGV[5]))
   end
 end
