@@ -511,6 +511,8 @@ export function renderSvg(r: Results): string {
   if (r.A) put(1, panel(W / 2 + 10, heights[1], colW, 'A. Uncontended acquire+release, one worker', 'cycles/s, higher is better', bars(r.A, (x) => x.cyclesPerSec), false))
   if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`, 'per second, higher is better', bars(r.S, (x) => x.handoffsPerSec), false))
   if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`, 'commands, lower is better', bars(r.S, (x) => x.idle.redisCommands), true))
+  if (r.T) put(1, panel(W / 2 + 10, heights[1], colW, `T. Transfers (${r.T[0]?.procs ?? ''} processes, ${r.T[0]?.accounts ?? ''} accounts, two locked at once)`, 'transfers/s, higher is better', r.T.map((x) => ({ label: short(x.label.replace(' acquire([a, b])', '')), value: x.transfersPerSec, highlight: x.lib.startsWith('fencelock') })), false))
+  if (r.R) put(1, panel(W / 2 + 10, heights[1], colW, `R. Read-heavy (${Math.round((r.R[0]?.readShare ?? 0) * 100)}% reads, ${r.R[0]?.procs ?? ''} processes)`, 'sections/s, higher is better', r.R.map((x) => ({ label: x.label, value: x.opsPerSec, highlight: x.lib === 'fencelock-rw' })), false))
   if (r.E) {
     const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
     put(1, panel(W / 2 + 10, heights[1], colW, 'E. fencelock handoff gap p50 vs waiting processes', 'ms, lower is better', e.map((x) => ({ label: x.label, value: x.gap, highlight: true })), false))
