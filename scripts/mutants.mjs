@@ -4,7 +4,7 @@
 // HEAD is exported (git archive) to a temporary directory with node_modules linked, and each
 // mutant is applied there, tested, and undone.
 //   npm run mutants                      every mutant
-//   npm run mutants -- --only fence      mutants whose id contains that
+//   npm run mutants -- --only fence,undo mutants whose id contains one of those
 //   npm run mutants -- --no-baseline     skip the unmutated run of the named tests
 // Exit code 1 if a mutant survived or the baseline failed.
 import { spawnSync } from 'node:child_process'
@@ -19,7 +19,7 @@ const argv = process.argv.slice(2)
 const onlyAt = argv.indexOf('--only')
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
 const baseline = !argv.includes('--no-baseline')
-const selected = mutants.filter((m) => !only || m.id.includes(only))
+const selected = mutants.filter((m) => !only || only.split(',').some((part) => m.id.includes(part)))
 
 const dir = mkdtempSync(join(tmpdir(), 'fencelock-mutants-'))
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...opts })
