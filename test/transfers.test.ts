@@ -23,6 +23,8 @@ interface Done {
   transfers: number
   declined: number
   net: Record<string, number>
+  // Which path took the locks, as the fences show it: one script gives every resource of the lease
+  // one fence (src/primitives/multi.ts); locks taken one by one have a fence each.
   atomic: number
   ordered: number
   violations: string[]
@@ -137,8 +139,8 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
       await Promise.all(nodes.map((n) => n.stop()))
     })
 
-    // withLocks in quorum mode waits about 1.5 s per transfer here (p50; two quorum mutexes taken
-    // in order: about 30 ms), so the full run takes over a minute: it runs with
+    // withLocks in quorum mode waits about 1 s per transfer here (p50; two quorum mutexes taken in
+    // order: about 30 ms), so the full run takes about a minute: it runs with
     // FENCELOCK_LONG_TESTS=1, and a run of 8 transfers per process always.
     it('8 transfers per process: no deadlock; the sum and every balance exact', async () => {
       await transfers('quorum', nodes.map((n) => n.url), bank!, accountsNamed((i) => `account:${i}`), 2_000, 8)
