@@ -1,7 +1,33 @@
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkLeaseTtl } from './validate.js'
-import type { Lease, LeaseDriver, LeaseInit } from './lease.js'
+import type { Lease } from './lease.js'
+
+/** What a primitive's operations supply to their leases: the Redis side of extend and release. */
+export interface LeaseDriver {
+  /** Resolves true when extended, false when Redis says this lease no longer holds the lock. */
+  extend(lease: LeaseState, ttl: number): Promise<boolean>
+  /** Resolves true when this call released the lock, false when it was no longer held. */
+  release(lease: LeaseState): Promise<boolean>
+  /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
+  drift(ttl: number): number
+  /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
+  readonly maxTtl: number
+  /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
+  readonly allowShortTtl: boolean
+  /** The lease is settled (released or lost): forget it. */
+  settled(lease: LeaseState): void
+}
+
+export interface LeaseInit {
+  resource: string
+  token: string
+  fence: number
+  ttl: number
+  /** performance.now() taken before the acquire request was sent. */
+  start: number
+  autoExtend: boolean
+}
 
 type State = 'held' | 'released' | 'lost'
 

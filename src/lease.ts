@@ -1,4 +1,3 @@
-import type { LeaseState } from './lease-state.js'
 
 
 /**
@@ -38,35 +37,6 @@ export interface Lease extends AsyncDisposable {
    */
   release(): Promise<boolean>
 }
-
-/** What a primitive's operations supply to their leases: the Redis side of extend and release. */
-export interface LeaseDriver {
-  /** Resolves true when extended, false when Redis says this lease no longer holds the lock. */
-  extend(lease: LeaseState, ttl: number): Promise<boolean>
-  /** Resolves true when this call released the lock, false when it was no longer held. */
-  release(lease: LeaseState): Promise<boolean>
-  /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
-  drift(ttl: number): number
-  /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
-  readonly maxTtl: number
-  /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
-  readonly allowShortTtl: boolean
-  /** The lease is settled (released or lost): forget it. */
-  settled(lease: LeaseState): void
-}
-
-export interface LeaseInit {
-  resource: string
-  token: string
-  fence: number
-  ttl: number
-  /** performance.now() taken before the acquire request was sent. */
-  start: number
-  autoExtend: boolean
-}
-
-
-export { LeaseState } from './lease-state.js'
 
 /**
  * A `Lease` that reads everything from `lease` (its getters run on it: they read private state),

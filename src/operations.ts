@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { Backend } from './backend.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
-import { LeaseState, type Lease, type LeaseDriver } from './lease.js'
+import type { Lease } from './lease.js'
+import { LeaseState, type LeaseDriver } from './lease-state.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
@@ -28,6 +29,7 @@ export class Operations<Info> {
     this.#runtime = runtime
     this.#backend = backend
     this.#waiterTag = waiterTag
+    runtime.register(backend, this)
     const defaults = runtime.defaults
     this.#driver = {
       maxTtl: backend.maxTtl,

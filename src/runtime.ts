@@ -3,8 +3,9 @@ import type { Backend } from './backend.js'
 import { ClosedError, InvalidArgumentError } from './errors.js'
 import { errorText } from './failures.js'
 import { RedisError } from './errors.js'
-import type { LeaseState } from './lease.js'
-import { Operations, type Defaults } from './operations.js'
+import type { LeaseState } from './lease-state.js'
+import type { FencelockError } from './errors.js'
+import type { Defaults } from './options.js'
 import { closedClient } from './redis/index.js'
 import { checkBoolean } from './validate.js'
 
@@ -26,7 +27,7 @@ export class Runtime {
   readonly instance = randomBytes(6).toString('base64url')
   readonly leases = new Set<LeaseState>()
   readonly defaults: Defaults
-  readonly #operations = new Map<Backend<unknown>, Operations<unknown>>()
+  readonly #operations = new Map<Backend<unknown>, { closeWaiters(err: FencelockError): void }>()
   readonly #retained = new Set<Backend<unknown>>()
   #seq = 0
   #closed = false
@@ -39,14 +40,9 @@ export class Runtime {
     return this.#closed
   }
 
-  /** The operations of one backend (created once, so its waiters queue together). */
-  operations<Info>(backend: Backend<Info>, waiterTag = ''): Operations<Info> {
-    let ops = this.#operations.get(backend)
-    if (!ops) {
-      ops = new Operations(this, backend, waiterTag)
-      this.#operations.set(backend, ops)
-    }
-    return ops as Operations<Info>
+  /** The operations of one backend (made once, so its waiters queue together) are closed with the instance. */
+  register(backend: Backend<unknown>, ops: { closeWaiters(err: FencelockError): void }): void {
+    this.#operations.set(backend, ops)
   }
 
   /** `<instance>:<n><tag>`: the instance part routes wake-ups; a primitive may tag its waiters (a reader, a writer). */

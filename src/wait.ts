@@ -1,6 +1,6 @@
 import { LockAbortedError, type FencelockError } from './errors.js'
 import { waitError } from './failures.js'
-import type { LeaseState } from './lease.js'
+import type { LeaseState } from './lease-state.js'
 import { wakeFor } from './wake-message.js'
 import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
 

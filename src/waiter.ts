@@ -1,6 +1,6 @@
 import type { WakeSource } from './backend.js'
 import { attemptError } from './failures.js'
-import type { LeaseState } from './lease.js'
+import type { LeaseState } from './lease-state.js'
 
 /**
  * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the

@@ -3,7 +3,7 @@
 // delivers them in this order only by chance (a pub/sub reconnect while SUBSCRIBE is in flight);
 // here the interleaving is fixed, so the test fails every time the race is there.
 import { describe, expect, it } from 'vitest'
-import type { LeaseState as Lease } from '../src/lease.js'
+import type { LeaseState as Lease } from '../src/lease-state.js'
 import { WaitQueues, type TryResult, type Waiter } from '../src/wait.js'
 
 interface Deferred<T> {
