@@ -30,7 +30,9 @@ function vitest(tests) {
   const r = run('npx', ['vitest', 'run', '--maxWorkers=1', ...tests], { env: { ...process.env, FORCE_COLOR: '0' } })
   const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]
-  return { pass: r.status === 0, failed: failed ? Number(failed) : r.status === 0 ? 0 : null, seconds: Math.round((performance.now() - started) / 1000), out }
+  // The first failing test, as evidence that the kill came from an assertion and not a crash.
+  const first = /(?:FAIL|×)\s+(.+)/.exec(out)?.[1]?.trim() ?? null
+  return { pass: r.status === 0, failed: failed ? Number(failed) : r.status === 0 ? 0 : null, first, seconds: Math.round((performance.now() - started) / 1000), out }
 }
 
 try {
@@ -72,8 +74,9 @@ try {
       const r = vitest(m.tests)
       const outcome = r.pass ? 'SURVIVED' : `killed (${r.failed ?? '?'} failed)`
       if (r.pass) broken = true
-      rows.push({ ...m, outcome, seconds: r.seconds })
-      console.log(`${m.id}: ${outcome}, ${r.seconds} s`)
+      rows.push({ ...m, outcome, seconds: r.seconds, first: r.first })
+      console.log(`${m.id}: ${outcome}, ${r.seconds} s${r.first ? `; first failure: ${r.first}` : ''}`)
+      if (!r.pass && r.failed === null) console.log(r.out.slice(-1500))
     } finally {
       writeFileSync(path, original)
       if (m.file.endsWith('.lua')) embed()
