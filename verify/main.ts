@@ -219,9 +219,9 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   log(`fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${semaphore ? `semaphore with limit ${limit}` : multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${semaphore ? ` (${controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`)
-  // Semaphore mode: 1 to 5 units of 30 to 250 ms per permit, so that a permit often outlives its
-  // ttl (1 s by default) and is extended.
-  const semaphoreRun = (checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore'> =>
+  // What a run's workers exercise. Semaphore mode: 1 to 5 units of 30 to 250 ms per permit, so that
+  // a permit often outlives its ttl (1 s by default) and is extended.
+  const primitiveRun = (checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore'> =>
     semaphore ? { primitive: 'semaphore', semaphore: { limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : multi ? { primitive: 'multi' } : {}
   const checkRun = (run: Awaited<ReturnType<typeof runOnce>>, fencing: boolean): CheckResult =>
     semaphore
@@ -232,7 +232,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const historyPaths: string[] = []
   const fencedPath = path.join(dir, 'history-fenced.jsonl')
   const fencedLabel = semaphore ? 'checked' : options.guard === 'claim' ? 'fenced' : `fenced (guard: ${options.guard})`
-  const fencedRun = await runOnce({ ...base, ...semaphoreRun(true, limit), label: fencedLabel, fencing: true, guard: options.guard, historyPath: fencedPath })
+  const fencedRun = await runOnce({ ...base, ...primitiveRun(true, limit), label: fencedLabel, fencing: true, guard: options.guard, historyPath: fencedPath })
   endProgress()
   const fencedCheck = checkRun(fencedRun, true)
   runs.push({ run: fencedRun, check: fencedCheck, expect: 'safe' })
@@ -244,8 +244,8 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   if (options.control) {
     const controlPath = path.join(dir, 'history-control.jsonl')
     const controlRun = semaphore
-      ? await runOnce({ ...base, ...semaphoreRun(controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit), label: `control (${controlKind})`, fencing: false, guard: options.guard, historyPath: controlPath })
-      : await runOnce({ ...base, ...semaphoreRun(false, limit), label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
+      ? await runOnce({ ...base, ...primitiveRun(controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit), label: `control (${controlKind})`, fencing: false, guard: options.guard, historyPath: controlPath })
+      : await runOnce({ ...base, ...primitiveRun(false, limit), label: 'control', fencing: false, guard: options.guard, historyPath: controlPath })
     endProgress()
     const controlCheck = checkRun(controlRun, false)
     runs.push({ run: controlRun, check: controlCheck, expect: 'violations' })
