@@ -32,7 +32,8 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
     const { code, stdout, stderr } = await demo({ ...process.env, REDIS_URL: redis.url })
     expect(stderr).toBe('')
     expect(code).toBe(0)
-    expect(performance.now() - started).toBeLessThan(30_000)
+    // A guard against a hang, not a speed goal: about 15 s on 2 idle cores, more on a busy machine.
+    expect(performance.now() - started).toBeLessThan(50_000)
 
     const line = stdout.split('\n').find((l) => l.startsWith('RESULT '))
     expect(line, stdout).toBeDefined()
@@ -60,7 +61,7 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
 
     // A shared Redis (REDIS_URL) is left as it was found.
     expect(await redis.cli('DBSIZE')).toBe('0')
-  }, 45_000)
+  }, 60_000)
 })
 
 describe('payment demo without Redis', () => {
