@@ -6,6 +6,7 @@
 //   npm run mutants                      every mutant
 //   npm run mutants -- --only fence,undo mutants whose id contains one of those
 //   npm run mutants -- --no-baseline     skip the unmutated run of the named tests
+//   npm run mutants -- --file list.json  another list (same shape as scripts/mutants.json)
 // Exit code 1 if a mutant survived or the baseline failed.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -14,8 +15,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const mutants = JSON.parse(readFileSync(join(root, 'scripts', 'mutants.json'), 'utf8'))
 const argv = process.argv.slice(2)
+const fileAt = argv.indexOf('--file')
+const mutants = JSON.parse(readFileSync(fileAt >= 0 ? argv[fileAt + 1] : join(root, 'scripts', 'mutants.json'), 'utf8'))
 const onlyAt = argv.indexOf('--only')
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
 const baseline = !argv.includes('--no-baseline')
