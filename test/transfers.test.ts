@@ -3,7 +3,7 @@
 // [a, b] and [b, a]) with the sum exact and every account exactly where the transfers put it; no
 // account is ever worked on by two processes at once. On one Redis, on a Redis Cluster (names
 // sharing a hash tag: one atomic script; names on different slots: taken one by one in order),
-// and on a quorum of 3 (8 transfers per process; all 40 with FENCELOCK_LONG_TESTS=1).
+// and on a quorum of 3.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Cluster, Redis } from 'ioredis'
@@ -139,15 +139,8 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
       await Promise.all(nodes.map((n) => n.stop()))
     })
 
-    // withLocks in quorum mode waits about 1 s per transfer here (p50; two quorum mutexes taken in
-    // order: about 30 ms), so the full run takes about a minute: it runs with
-    // FENCELOCK_LONG_TESTS=1, and a run of 8 transfers per process always.
-    it('8 transfers per process: no deadlock; the sum and every balance exact', async () => {
-      await transfers('quorum', nodes.map((n) => n.url), bank!, accountsNamed((i) => `account:${i}`), 2_000, 8)
-    }, 60_000)
-
-    it.runIf(process.env.FENCELOCK_LONG_TESTS === '1')(`${TRANSFERS} transfers per process: no deadlock; the sum and every balance exact`, async () => {
+    it(`${TRANSFERS} transfers per process: no deadlock; the sum and every balance exact`, async () => {
       await transfers('quorum', nodes.map((n) => n.url), bank!, accountsNamed((i) => `account:${i}`), 2_000)
-    }, 180_000)
+    }, 60_000)
   })
 })

@@ -33,9 +33,16 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
         // Copies are counted by the woken waiter (the first id): the standby named after it (see
         // mutex-release.lua) may differ from node to node.
         const head = parseWake(message).next
-        const entry = copies.get(head) ?? { nodes: new Set<number>(), first: now, delivered: 0 }
+        let entry = copies.get(head)
+        if (entry?.delivered) {
+          // A late copy of the release already delivered, from a node that had not sent it yet:
+          // absorbed. A node that sent one already is publishing a new release (another resource
+          // of an all-or-nothing waiter): that one counts afresh.
+          if (!entry.nodes.has(node)) return void entry.nodes.add(node)
+          entry = undefined
+        }
+        entry ??= { nodes: new Set<number>(), first: now, delivered: 0 }
         copies.set(head, entry)
-        if (entry.delivered) return
         entry.nodes.add(node)
         if (entry.nodes.size < majority) return
         entry.delivered = now
