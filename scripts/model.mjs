@@ -4,7 +4,7 @@
 //   npm run model                 bounded configurations (the ones npm test runs)
 //   npm run model -- --full       larger bounds (minutes to hours)
 //   npm run model -- --json       one JSON line per run, for test/model.test.ts
-//   npm run model -- --only quorum/NO_WRITEBACK   runs whose id starts with that
+//   npm run model -- --only quorum/     runs whose id starts with that (--id: exactly that one)
 // A correct model must verify with no error; each broken variant must fail. Exit code 1 otherwise.
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -122,13 +122,15 @@ function main() {
   const json = argv.includes('--json')
   const onlyAt = argv.indexOf('--only')
   const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
+  const idAt = argv.indexOf('--id')
+  const id = idAt >= 0 ? argv[idAt + 1] : undefined
   const missing = missingTools()
   if (missing) {
     console.error(`model: ${missing} not found on PATH (apt-get install spin gcc)`)
     process.exit(2)
   }
   let failed = 0
-  for (const run of runs.filter((r) => !only || r.id.startsWith(only))) {
+  for (const run of runs.filter((r) => (!only || r.id.startsWith(only)) && (!id || r.id === id))) {
     let result
     try {
       result = runOne(run, { full })
