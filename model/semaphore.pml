@@ -48,11 +48,12 @@ byte slot[LIMIT * N];     /* slot s on node j: token of its holder, 0 when free 
 byte permits;
 
 proctype Client(byte id) {
-  byte r, j, s, granted, votes;
+  byte r, j, s, tok, granted, votes;
   bool won;
   do
   :: r < ROUNDS ->
      r++;
+     tok = id * ROUNDS + r;   /* each attempt its own token (never 0) */
      won = false;
 #ifdef NAIVE_COUNT
      j = 0;
@@ -97,7 +98,7 @@ proctype Client(byte id) {
            :: d_step { j++ }   /* lost */
            :: d_step {
                 if
-                :: SLOT(s, j) == 0 -> SLOT(s, j) = id + 1; granted = granted | (1 << j); votes++
+                :: SLOT(s, j) == 0 -> SLOT(s, j) = tok; granted = granted | (1 << j); votes++
                 :: else -> skip
                 fi;
                 j++
@@ -112,7 +113,7 @@ proctype Client(byte id) {
           :: else ->
              j = 0;
              do
-             :: j < N -> if :: SLOT(s, j) == id + 1 -> SLOT(s, j) = 0 :: else -> skip fi; j++
+             :: j < N -> if :: SLOT(s, j) == tok -> SLOT(s, j) = 0 :: else -> skip fi; j++
              :: else -> break
              od;
              s++
@@ -139,7 +140,7 @@ proctype Client(byte id) {
 #else
              j = 0;
              do
-             :: j < N -> if :: SLOT(s, j) == id + 1 -> SLOT(s, j) = 0 :: else -> skip fi; j++
+             :: j < N -> if :: SLOT(s, j) == tok -> SLOT(s, j) = 0 :: else -> skip fi; j++
              :: else -> break
              od;
 #endif
