@@ -1,16 +1,16 @@
 /*
- * quorum.pml: the quorum mutex over N independent Redis masters (N = 3; 5 with -DN=5), with
- * validity, undo, fence write-back and the restart rule, model-checked with SPIN.
+ * quorum.pml: the quorum mutex over N independent Redis masters (N = 3; 4 for the majority
+ * variant), with validity, undo, fence write-back and the restart rule, model-checked with SPIN.
  *
  * Mirrors
- *   src/quorum/backend.ts (attempt: majority of counting grants, fence = max over the granting
+ *   src/topology/quorum.ts (attempt: majority of counting grants, fence = max over the granting
  *     nodes, write-back to them before the lease exists, undo on every node on failure; release
  *     on every node), src/quorum/node.ts (a node counts only once up for maxTtl),
  *   src/scripts/quorum-acquire.lua (grant, nextFence, `young` from the server's uptime),
  *   src/scripts/quorum-commit.lua (write-back only while this token holds the lock there),
  *   src/scripts/mutex-release.lua (undo and release compare the token),
- *   src/locks.ts (#try: start before the first request; validity = ttl - elapsed - drift; a reply
- *     past it is given up), src/lease.ts (deadline = start + ttl - drift),
+ *   src/operations.ts (one attempt: start before the first request; validity = ttl - elapsed -
+ *     drift; a reply past it is given up), src/lease-state.ts (deadline = start + ttl - drift),
  *   src/scripts/fence-claim.lua, src/scripts/fenced-set.lua (the protected resource).
  *
  * Abstractions (what is and is not modelled)
@@ -19,20 +19,22 @@
  *     (drift between a client and a node is what matters to expiry; a node clock that runs slow
  *     only keeps a key longer). Drift margin = DRIFT.
  *   - The acquire runs on every node in one step (with -DPER_NODE, one step per node, so that
- *     time and the other client can come between two nodes: --full); each node's reply may be
- *     lost (a timeout); any delay between steps is an interleaving. The write-back runs on the granting nodes in one step, whose reply
- *     creates the lease (or not): keys that expired before it are refused, but a key expiring
- *     between two nodes' write-backs is not explored separately. A write-back is not lost (a
- *     lost one can only fail the attempt, which leaves higher fences behind). The client sends to the nodes in
- *     index order (other clients interleave freely). The undo and the release follow the acquire
- *     on the same connection, so they run after it; they reach every node in one step and are not
- *     lost (a lost one only keeps a key until it expires: fewer grants, never more).
- *     Deciding on a majority before the last reply is covered: a reply not waited for is a lost
- *     reply whose grant stays until the release.
+ *     time and the other client can come between two nodes: --full); each node's request may be
+ *     lost, or its reply (a timeout); any delay between steps is an interleaving. The client
+ *     sends to the nodes in index order (other clients interleave freely). Deciding on a majority
+ *     before the last reply is covered: a reply not waited for is a lost reply whose grant stays
+ *     until the release.
+ *   - The write-back runs on the granting nodes in one step, whose reply creates the lease (or
+ *     not): keys that expired before it are refused, but a key expiring between two nodes'
+ *     write-backs is not explored separately. A write-back is not lost (a lost one can only fail
+ *     the attempt, which leaves higher fences behind).
+ *   - The undo and the release follow the acquire on the same connection, so they run after it;
+ *     they reach every node in one step and are not lost (a lost one only keeps a key until it
+ *     expires: fewer grants, never more).
  *   - A node may restart empty (RESTARTS times in all): lock and fence keys gone, uptime 0; it
  *     counts again once up for MAXTTL (= TTL: every ttl <= maxTtl). With -DRESTART_NODES=2 only
- *     nodes 0 and 1 restart (node 2 is node 1's twin but for the order of requests). The run_id check of
- *     node.ts is not modelled (it is a second, clock-independent detector of the same event).
+ *     nodes 0 and 1 restart (node 2 is node 1's twin but for the order of requests). The run_id
+ *     check of node.ts is not modelled (a second, clock-independent detector of the same event).
  *   - Server TIME as a fence floor: one value per cluster lifetime, (restarts + 1) * SCALE plus a
  *     per-node offset (node 0's clock is ahead by OFF): after any restart every node's TIME is
  *     above every fence handed out before (assumption A4; SCALE exceeds the fences a run hands

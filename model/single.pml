@@ -4,9 +4,9 @@
  * Mirrors
  *   src/scripts/mutex-acquire.lua, src/scripts/lib/queue.lua (nextFence: fence = max(last + 1,
  *     server TIME)), src/scripts/mutex-extend.lua, src/scripts/mutex-release.lua;
- *   src/locks.ts (#try: start taken before the request, a reply later than ttl - drift is given
- *     up and released), src/lease.ts (deadline = start + ttl - drift(ttl), extend counts the new
- *     deadline from before its request);
+ *   src/operations.ts (one attempt: start taken before the request, a reply later than ttl -
+ *     drift is given up and released), src/lease-state.ts (deadline = start + ttl - drift(ttl),
+ *     extend counts the new deadline from before its request);
  *   src/scripts/fence-claim.lua and src/scripts/fenced-set.lua (claim, read, fenced write).
  *
  * Abstractions (what is and is not modelled)
