@@ -76,7 +76,8 @@ export function runOne(run, { full = false, timeoutMs = 30 * 60_000 } = {}) {
     if (gen.status !== 0) throw new Error(`spin -a failed for ${run.id}:\n${gen.stdout}${gen.stderr}`)
     // -DSAFETY: only safety properties (assertions) are checked; -w: the warnings gcc gives on
     // SPIN's generated code are not ours.
-    const cc = sh('gcc', ['-O2', '-w', '-DSAFETY', '-DMEMLIM=8000', '-o', 'pan', 'pan.c'], dir)
+    // --full: -DCOLLAPSE stores states compressed (about a third of the memory, somewhat slower).
+    const cc = sh('gcc', ['-O2', '-w', '-DSAFETY', '-DMEMLIM=8000', ...(full ? ['-DCOLLAPSE'] : []), '-o', 'pan', 'pan.c'], dir)
     if (cc.status !== 0) throw new Error(`gcc failed for ${run.id}:\n${cc.stderr}`)
     // -E: blocked processes at the end are not errors here (time stops at MAXT); -m: depth bound
     // far above the models' depth; -n: no list of unreached code.
