@@ -93,11 +93,12 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
         ready = true
       })
       sub.on('error', () => {})
-      // The socket exists (destroy() reaches it) from 'connect' until it ends or fails.
-      let socketUp = false
-      sub.on('connect', () => void (socketUp = true))
-      sub.on('end', () => void (socketUp = false))
-      sub.on('error', () => void (socketUp = false))
+      // node-redis is creating a socket (destroy() would miss it) from connect() or 'reconnecting'
+      // until 'connect' or 'error'; in between attempts (its retry sleep) destroy() is safe.
+      let creating = true
+      sub.on('reconnecting', () => void (creating = true))
+      sub.on('connect', () => void (creating = false))
+      sub.on('error', () => void (creating = false))
       // Not awaited: connect() stays pending for as long as the server is down (node-redis keeps
       // retrying), and close() must still be able to end it (quorum mode with a dead node).
       const connected = sub.connect().then(() => void (ready = true))
@@ -129,7 +130,7 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
               await (sock.destroy ? sock.destroy() : sock.disconnect?.())
             } catch {}
           }
-          if (ready || socketUp) return end()
+          if (ready || !creating) return end()
           let ended = false
           const once = () => {
             if (ended) return
@@ -137,7 +138,6 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
             void end()
           }
           sub.on('connect', once)
-          sub.on('ready', once)
           sub.on('error', once)
         },
       }
