@@ -23,9 +23,22 @@ export function isIORedis(client: unknown): client is IORedisLike {
 
 export function ioredisAdapter(client: IORedisLike): RedisAdapter {
   const cluster = client.isCluster === true
-  const call = (args: string[]) => client.call(args[0]!, ...args.slice(1))
+  // The client's own evalsha/eval: on the hot path, no argument array is built twice.
+  const sender = {
+    evalsha: (sha: string, keys: readonly string[], args: readonly (string | number)[]) => client.evalsha(sha, keys.length, ...keys, ...args),
+    eval: (source: string, keys: readonly string[], args: readonly (string | number)[]) => client.eval(source, keys.length, ...keys, ...args),
+    command: (args: string[]) => client.call(args[0]!, ...args.slice(1)),
+  }
   // A cluster client gives up on TRYAGAIN after its own 16 retries: keep going (see retryTryAgain).
-  const runner = scriptRunner(cluster ? (args) => retryTryAgain(() => call(args)) : call)
+  const runner = scriptRunner(
+    cluster
+      ? {
+          evalsha: (sha, keys, args) => retryTryAgain(() => sender.evalsha(sha, keys, args)),
+          eval: (source, keys, args) => retryTryAgain(() => sender.eval(source, keys, args)),
+          command: (args) => retryTryAgain(() => sender.command(args)),
+        }
+      : sender,
+  )
   return {
     kind: 'ioredis',
     isCluster: cluster,

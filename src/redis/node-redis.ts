@@ -74,7 +74,16 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     : sentinel
       ? (args: string[]) => client.sendCommand(false, args)
       : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
-  const runner = scriptRunner(send)
+  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const out = [command, body, String(keys.length), ...keys]
+    for (const arg of args) out.push(String(arg))
+    return send(out, keys[0])
+  }
+  const runner = scriptRunner({
+    evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
+    eval: (source, keys, args) => call('EVAL', source, keys, args),
+    command: (args, key) => send(args, key),
+  })
   return {
     kind: 'node-redis',
     isCluster: cluster,
