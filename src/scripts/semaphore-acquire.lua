@@ -27,7 +27,7 @@ local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(
 
 -- The slots: how many are free, the lowest free one, this token's own (a retry after a lost
 -- reply gets its grant back), and when the soonest held one expires.
-local free, lowest, own, soonest = 0, nil, nil, nil
+local free, lowest, own = 0, nil, nil
 for i = 1, limit do
   local holder = redis.call('GET', KEYS[4 + i])
   if not holder then
@@ -35,11 +35,17 @@ for i = 1, limit do
     lowest = lowest or i - 1
   elseif holder == token then
     own = i - 1
-  else
-    local pttl = redis.call('PTTL', KEYS[4 + i])
-    if pttl < 0 then pttl = ttl end
-    soonest = math.min(soonest or pttl, pttl)
   end
+end
+-- When the soonest held slot expires: only a refused attempt needs it.
+local function soonestExpiry()
+  local soonest
+  for i = 1, limit do
+    local pttl = redis.call('PTTL', KEYS[4 + i])
+    if pttl == -1 then pttl = ttl end
+    if pttl >= 0 then soonest = math.min(soonest or pttl, pttl) end
+  end
+  return soonest
 end
 
 local stored = redis.call('GET', KEYS[4])
@@ -83,7 +89,7 @@ if free > ahead then
   return {1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), lowest, young, runId, now}
 end
 
-local retry = soonest or ttl
+local retry = soonestExpiry() or ttl
 if free > 0 then
   -- Free slots, but waiters ahead of this one have their turn: until the first of them counts as gone.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
