@@ -90,7 +90,7 @@ export function runOne(run, { full = false, timeoutMs = 30 * 60_000 } = {}) {
       defines,
       expect: run.expect,
       rule: run.rule ?? null,
-      states: number(out, /(\d+) states, stored/),
+      states: number(out, /([\d.e+]+) states, stored/),
       depth: number(out, /depth reached (\d+)/),
       panSeconds: number(out, /elapsed time ([\d.e+]+)/),
       seconds: Math.round(seconds * 100) / 100,
@@ -100,6 +100,9 @@ export function runOne(run, { full = false, timeoutMs = 30 * 60_000 } = {}) {
       ok: false,
     }
     if (errors === null) throw new Error(`pan gave no result for ${run.id} (timed out or crashed):\n${out.slice(-2000)}`)
+    // A search cut short (memory limit, depth bound) proves nothing: report it, never as verified.
+    const incomplete = /out of memory|max search depth too small|aborting/i.exec(out)?.[0]
+    if (incomplete) throw new Error(`pan did not finish the search for ${run.id} (${incomplete}); ${number(out, /([\d.e+]+) states, stored/)} states stored`)
     if (errors > 0 && readdirSync(dir).some((f) => f.endsWith('.trail'))) {
       const replay = sh('spin', ['-t', ...dflags, run.file], dir)
       // The model's printf lines come first; spin's own report starts at the first 'spin:' line.
