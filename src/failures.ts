@@ -42,6 +42,14 @@ export function waitError(resource: string, waited: number, lastError: unknown):
   return new RedisError(`Redis failed while waiting ${Math.round(waited)} ms for lock "${resource}": ${errorText(lastError)}`, { cause: lastError })
 }
 
+/** Redis refused the SUBSCRIBE that waiting needs (an ACL without it): waiting could only poll. */
+export function subscribeRefused(resource: string, err: unknown): RedisError {
+  return new RedisError(
+    `Redis refused the SUBSCRIBE that waiting for lock "${resource}" needs (grant the Redis user SUBSCRIBE and the lock channels, &<prefix>*): ${errorText(err)}`,
+    { cause: err },
+  )
+}
+
 /** A release that happened, but whose wake-up Redis refused (the user lacks PUBLISH): say both. */
 export function wakeRefused(resource: string, refused: string): RedisError {
   return new RedisError(

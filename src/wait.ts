@@ -1,5 +1,6 @@
 import { LockAbortedError, type FencelockError } from './errors.js'
-import { waitError } from './failures.js'
+import { subscribeRefused, waitError } from './failures.js'
+import { isPermanentReplyError } from './redis/adapter.js'
 import type { LeaseState } from './lease-state.js'
 import { wakeFor } from './wake-message.js'
 import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
@@ -12,6 +13,8 @@ interface Queue {
   readonly listener: (message: string) => void
   /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
   listening: Promise<number> | undefined
+  /** Redis refused SUBSCRIBE (an ACL without it): waiting would poll in silence, so waiters fail. */
+  refused: unknown
   /** A fast-path attempt in flight for waiter `id`; `poked` if a release named it meanwhile. */
   pending: { id: string; poked: boolean } | undefined
   /** The serve loop runs (it starts once the fast path, if any, has returned). */
@@ -70,8 +73,12 @@ export class WaitQueues {
   /** Resolves once every channel of the queue is subscribed, with the latest moment one became active; -1 if one failed. */
   #listen(queue: Queue): Promise<number> {
     const wake = this.#hooks.wake
-    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).catch(() => -1)
-    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => Math.max(...at), () => -1)
+    const failed = (err: unknown) => {
+      if (isPermanentReplyError(err)) queue.refused = err
+      return -1
+    }
+    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).catch(failed)
+    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => Math.max(...at), failed)
   }
 
   /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
@@ -122,6 +129,7 @@ export class WaitQueues {
         } else if (wake === 'standby' && head) this.#standby(head)
       },
       listening: undefined,
+      refused: undefined,
       // A fast-path attempt already in flight (begin) goes first once it fails.
       pending: this.#pending.get(resource),
       serving: false,
@@ -260,6 +268,8 @@ export class WaitQueues {
         // unheard): look again at once. A channel still subscribed from an earlier wait needs no
         // second look.
         if (activeSince === WOKEN || activeSince >= sentAt) continue
+        // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
+        if (activeSince < 0 && queue.refused !== undefined) return this.#settle(waiter, subscribeRefused(waiter.resource, queue.refused))
         // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
         if (activeSince < 0) queue.listening = undefined
       }

@@ -1,4 +1,4 @@
-// A Redis user without PUBLISH (issue 10, item 14): the release still happens, and the caller learns
+// A Redis user without one of the rights fencelock needs (PUBLISH, SUBSCRIBE, EVALSHA): the caller learns
 // at once that the next waiter could not be woken and which permission is missing, instead of a
 // raw script error that reads as if nothing was released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +12,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis user without PUBLISH', () => {
   beforeAll(async () => {
     redis = await startRedis()
     await redis.cli('ACL', 'SETUSER', 'nopub', 'on', '>pw', '~*', '&*', '+@all', '-publish')
+    await redis.cli('ACL', 'SETUSER', 'nosub', 'on', '>pw', '~*', '&*', '+@all', '-subscribe')
+    await redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
   })
   afterAll(() => redis?.stop())
 
@@ -49,5 +51,42 @@ describe.skipIf(!requireRedisOrSkip())('Redis user without PUBLISH', () => {
         await closeQuietly([holderLocks, waiterLocks])
       }
     }, 20_000)
+
+    it('a waiter whose user may not SUBSCRIBE fails at once with RedisError naming the permission, instead of polling silently', async () => {
+      const prefix = uniquePrefix('nosub')
+      const nosub = await adapter.connect(redis.url.replace('redis://', 'redis://nosub:pw@'))
+      const holderLocks = createLocks({ redis: full.raw, prefix })
+      const waiterLocks = createLocks({ redis: nosub.raw, prefix })
+      try {
+        const lease = await holderLocks.acquire('r', { ttl: 10_000 })
+        const started = performance.now()
+        const err = await waiterLocks.acquire('r', { wait: 8_000 }).then((v) => v, (e: unknown) => e)
+        expect(err).toBeInstanceOf(RedisError)
+        expect((err as Error).message).toMatch(/SUBSCRIBE/)
+        expect(String((err as RedisError).cause)).toMatch(/NOPERM|permission/i)
+        expect(performance.now() - started, 'at once, not at the end of the wait').toBeLessThan(2_000)
+        await lease.release()
+      } finally {
+        await closeQuietly([holderLocks, waiterLocks])
+        await nosub.quit()
+      }
+    }, 20_000)
+
+    it('a user without EVALSHA gets RedisError naming the command at once, not a timeout', async () => {
+      const client = await adapter.connect(redis.url.replace('redis://', 'redis://noevalsha:pw@'))
+      const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('noevalsha') })
+      try {
+        // The first call of a script is an EVAL (it loads the script); later calls are EVALSHA.
+        await (await locks.acquire('r')).release().catch(() => {})
+        const started = performance.now()
+        const err = await locks.acquire('r', { wait: 5_000 }).then((v) => v, (e: unknown) => e)
+        expect(err).toBeInstanceOf(RedisError)
+        expect((err as Error).message).toMatch(/evalsha/i)
+        expect(performance.now() - started).toBeLessThan(1_000)
+      } finally {
+        await closeQuietly([locks])
+        await client.quit()
+      }
+    })
   })
 })
