@@ -1,6 +1,6 @@
-// A Redis user without one of the rights fencelock needs (PUBLISH, SUBSCRIBE, EVALSHA): the caller learns
-// at once that the next waiter could not be woken and which permission is missing, instead of a
-// raw script error that reads as if nothing was released.
+// A Redis user without one of the rights fencelock needs (PUBLISH, SUBSCRIBE, EVALSHA): the caller
+// learns at once which permission is missing, never a hang, a silent poll or a plain timeout; a
+// release whose wake-up is refused says that the lock was released all the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, RedisError } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
