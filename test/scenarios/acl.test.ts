@@ -2,18 +2,24 @@
 // learns at once which permission is missing, never a hang, a silent poll or a plain timeout; a
 // release whose wake-up is refused says that the lock was released all the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, RedisError } from '../../src/index.js'
+import { claimFence, createLocks, fencedSet, RedisError } from '../../src/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { closeQuietly, keysOf, uniquePrefix } from './fixtures/util.js'
 
-describe.skipIf(!requireRedisOrSkip())('Redis user without PUBLISH', () => {
+/** The commands of the README's ACL rule (mutex, semaphore, read/write, all-or-nothing, guards). */
+const LEAST = '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
+
+describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
   let redis: RedisProcess
   beforeAll(async () => {
     redis = await startRedis()
     await redis.cli('ACL', 'SETUSER', 'nopub', 'on', '>pw', '~*', '&*', '+@all', '-publish')
     await redis.cli('ACL', 'SETUSER', 'nosub', 'on', '>pw', '~*', '&*', '+@all', '-subscribe')
     await redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
+    // The README's least-privilege rule (prefix fencelock-acl:, the user's own data under data:*),
+    // plus what the client libraries send when they connect (INFO, CLIENT, HELLO, PING).
+    await redis.cli('ACL', 'SETUSER', 'locker', 'on', '>pw', 'resetkeys', '~fencelock-acl:*', '~data:*', '~{data:*', 'resetchannels', '&fencelock-acl:*', '-@all', ...LEAST.split(' '), '+info', '+client', '+hello', '+ping', '+select')
   })
   afterAll(() => redis?.stop())
 
@@ -71,6 +77,36 @@ describe.skipIf(!requireRedisOrSkip())('Redis user without PUBLISH', () => {
         await nosub.quit()
       }
     }, 20_000)
+
+    it('a user with only the README\'s least-privilege rule: mutex with waiting and wake-up, semaphore, read/write, all-or-nothing, inspect and the fenced guards all work', async () => {
+      const client = await adapter.connect(redis.url.replace('redis://', 'redis://locker:pw@'))
+      const other = await adapter.connect(redis.url.replace('redis://', 'redis://locker:pw@'))
+      const a = createLocks({ redis: client.raw, prefix: 'fencelock-acl:' })
+      const b = createLocks({ redis: other.raw, prefix: 'fencelock-acl:' })
+      try {
+        const held = await a.acquire(`r-${adapter.name}`, { ttl: 10_000 })
+        const waiting = b.acquire(`r-${adapter.name}`, { wait: 5_000 })
+        await new Promise((r) => setTimeout(r, 100))
+        const releasedAt = performance.now()
+        await held.release()
+        const next = await waiting
+        expect(performance.now() - releasedAt, 'woken by the release, not by a re-check').toBeLessThan(1_000)
+        expect(next.fence).toBeGreaterThan(held.fence)
+        expect((await b.inspect(`r-${adapter.name}`)).token).toBe(next.token)
+        expect(await claimFence(client.raw, `data:${adapter.name}`, next.fence)).toBe(true)
+        expect(await fencedSet(client.raw, `data:${adapter.name}`, 'v', next.fence)).toBe(true)
+        await next.release()
+        const permit = await a.semaphore(`s-${adapter.name}`, { limit: 1 }).acquire()
+        expect((await b.semaphore(`s-${adapter.name}`, { limit: 1 }).inspect()).held).toBe(1)
+        await permit.release()
+        await a.readWrite(`rw-${adapter.name}`).withWrite(() => {})
+        await a.withLocks([`x-${adapter.name}`, `y-${adapter.name}`], () => {})
+      } finally {
+        await closeQuietly([a, b])
+        await client.quit()
+        await other.quit()
+      }
+    })
 
     it('a user without EVALSHA gets RedisError naming the command at once, not a timeout', async () => {
       const client = await adapter.connect(redis.url.replace('redis://', 'redis://noevalsha:pw@'))
