@@ -3,6 +3,7 @@ import { isPermanentReplyError } from './redis/adapter.js'
 import type { RedisClient } from './redis/client-types.js'
 import { sameSlotKey } from './keys.js'
 import { bind, type Exec } from './scripts/binding.js'
+import { emit, events } from './telemetry.js'
 import { scripts } from './scripts/index.js'
 import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
@@ -81,7 +82,9 @@ export async function fencedSet(redis: RedisClient, key: string, value: string, 
   checkString(value, 'value', true)
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  return runGuard(redis, `fenced-set ${describeValue(key)}`, (exec) => fencedSetScript.run(exec, [key, sameSlotKey(key, ':fence')], [value, fence, px]), timeout)
+  const accepted = await runGuard(redis, `fenced-set ${describeValue(key)}`, (exec) => fencedSetScript.run(exec, [key, sameSlotKey(key, ':fence')], [value, fence, px]), timeout)
+  emit(events.fencedWrite, () => ({ key, fence, accepted, operation: 'fencedSet' }))
+  return accepted
 }
 
 /**
@@ -96,5 +99,7 @@ export async function claimFence(redis: RedisClient, key: string, fence: number,
   checkString(key, 'key')
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  return runGuard(redis, `claim the fence of ${describeValue(key)}`, (exec) => fenceClaimScript.run(exec, [sameSlotKey(key, ':fence')], [fence, px]), timeout)
+  const accepted = await runGuard(redis, `claim the fence of ${describeValue(key)}`, (exec) => fenceClaimScript.run(exec, [sameSlotKey(key, ':fence')], [fence, px]), timeout)
+  emit(events.fencedWrite, () => ({ key, fence, accepted, operation: 'claimFence' }))
+  return accepted
 }

@@ -7,6 +7,7 @@ export type { MultiLease } from './multi-lock.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
 export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
 export { parseDuration, type ParseDurationOptions } from './duration.js'
+export { events as telemetry } from './telemetry.js'
 export {
   FencelockError,
   InvalidArgumentError,

@@ -1,5 +1,6 @@
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
+import { emit, events } from './telemetry.js'
 import { checkLeaseTtl } from './validate.js'
 import type { Lease } from './lease.js'
 
@@ -15,6 +16,8 @@ export interface LeaseDriver {
   readonly maxTtl: number
   /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
   readonly allowShortTtl: boolean
+  /** The primitive, for telemetry ('mutex', 'semaphore', 'read', 'write', 'multi'). */
+  readonly kind: string
   /** The lease is settled (released or lost): forget it. */
   settled(lease: LeaseState): void
 }
@@ -50,6 +53,7 @@ export class LeaseState implements Lease {
   #extending: Promise<void> | undefined
   #lastError: unknown
   #abandoned = false
+  readonly #acquiredAt: number
 
   constructor(driver: LeaseDriver, init: LeaseInit) {
     this.#driver = driver
@@ -59,6 +63,7 @@ export class LeaseState implements Lease {
     this.#ttl = init.ttl
     this.#autoExtend = init.autoExtend
     this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
+    this.#acquiredAt = init.start
     this.#schedule()
   }
 
@@ -105,6 +110,12 @@ export class LeaseState implements Lease {
     let ok: boolean | 'lost'
     const extending = this.#driver.extend(this, ttl)
     extending.catch(() => {}) // may settle after the lease was lost
+    if (events.extend.hasSubscribers) {
+      extending.then(
+        (ok) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: ok ? 'extended' : 'lost' })),
+        (error: unknown) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'error', error })),
+      )
+    }
     // A reply that has not come by the deadline comes too late: the lease is lost (its signal
     // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
     let onLost: (() => void) | undefined
@@ -158,6 +169,12 @@ export class LeaseState implements Lease {
     this.#clearTimers()
     this.#driver.settled(this)
     const releasing = this.#driver.release(this)
+    if (events.release.hasSubscribers) {
+      releasing.then(
+        (released) => emit(events.release, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, released: released && wasHeld, heldMs: performance.now() - this.#acquiredAt })),
+        () => {},
+      )
+    }
     let outcome: boolean | typeof NO_REPLY
     try {
       outcome = await withinLimit(releasing, limit)
@@ -171,6 +188,7 @@ export class LeaseState implements Lease {
       // was lost before this release, and whoever watches the signal must learn it.
       const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
       this.#controller.abort(new LockLostError(this.resource, reason))
+      this.#emitLost(reason)
     }
     return outcome && wasHeld
   }
@@ -217,6 +235,11 @@ export class LeaseState implements Lease {
     this.#clearTimers()
     this.#driver.settled(this)
     this.#controller.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+    this.#emitLost(reason)
+  }
+
+  #emitLost(reason: LockLostReason): void {
+    emit(events.lost, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, reason, heldMs: performance.now() - this.#acquiredAt }))
   }
 
   #clearTimers(): void {

@@ -148,13 +148,13 @@ class LockSet implements Locks {
     this.#chain = new CallChain(reentrant)
     this.#topology = topology
     this.#primitiveOptions = primitiveOptions
-    this.#mutex = new Operations(this.#runtime, topology(mutex(primitiveOptions)))
+    this.#mutex = new Operations(this.#runtime, topology(mutex(primitiveOptions)), 'mutex')
   }
 
   async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
     const names = checkResources(resources)
     if (this.#atomic(names)) {
-      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)))
+      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi')
       return atomicLease(await this.#multi.acquire(multiName(names), options))
     }
     return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
@@ -179,8 +179,8 @@ class LockSet implements Locks {
   readWrite(name: string): ReadWriteLock {
     checkResource(name, 'name')
     this.#rw ??= {
-      read: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'r')), ':r'),
-      write: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'w')), ':w'),
+      read: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'r')), 'read', ':r'),
+      write: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'w')), 'write', ':w'),
     }
     return readWriteHandle(name, this.#rw.read, this.#rw.write)
   }
@@ -193,7 +193,7 @@ class LockSet implements Locks {
       if (existing.limit !== limit) throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
       return existing
     }
-    const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })))
+    const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })), 'semaphore')
     const handle = semaphoreHandle(name, limit, ops)
     this.#semaphores.set(name, handle)
     return handle

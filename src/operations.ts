@@ -7,6 +7,7 @@ import { LeaseState, type LeaseDriver } from './lease-state.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
+import { emit, events } from './telemetry.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type TryResult } from './waiter.js'
 import type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
@@ -24,16 +25,20 @@ export class Operations<Info> {
   readonly #waiting: WaitQueues
   readonly #driver: LeaseDriver
   readonly #waiterTag: string
+  readonly #kind: string
 
-  constructor(runtime: Runtime, backend: Backend<Info>, waiterTag = '') {
+  /** `kind` names the primitive in telemetry; `waiterTag` ends its waiter ids (a reader, a writer). */
+  constructor(runtime: Runtime, backend: Backend<Info>, kind: string, waiterTag = '') {
     this.#runtime = runtime
     this.#backend = backend
+    this.#kind = kind
     this.#waiterTag = waiterTag
     runtime.register(backend, this)
     const defaults = runtime.defaults
     this.#driver = {
       maxTtl: backend.maxTtl,
       allowShortTtl: defaults.allowShortTtl,
+      kind,
       extend: (lease, ttl) => backend.extend(lease.resource, lease.token, ttl),
       release: (lease) => backend.release(lease.resource, lease.token),
       drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
@@ -68,7 +73,26 @@ export class Operations<Info> {
     return value === undefined ? d.ttl : checkLeaseTtl(value, 'ttl', this.#backend.maxTtl, d.allowShortTtl)
   }
 
-  async acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+  /** Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*` when listened to. */
+  acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#acquire(resource, options)
+    const started = performance.now()
+    const kind = this.#kind
+    emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: options?.wait }))
+    return this.#acquire(resource, options).then(
+      (lease) => {
+        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, fence: lease.fence }))
+        return lease
+      },
+      (error: unknown) => {
+        const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
+        emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error }))
+        throw error
+      },
+    )
+  }
+
+  async #acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
     checkResource(resource)
     checkOptions(options)
     const ttl = this.#ttl(options.ttl)
