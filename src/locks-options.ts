@@ -15,7 +15,11 @@ export interface LocksOptions {
   wait?: number
   /** Share of the ttl assumed lost to clock drift; validity = ttl - elapsed - (ttl * driftFactor + 2 ms). Default: `0.01`. */
   driftFactor?: number
-  /** How long a resource's fence key is kept after its last acquisition (ms). Default: 7 days. */
+  /**
+   * How long a resource's fence key is kept after its last acquisition (ms). The fence is floored by
+   * the server's clock; the key only guards against that clock stepping back by more than the time
+   * since the resource was last locked, so a day covers any realistic step. Default: 1 day.
+   */
   fenceRetention?: number
   /**
    * How long a queued waiter keeps its place past its next re-check, and a woken waiter past the

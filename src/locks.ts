@@ -96,7 +96,7 @@ export function createLocks(options: LocksOptions): Locks {
   const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
   const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
   const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
-  const fenceRetention = options.fenceRetention === undefined ? 7 * DAY : checkTtl(options.fenceRetention, 'fenceRetention')
+  const fenceRetention = options.fenceRetention === undefined ? DAY : checkTtl(options.fenceRetention, 'fenceRetention')
   // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
   const waiterGrace =
     options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
