@@ -203,12 +203,25 @@ class LockSet implements Locks {
     return this.#runtime.closed
   }
 
-  async acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
-    return this.#chain.reenter(resource) ?? this.#mutex.acquire(resource, options)
+  acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
+    // No async wrapper on the hot path: a nested acquisition is answered from the call chain.
+    try {
+      const reentered = this.#chain.reenter(resource)
+      if (reentered) return Promise.resolve(reentered)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.#mutex.acquire(resource, options)
   }
 
-  async tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
-    return this.#chain.reenter(resource) ?? this.#mutex.tryAcquire(resource, options)
+  tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
+    try {
+      const reentered = this.#chain.reenter(resource)
+      if (reentered) return Promise.resolve(reentered)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.#mutex.tryAcquire(resource, options)
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {

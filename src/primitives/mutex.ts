@@ -68,10 +68,11 @@ export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
     kind: 'mutex',
     channel: (resource) => keysOf(resource).channel,
     leaseToken: (token) => token,
-    async acquire(exec, resource, { token, ttl, waiter }) {
-      const [code, value] = (await acquire.run(exec, all(resource), [token, ttl, retention, waiter, grace])) as [number, number]
-      return code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
-    },
+    acquire: (exec, resource, { token, ttl, waiter }) =>
+      acquire.run(exec, all(resource), [token, ttl, retention, waiter, grace]).then((reply) => {
+        const [code, value] = reply as [number, number]
+        return code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
+      }),
     async quorumAcquire(exec, resource, { token, ttl, waiter, score, maxTtl }) {
       const [code, value, young, runId, now] = (await quorumAcquire.run(exec, all(resource), [token, ttl, retention, waiter, grace, score, maxTtl])) as [
         number,
@@ -89,9 +90,7 @@ export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
     async extend(exec, resource, token, ttl) {
       return toNumber(await extend.run(exec, [keysOf(resource).lock], [token, ttl])) === 1
     },
-    async release(exec, resource, token) {
-      return decodeRelease(await release.run(exec, queue(resource), [token, keysOf(resource).channel, grace]))
-    },
+    release: (exec, resource, token) => release.run(exec, queue(resource), [token, keysOf(resource).channel, grace]).then(decodeRelease),
     async leave(exec, resource, waiter) {
       await leave.run(exec, queue(resource), [waiter, keysOf(resource).channel, grace])
     },

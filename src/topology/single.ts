@@ -14,18 +14,18 @@ export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, 
     maxTtl,
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
-    async attempt(resource, token, ttl, waiter) {
-      const grant = await primitive.acquire(exec, resource, { token, ttl, waiter })
-      if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
-      if (grant.refusal) throw grant.refusal
-      return { acquired: false, retry: grant.retry }
-    },
+    attempt: (resource, token, ttl, waiter) =>
+      primitive.acquire(exec, resource, { token, ttl, waiter }).then((grant) => {
+        if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
+        if (grant.refusal) throw grant.refusal
+        return { acquired: false, retry: grant.retry }
+      }),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
-    async release(resource, token) {
-      const reply = await primitive.release(exec, resource, token)
-      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
-      return reply.released
-    },
+    release: (resource, token) =>
+      primitive.release(exec, resource, token).then((reply) => {
+        if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
+        return reply.released
+      }),
     leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
     async inspect(resource) {
       return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)
