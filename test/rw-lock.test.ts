@@ -1,6 +1,8 @@
 // The read/write lock on one Redis, once per client adapter (issue 9): readers overlap, a writer is
 // alone, a waiting writer keeps new readers out, a writer's release wakes the readers at the head at
 // once, fences from one counter, each lease expires alone.
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
@@ -13,6 +15,31 @@ describe.skipIf(!requireRedisOrSkip())('read/write lock', () => {
     redis = await startRedis()
   })
   afterAll(() => redis?.stop())
+
+  it('a reader killed with -9 frees its share within its ttl: a writer gets in then', async () => {
+    const prefix = uniquePrefix('rw-kill')
+    const worker = fileURLToPath(new URL('./scenarios/fixtures/reader-worker.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', worker, redis.url, prefix, 'table', '1500'], { cwd: fileURLToPath(new URL('../', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] })
+    const client = await adapters[0]!.connect(redis.url)
+    const locks = createLocks({ redis: client.raw, prefix })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('reading') && resolve())
+        child.on('exit', () => reject(new Error('reader worker exited before reading')))
+      })
+      expect(await locks.readWrite('table').tryWrite()).toBeNull()
+      const killedAt = performance.now()
+      child.kill('SIGKILL')
+      const writer = await locks.readWrite('table').write({ wait: 5_000 })
+      // Auto-extended every 500 ms: the read lease lives at most one ttl (1.5 s) after the kill.
+      expect(performance.now() - killedAt).toBeLessThan(1_500 + 1_000)
+      await writer.release()
+    } finally {
+      child.kill('SIGKILL')
+      await closeQuietly([locks])
+      await client.quit()
+    }
+  }, 30_000)
 
   describe.each(adapters)('$name', (adapter) => {
     let client: TestClient
