@@ -1,54 +1,13 @@
 // One worker process: moves money between accounts under the lock, using only fencelock's public
 // API, through the fault proxies. Every step is printed as one JSON line on stdout; the
 // orchestrator timestamps nothing itself, the worker's clock (shared monotonic) does.
-import pg from 'pg'
-import { Redis } from 'ioredis'
-import { createLocks, fencedSet, type Lease, type LockLostError, type Locks } from '../src/index.js'
-import type { WorkerConfig } from './config.js'
-import { workerName } from './config.js'
-import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
-import { rng } from './rng.js'
+import { fencedSet, type Lease, type LockLostError } from '../src/index.js'
+import { now } from './history.js'
+import { bank, bankStep, codeOf, sleep, workerKit } from './worker-kit.js'
 
-const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
-const worker = workerName(config.slot)
-const random = rng(config.seed * 7919 + config.slot * 131 + config.generation)
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-function emit(event: OpEvent | LostEvent): void {
-  process.stdout.write(JSON.stringify(event) + '\n')
-}
-
-function op(type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}): void {
-  emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time: now(), ...extra })
-}
-
-const codeOf = (err: unknown): string => {
-  const e = err as { code?: unknown; name?: unknown; message?: unknown }
-  const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error'
-  return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
-}
-
-const clients = config.nodes.map(
-  (node) =>
-    new Redis({
-      host: node.host,
-      port: node.port,
-      // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
-      commandTimeout: Math.max(500, config.ttl),
-      maxRetriesPerRequest: 2,
-      retryStrategy: (times) => Math.min(25 * times, 250),
-      enableAutoPipelining: false,
-    }),
-)
-for (const client of clients) client.on('error', () => {})
-const stateClient = clients[0]!
-const locks: Locks = config.quorum
-  ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl })
-  : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
-const db = new pg.Client(config.pg)
-db.on('error', () => {})
-const table = `${config.schema}.accounts`
-const ledger = `${config.schema}.ledger`
+const kit = workerKit()
+const { config, worker, random, emit, op, stateClient, locks } = kit
+const { db, table, ledger } = bank(config)
 
 async function transfer(): Promise<void> {
   const bank = random.pick(config.resources)
@@ -149,29 +108,4 @@ async function transfer(): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  await db.connect()
-  let stopping = false
-  process.on('SIGTERM', () => {
-    stopping = true
-  })
-  while (!stopping) {
-    try {
-      await transfer()
-    } catch (err) {
-      // A Postgres failure outside a transaction (claim, read): record it and go on.
-      op('info', 'read', 'unknown', { error: codeOf(err) })
-      await db.query('ROLLBACK').catch(() => {})
-      await sleep(50)
-    }
-    await sleep(random.int(0, 20))
-  }
-  await locks.close()
-  await db.end().catch(() => {})
-  for (const client of clients) client.disconnect()
-}
-
-main().catch((err) => {
-  process.stderr.write(`worker ${worker} crashed: ${String((err as Error)?.stack ?? err)}\n`)
-  process.exit(1)
-})
+kit.runUntilTerm(bankStep(kit, db, transfer), { start: async () => void (await db.connect()), end: async () => void (await db.end().catch(() => {})) })

@@ -1,0 +1,92 @@
+// What every verify worker process shares: its config (argv[2]), its seeded randomness, the JSON
+// lines it prints, its clients (through the fault proxies) and its locks instance, and the loop
+// that runs its step until SIGTERM. A worker adds only its step (a transfer, a permit's work).
+import pg from 'pg'
+import { Redis } from 'ioredis'
+import { createLocks, type Locks } from '../src/index.js'
+import type { WorkerConfig } from './config.js'
+import { workerName } from './config.js'
+import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
+import { rng } from './rng.js'
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export const codeOf = (err: unknown): string => {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown }
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error'
+  return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
+}
+
+/** `clock` times the history (the mutex and transfer modes: `now`; the semaphore mode: CLOCK_MONOTONIC). */
+export function workerKit(clock: () => number = now) {
+  const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
+  const worker = workerName(config.slot)
+  const random = rng(config.seed * 7919 + config.slot * 131 + config.generation)
+  const emit = (event: OpEvent | LostEvent): void => void process.stdout.write(JSON.stringify(event) + '\n')
+  const op = (type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}, time = clock()): void =>
+    emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time, ...extra })
+  const clients = config.nodes.map(
+    (node) =>
+      new Redis({
+        host: node.host,
+        port: node.port,
+        // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
+        commandTimeout: Math.max(500, config.ttl),
+        maxRetriesPerRequest: 2,
+        retryStrategy: (times) => Math.min(25 * times, 250),
+        enableAutoPipelining: false,
+      }),
+  )
+  for (const client of clients) client.on('error', () => {})
+  const stateClient = clients[0]!
+  const locks: Locks = config.quorum
+    ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl })
+    : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
+
+  /** Runs `step` until SIGTERM (with a short random pause between steps), then closes everything. */
+  const runUntilTerm = (step: () => Promise<void>, hooks: { start?: () => Promise<void>; end?: () => Promise<void> } = {}): void => {
+    const main = async () => {
+      await hooks.start?.()
+      let stopping = false
+      process.on('SIGTERM', () => {
+        stopping = true
+      })
+      while (!stopping) {
+        await step()
+        await sleep(random.int(0, 20))
+      }
+      await locks.close()
+      await hooks.end?.()
+      for (const client of clients) client.disconnect()
+    }
+    main().catch((err) => {
+      process.stderr.write(`worker ${worker} crashed: ${String((err as Error)?.stack ?? err)}\n`)
+      process.exit(1)
+    })
+  }
+
+  return { config, worker, random, emit, op, clients, stateClient, locks, runUntilTerm }
+}
+
+/** The bank of the mutex and transfer modes: a PostgreSQL client and the run's tables. */
+export function bank(config: WorkerConfig) {
+  const db = new pg.Client(config.pg)
+  db.on('error', () => {})
+  return { db, table: `${config.schema}.accounts`, ledger: `${config.schema}.ledger` }
+}
+
+/**
+ * A bank worker's step: `transfer`, and a PostgreSQL failure outside a transaction (claim, read)
+ * recorded as an info event before going on.
+ */
+export function bankStep(kit: ReturnType<typeof workerKit>, db: pg.Client, transfer: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await transfer()
+    } catch (err) {
+      kit.op('info', 'read', 'unknown', { error: codeOf(err) })
+      await db.query('ROLLBACK').catch(() => {})
+      await sleep(50)
+    }
+  }
+}
