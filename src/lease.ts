@@ -1,3 +1,4 @@
+import { LockLostError } from './errors.js'
 
 
 /**
@@ -73,4 +74,28 @@ export function delegatingLease<Extra extends object>(lease: Lease, overrides: P
     [Symbol.asyncDispose]: () => lease[Symbol.asyncDispose](),
   }
   return Object.defineProperties(view, Object.getOwnPropertyDescriptors(overrides)) as Lease & Extra
+}
+
+/** The loss of a lease that is no longer held: its signal's LockLostError, or 'expired' if the deadline passed before the signal could abort. */
+export function lossOf(lease: Lease): LockLostError | undefined {
+  if (lease.held) return undefined
+  return lease.signal.reason instanceof LockLostError ? lease.signal.reason : new LockLostError(lease.resource, 'expired')
+}
+
+/**
+ * Runs `fn(lease)` and releases the lease whatever happens: a release that fails leaves the lock to
+ * expire at its ttl and never replaces `fn`'s outcome. If the lease was lost before `fn` finished,
+ * throws that loss instead of returning `fn`'s value: the work did not run under the lock all along.
+ */
+export async function holding<L extends Lease, T>(lease: L, fn: (lease: L) => Promise<T> | T, loss: (lease: L) => LockLostError | undefined = lossOf): Promise<T> {
+  let result: T
+  let lost: LockLostError | undefined
+  try {
+    result = await fn(lease)
+  } finally {
+    lost = loss(lease)
+    await lease.release().catch(() => {})
+  }
+  if (lost) throw lost
+  return result
 }

@@ -1,6 +1,6 @@
 import type { Backend, LockInfo } from './backend.js'
-import { InvalidArgumentError, LockLostError } from './errors.js'
-import type { Lease } from './lease.js'
+import { InvalidArgumentError } from './errors.js'
+import { holding, type Lease } from './lease.js'
 import type { LocksOptions } from './locks-options.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex, mutexKeys } from './primitives/mutex.js'
@@ -162,18 +162,7 @@ class LockSet implements Locks {
 
   async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
-    const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
-    let result: T
-    let lost = false
-    try {
-      result = await fn(lease)
-    } finally {
-      lost = !lease.held
-      await lease.release().catch(() => {})
-    }
-    // fn finished, but not under every lock all along: its result must not pass as protected.
-    if (lost) throw lease.signal.reason instanceof LockLostError ? lease.signal.reason : new LockLostError(lease.resource, 'expired')
-    return result
+    return holding(await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true }), fn)
   }
 
   readWrite(name: string): ReadWriteLock {
@@ -204,24 +193,21 @@ class LockSet implements Locks {
   }
 
   acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
-    // No async wrapper on the hot path: a nested acquisition is answered from the call chain.
-    try {
-      const reentered = this.#chain.reenter(resource)
-      if (reentered) return Promise.resolve(reentered)
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    return this.#mutex.acquire(resource, options)
+    return this.#reentered(resource) ?? this.#mutex.acquire(resource, options)
   }
 
   tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
+    return this.#reentered(resource) ?? this.#mutex.tryAcquire(resource, options)
+  }
+
+  /** A nested acquisition answered from the call chain (no async wrapper on the hot path), or undefined. */
+  #reentered(resource: string): Promise<Lease> | undefined {
     try {
-      const reentered = this.#chain.reenter(resource)
-      if (reentered) return Promise.resolve(reentered)
+      const lease = this.#chain.reenter(resource)
+      return lease && Promise.resolve(lease)
     } catch (err) {
       return Promise.reject(err)
     }
-    return this.#mutex.tryAcquire(resource, options)
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {

@@ -1,5 +1,4 @@
-import { LockLostError } from './errors.js'
-import { delegatingLease, type Lease } from './lease.js'
+import { delegatingLease, lossOf, type Lease } from './lease.js'
 import type { AcquireOptions } from './options.js'
 import { multiResources } from './primitives/multi.js'
 import { checkResource } from './validate.js'
@@ -65,7 +64,7 @@ export function combinedLease(leases: readonly Lease[]): MultiLease {
     async [Symbol.asyncDispose]() {
       const gone = lost()
       await releaseAll().catch(() => {})
-      if (gone) throw gone.signal.reason instanceof LockLostError ? gone.signal.reason : new LockLostError(gone.resource, 'expired')
+      if (gone) throw lossOf(gone)
     },
   }
 }

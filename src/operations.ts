@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Backend } from './backend.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
-import type { Lease } from './lease.js'
+import { holding, type Lease } from './lease.js'
 import { LeaseState, type LeaseDriver } from './lease-state.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
@@ -152,19 +152,7 @@ export class Operations<Info> {
     checkFunction(fn, 'fn')
     checkOptions(options)
     const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
-    let result: T
-    let lost: LockLostError | undefined
-    try {
-      result = await fn(lease)
-    } finally {
-      // The work is done (or failed); a release that fails leaves the lock to expire at its ttl,
-      // and must never replace the outcome of `fn`.
-      lost = lease.lostError()
-      await lease.release().catch(() => {})
-    }
-    // fn finished, but not under the lock all along: its result must not pass as protected.
-    if (lost) throw lost
-    return result
+    return holding(lease, fn, (l) => l.lostError())
   }
 
   async release(resource: string, token: string): Promise<boolean> {
