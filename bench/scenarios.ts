@@ -324,23 +324,27 @@ function emptyRow(base: Base): ContendRow {
   }
 }
 
-function analyse(base: Base, parts: Sections[], used: Counters, counter: number, startAt: number, endAt: number): ContendRow {
-  interface S {
-    who: number
-    acquired: number
-    releasing: number
-    wait: number
-    fence: number | null
-  }
+/** One critical section as a worker reported it. */
+interface S {
+  who: number
+  acquired: number
+  releasing: number
+  wait: number
+  fence: number | null
+}
+
+/** The workers' reports of one run, added up: every section, and the counters. */
+function gather(parts: Sections[]) {
   const all: S[] = []
+  const wireByName: Record<string, number> = {}
+  const errors: string[] = []
   let wire = 0
   let cpuMs = 0
   let messages = 0
   let giveUps = 0
   let failedAcquires = 0
   let longestFailedWait = 0
-  const errors: string[] = []
-  const wireByName: Record<string, number> = {}
+  let maxInside = 0
   for (const p of parts) {
     for (const [k, v] of Object.entries(p.wireByName)) wireByName[k] = (wireByName[k] ?? 0) + v
     wire += p.wire
@@ -349,11 +353,15 @@ function analyse(base: Base, parts: Sections[], used: Counters, counter: number,
     giveUps += p.giveUps
     failedAcquires += p.failedAcquires
     longestFailedWait = Math.max(longestFailedWait, p.longestFailedWait)
+    maxInside = Math.max(maxInside, p.maxInside ?? 0)
     errors.push(...p.errors)
-    for (let i = 0; i < p.acquired.length; i++) {
-      all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
-    }
+    for (let i = 0; i < p.acquired.length; i++) all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
   }
+  return { all, wire, cpuMs, messages, giveUps, failedAcquires, longestFailedWait, maxInside, errors, wireByName }
+}
+
+function analyse(base: Base, parts: Sections[], used: Counters, counter: number, startAt: number, endAt: number): ContendRow {
+  const { all, wire, cpuMs, messages, giveUps, failedAcquires, longestFailedWait, errors, wireByName } = gather(parts)
   all.sort((a, b) => a.acquired - b.acquired)
   const inWindow = (s: S) => s.acquired >= startAt && s.acquired < endAt
   const gaps: number[] = []
@@ -690,33 +698,7 @@ async function semaphoreContend(pool: Pool, server: Server, lib: LibSpec, opts: 
 }
 
 function analyseSemaphore(lib: LibSpec, opts: { procs: number; limit: number }, parts: Sections[], used: Counters, startAt: number, endAt: number): Omit<SemaphoreRow, 'idle'> {
-  interface S {
-    who: number
-    acquired: number
-    releasing: number
-    wait: number
-    fence: number | null
-  }
-  const all: S[] = []
-  let wire = 0
-  let cpuMs = 0
-  let messages = 0
-  let giveUps = 0
-  let failedAcquires = 0
-  let longestFailedWait = 0
-  let maxInside = 0
-  const errors: string[] = []
-  for (const p of parts) {
-    wire += p.wire
-    cpuMs += p.cpuMs
-    messages += p.messages
-    giveUps += p.giveUps
-    failedAcquires += p.failedAcquires
-    longestFailedWait = Math.max(longestFailedWait, p.longestFailedWait)
-    maxInside = Math.max(maxInside, p.maxInside ?? 0)
-    errors.push(...p.errors)
-    for (let i = 0; i < p.acquired.length; i++) all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
-  }
+  const { all, wire, cpuMs, messages, giveUps, failedAcquires, longestFailedWait, maxInside, errors } = gather(parts)
   const inWindow = (s: S) => s.acquired >= startAt && s.acquired < endAt
   // Permits are alike: match each acquisition with the earliest permit freed (release sent) before
   // it and not taken yet. The first `limit` acquisitions take permits nobody freed.
