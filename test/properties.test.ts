@@ -44,11 +44,12 @@ const validToken = (v: unknown): v is string => typeof v === 'string' && v.lengt
 const validTtl = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= MIN_TTL && v <= MAX_TTL
 const validWait = (v: unknown) => v === Infinity || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_TTL)
 
-/** `err` is an InvalidArgumentError whose message names one of `names` (as `name`). */
+/** `err` is an InvalidArgumentError whose message names one of `names` (as `name`, or one element of it: `name[2]`). */
 function expectNamed(err: unknown, ...names: string[]): void {
   expect(err).toBeInstanceOf(InvalidArgumentError)
   const message = (err as Error).message
-  expect(names.some((n) => message.includes(`\`${n}\``)), `${message} should name one of ${names.join(', ')}`).toBe(true)
+  const named = (n: string) => message.includes(`\`${n}\``) || new RegExp(`\`${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\[\\d+\\]\``).test(message)
+  expect(names.some(named), `${message} should name one of ${names.join(', ')}`).toBe(true)
 }
 
 const outcome = <T>(p: Promise<T>): Promise<{ ok: T } | { err: unknown }> => p.then((ok) => ({ ok }), (err: unknown) => ({ err }))
