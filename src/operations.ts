@@ -81,7 +81,7 @@ export class Operations<Info> {
     emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: options?.wait }))
     return this.#acquire(resource, options).then(
       (lease) => {
-        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, fence: lease.fence }))
+        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, token: lease.token, fence: lease.fence }))
         return lease
       },
       (error: unknown) => {

@@ -5,7 +5,7 @@ import { channel, type Channel } from 'node:diagnostics_channel'
  * built or sent unless someone subscribes (`hasSubscribers` is checked first): no cost otherwise.
  *
  * - `fencelock:acquire:start`  { kind, resource, ttl, wait }
- * - `fencelock:acquire`        { kind, resource, outcome: 'acquired' | 'timeout' | 'aborted' | 'error', waitedMs, fence?, error? }
+ * - `fencelock:acquire`        { kind, resource, outcome: 'acquired' | 'timeout' | 'aborted' | 'error', waitedMs, token?, fence?, error? }
  * - `fencelock:extend`         { kind, resource, token, ttl, outcome: 'extended' | 'lost' | 'error', error? }
  * - `fencelock:lost`           { kind, resource, token, fence, reason, heldMs }
  * - `fencelock:release`        { kind, resource, token, fence, released, heldMs }
