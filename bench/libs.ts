@@ -1,6 +1,7 @@
 // One small adapter per lock library, so every scenario drives fencelock and its peers the same
 // way: acquire (waiting as that library waits), critical section, release.
 import { randomUUID } from 'node:crypto'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock'
 import type { Redis } from 'ioredis'
 import Redlock4 from 'redlock'
@@ -18,7 +19,12 @@ export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' 
 export interface LibSpec {
   kind: LibKind
   retry?: number
+  /** fencelock only: a subscriber on every `fencelock:*` diagnostics channel while it runs (scenario A). */
+  telemetry?: boolean
 }
+
+/** fencelock's diagnostics channels (README, "Telemetry"): the telemetry variant subscribes to all. */
+export const TELEMETRY_CHANNELS = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
 
 export const LIB_NAMES: Record<LibKind, string> = {
   fencelock: 'fencelock',
@@ -42,7 +48,7 @@ const DEFAULT_RETRY: Partial<Record<LibKind, string>> = {
 
 export function libLabel(spec: LibSpec): string {
   const name = LIB_NAMES[spec.kind]
-  if (spec.kind === 'fencelock') return name
+  if (spec.kind === 'fencelock') return spec.telemetry ? `${name} + telemetry subscriber` : name
   if (spec.retry === undefined) return `${name} (defaults: ${DEFAULT_RETRY[spec.kind] ?? '?'})`
   return `${name} (retry ${spec.retry} ms)`
 }
@@ -115,6 +121,12 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
         if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
         throw err
       }
+      // A subscriber that reads one field of each message, as a metrics exporter would.
+      let seen = 0
+      const listener = (message: unknown) => {
+        if ((message as { resource?: unknown }).resource !== undefined) seen++
+      }
+      if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) subscribe(name, listener)
       return {
         label,
         giveUps: 0,
@@ -122,7 +134,11 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
           const lease: Lease = await locks.acquire(key, { ttl, wait })
           return { fence: lease.fence, release: () => lease.release() }
         },
-        close: () => locks.close(),
+        close: async () => {
+          if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) unsubscribe(name, listener)
+          await locks.close()
+          if (spec.telemetry && seen === 0) throw new Error('the telemetry subscriber received no message: are the fencelock:* channel names still right?')
+        },
       }
     }
     case 'seed': {

@@ -53,6 +53,12 @@ export const QUICK: Config = {
 /** Single-node peers, at their defaults (uncontended scenarios: retry settings do not matter). */
 export const SINGLE: LibSpec[] = [{ kind: 'fencelock' }, { kind: 'seed' }, { kind: 'redlock4' }, { kind: 'redlock5' }, { kind: 'sesame' }, { kind: 'semaphore' }]
 
+/**
+ * Scenario A: the single-node libraries, and fencelock again with a subscriber on every
+ * `fencelock:*` diagnostics channel, in the same interleaved rounds (telemetry's cost).
+ */
+export const LATENCY: LibSpec[] = [SINGLE[0]!, { kind: 'fencelock', telemetry: true }, ...SINGLE.slice(1)]
+
 /** Contended and idle scenarios: every peer at its defaults and tuned to a 10 ms retry. */
 export const CONTENDED: LibSpec[] = [
   { kind: 'fencelock' },
@@ -111,14 +117,20 @@ export interface LatencyRow {
   redisCpuUsPerCycle: number
   /** All rounds' cycles/s, in order; the row shows the median round. */
   rounds: number[]
+  /** All rounds' client CPU µs per cycle, in order (A). */
+  cpuRounds?: number[]
+  /** fencelock with a subscriber on every diagnostics channel (A). */
+  telemetry?: boolean
 }
 
 export async function scenarioA(pool: Pool, server: Server, cfg: Config): Promise<LatencyRow[]> {
   const [w] = await pool.take(1)
   const all = new Map<string, LatencyRow[]>()
   for (let round = 0; round < cfg.latencyRounds; round++) {
-    // Round-robin over the libraries, so slow drift in machine load hits all of them alike.
-    for (const lib of chosen(cfg, SINGLE)) {
+    // Round-robin over the libraries, so slow drift in machine load hits all of them alike; every
+    // other round in reverse, so no library always runs first (a colder JIT) or right after another.
+    const order = chosen(cfg, LATENCY)
+    for (const lib of round % 2 === 0 ? order : [...order].reverse()) {
       const label = libLabel(lib)
       const before = await counters(server)
       const measured = await w!.run<Omit<LatencyRow, 'lib' | 'label' | 'rounds' | 'redisCpuUsPerCycle'>>({
@@ -134,12 +146,12 @@ export async function scenarioA(pool: Pool, server: Server, cfg: Config): Promis
       const r = { ...measured, redisCpuUsPerCycle: (used.cpuMs * 1000) / (cfg.latencyN + Math.min(500, cfg.latencyN / 5)) }
       await server.admin.flushall()
       const list = all.get(label) ?? []
-      list.push({ lib: lib.kind, label, ...r, rounds: [] })
+      list.push({ lib: lib.kind, label, ...(lib.telemetry ? { telemetry: true } : {}), ...r, rounds: [] })
       all.set(label, list)
-      log(`  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+      log(`  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
     }
   }
-  return [...all.values()].map(medianRound)
+  return [...all.values()].map((rounds) => ({ ...medianRound(rounds), cpuRounds: rounds.map((x) => x.clientCpuUsPerCycle) }))
 }
 
 export interface ThroughputRow {
