@@ -1,3 +1,7 @@
 // fencelock/otel: OpenTelemetry spans and metrics from fencelock's diagnostics_channel events.
-// Placeholder entry; the implementation follows.
-export {}
+// It loads no library code (only @opentelemetry/api and node:diagnostics_channel): the events
+// connect it to whichever copy of fencelock the application uses.
+export { instrument, type Instrumentation } from './instrument.js'
+export type { InstrumentOptions } from './options.js'
+export { InvalidArgumentError } from './errors.js'
+export { ATTRIBUTES, METRICS, SCOPE, SPANS } from './names.js'
