@@ -39,9 +39,13 @@ declare module 'redlock5' {
   export class Lock {
     release(): Promise<unknown>
   }
+  /** Aborted when an automatic extension fails; `error` says why. */
+  export type RedlockAbortSignal = AbortSignal & { error?: Error }
   export default class Redlock {
     constructor(clients: Iterable<Redis>, settings?: Partial<Settings>)
     acquire(resources: string[], duration: number, settings?: Partial<Settings>): Promise<Lock>
+    /** Acquires, runs `routine`, extending the lock automatically until it settles, then releases. */
+    using<T>(resources: string[], duration: number, routine: (signal: RedlockAbortSignal) => Promise<T>): Promise<T>
     on(event: 'error', listener: (err: Error) => void): this
   }
 }

@@ -2,6 +2,8 @@
 import type { ContendRow, FloorRow, IdleRow, LatencyRow, MemoryRow, QuorumResult, SemaphoreRow, ThroughputRow } from './scenarios.js'
 import { fmt } from './stats.js'
 import type { RwRow, TransferRow } from './transfer.js'
+import type { HandoffFloor, KeyspaceRow, MemoryRedisRow, RenewRow } from './cost.js'
+import { costTables, costTargets } from './report-cost.js'
 
 export interface Machine {
   nproc: number
@@ -23,6 +25,14 @@ export interface Results {
   D?: IdleRow[]
   E?: ContendRow[]
   F?: MemoryRow[]
+  /** Handoff floor: pub/sub wake-up plus one round trip between two processes. */
+  H?: HandoffFloor
+  /** Uncontended cost over 10, 1,000 and 100,000 resources. */
+  K?: KeyspaceRow[]
+  /** Renewals at scale: one process holding many auto-extended leases. */
+  L?: RenewRow[]
+  /** Redis memory per resource locked once. */
+  M?: MemoryRedisRow[]
   /** Semaphores: limit 4, 16 processes. */
   S?: SemaphoreRow[]
   /** Transfers: 8 processes, 16 accounts, two locked at once. */
@@ -43,7 +53,7 @@ export interface Target {
   pass: boolean | null
 }
 
-interface Table {
+export interface Table {
   title: string
   head: string[]
   rows: string[][]
@@ -110,23 +120,6 @@ export function targets(r: Results): Target[] {
     add('D (wire)', 'fewer wire commands than every peer at defaults', `${d.wireCommands} vs fewest ${minDefaultWire}`, d.wireCommands < minDefaultWire)
     add('D (wire)', '>= 100x fewer wire commands than every peer at 10 ms', `${d.wireCommands} vs fewest ${minTunedWire} = ${(minTunedWire / Math.max(1, d.wireCommands)).toFixed(0)}x`, d.wireCommands * 100 <= minTunedWire)
   }
-  const e = (r.E ?? []).filter((x) => x.lib === 'fencelock')
-  const e2 = e.find((x) => x.procs === 2 && x.perProc === 1)
-  const e32 = e.find((x) => x.procs === 32 && x.perProc === 1)
-  if (e2 && e32) {
-    // A run in which a waiter stalled (a lost wake-up: it waited seconds with the lock free) has few
-    // handoffs and the other process re-acquiring alone: its per-handoff numbers compare nothing.
-    const stalled = [e2, e32].filter((x) => x.failedAcquires > 0 || x.waitMax > 1_000)
-    const note = stalled.length ? ` (not comparable: ${stalled.map((x) => `${x.procs} x ${x.perProc} stalled, wait max ${fmt(x.waitMax)} ms`).join('; ')})` : ''
-    const judge = (ok: boolean) => (stalled.length ? null : ok)
-    add('E', 'handoff gap p50: 32 vs 2 processes within 1.5x', `${ms(e32.gapP50)} vs ${ms(e2.gapP50)} ms = ${(e32.gapP50 / e2.gapP50).toFixed(2)}x${note}`, judge(e32.gapP50 <= 1.5 * e2.gapP50))
-    add('E', 'wire commands per handoff: 32 vs 2 within 1.5x', `${fmt(e32.wirePerHandoff)} vs ${fmt(e2.wirePerHandoff)} = ${(e32.wirePerHandoff / e2.wirePerHandoff).toFixed(2)}x${note}`, judge(e32.wirePerHandoff <= 1.5 * e2.wirePerHandoff))
-    const e8 = e.find((x) => x.procs === 8 && x.perProc === 1)
-    if (stalled.length && e8 && !stalled.includes(e8) && !stalled.includes(e32)) {
-      add('E', 'instead, 32 vs 8 processes: handoff gap p50 within 1.5x', `${ms(e32.gapP50)} vs ${ms(e8.gapP50)} ms = ${(e32.gapP50 / e8.gapP50).toFixed(2)}x`, e32.gapP50 <= 1.5 * e8.gapP50)
-      add('E', 'instead, 32 vs 8 processes: wire commands per handoff within 1.5x', `${fmt(e32.wirePerHandoff)} vs ${fmt(e8.wirePerHandoff)} = ${(e32.wirePerHandoff / e8.wirePerHandoff).toFixed(2)}x`, e32.wirePerHandoff <= 1.5 * e8.wirePerHandoff)
-    }
-  }
   const f = fl(r.F) as MemoryRow | undefined
   if (f) add('F', '< 2 KB heap per held lease', `${fmt(f.heldBytes)} B`, f.heldBytes < 2048)
   const sf = fl(r.S) as SemaphoreRow | undefined
@@ -160,6 +153,7 @@ export function targets(r: Results): Target[] {
     add('R', 'no writer starvation: write wait p99 <= mutex write wait p99', `${ms(rw.writeWaitP99)} vs ${ms(rm.writeWaitP99)} ms (max ${ms(rw.writeWaitMax)} vs ${ms(rm.writeWaitMax)})`, rw.writeWaitP99 <= rm.writeWaitP99)
     add('R', 'writers exclusive, no lost write, fences grow: 0 violations', `${rw.violations} (lost writes ${rw.lostWrites}, writer overlaps ${rw.writerOverlaps}, fence regressions ${rw.fenceRegressions}); mutex ${rm.violations}`, rw.violations === 0 && rm.violations === 0)
   }
+  out.push(...costTargets(r))
   return out
 }
 
@@ -430,6 +424,7 @@ function tables(r: Results): Table[] {
     if (q.failures.length) out.push({ title: 'Quorum: libraries that failed', head: ['library', 'error'], rows: q.failures.map((x) => [x.label, x.message]) })
     if (q.contended.length) out.push(contendTable(`Quorum (3 nodes): contended, 8 processes on one key, ${q.contended[0]?.seconds ?? '?'} s each`, q.contended))
   }
+  out.push(...costTables(r))
   if (r.targets?.length) {
     out.push({
       title: 'Targets (fencelock vs the same run)',

@@ -11,13 +11,16 @@ import { Pool } from './pool.js'
 import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
 import { QUORUM_MAX_TTL } from './libs.js'
-import { FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum, scenarioS, S_LIMIT, S_PROCS } from './scenarios.js'
+import { E_CURVE, FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum, scenarioS, S_LIMIT, S_PROCS } from './scenarios.js'
 import { R_HOLD_MS, R_PROCS, R_READ_SHARE, scenarioR, scenarioT, T_ACCOUNTS, T_PROCS } from './transfer.js'
+import { K_SIZES, scenarioH, scenarioK, scenarioL, scenarioM } from './cost.js'
+import { MEMORY_1M_FILE, memory1m, memory1mText, readMemory1m, spliceMemory1m } from './memory-1m.js'
 
-const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'S', 'T', 'R', 'Q'] as const
+const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'H', 'K', 'L', 'M', 'S', 'T', 'R', 'Q'] as const
 type Scenario = (typeof ALL)[number]
 
-function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined } {
+function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined; memory1m: boolean } {
+  let memory1m = false
   let quick = false
   let libs: Set<string> | undefined
   let only: Set<Scenario> | undefined
@@ -35,23 +38,30 @@ function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: 
       const value = arg.includes('=') ? arg.slice(6) : argv[++i]
       libs = new Set((value ?? '').split(/[,\s]+/).filter(Boolean))
     } else if (arg === '--out') out = argv[++i]
+    else if (arg === '--memory-1m') memory1m = true
     else if (arg === '--docs') docs = true
     else if (arg === '--no-docs') docs = false
     else if (arg === '--help' || arg === '-h') usage()
     else usage(`unknown option "${arg}"`)
   }
-  const complete = !quick && !only && !libs
-  return { quick, only: only ?? new Set(ALL), out, docs: docs ?? complete, libs }
+  const complete = !quick && !only && !libs && !memory1m
+  return { quick, only: only ?? new Set(ALL), out, docs: docs ?? complete, libs, memory1m }
 }
 
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`)
-  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,S,T,R,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,H,K,L,M,S,T,R,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+       npm run bench -- --memory-1m [--quick]
   --quick   a few seconds per scenario (development)
-  --only    run some scenarios: A latency, B throughput, C contended, D idle cost, E scale, F memory,
+  --only    run some scenarios: A latency (and telemetry cost), B throughput, C contended (runs H too), D idle cost,
+            E scale (${E_CURVE.map(([p, w]) => `${p * w}`).join(', ')} waiters on one key), F heap memory, H handoff floor (pub/sub wake-up + one round trip),
+            K uncontended cost over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} resources, L renewals (one process, many auto-extended leases),
+            M Redis memory per resource (100,000 resources locked once),
             S semaphore (limit ${S_LIMIT}, ${S_PROCS} processes), T transfers (${T_PROCS} processes, ${T_ACCOUNTS} accounts,
             two locked at once), R read-heavy (${Math.round(R_READ_SHARE * 100)}% reads, read/write lock vs mutex), Q quorum
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
+  --memory-1m  only fencelock's Redis memory over 1,000,000 resources (takes a minute or two); writes
+            ${MEMORY_1M_FILE} and its dated section of docs/benchmark.md (with --quick: 100,000, docs untouched)
   --render file.json [--docs]   print (and write the docs) again from a saved run
   --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
   process.exit(error ? 2 : 0)
@@ -84,9 +94,35 @@ function render(file: string, docs: boolean): void {
   console.log(renderText(results))
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
   if (docs) {
-    writeFileSync(path.join(root, 'docs', 'benchmark.md'), renderMarkdown(results))
+    writeFileSync(path.join(root, 'docs', 'benchmark.md'), spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))))
     writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
     log('wrote docs/benchmark.md and docs/bench.svg')
+  }
+}
+
+/** `--memory-1m`: fencelock's Redis memory over 1,000,000 resources, kept apart from the full run. */
+async function runMemory1m(quick: boolean): Promise<void> {
+  const t0 = performance.now()
+  const pool = new Pool()
+  const server = await startServer()
+  try {
+    const machine = { nproc: nproc(), cpu: cpuModel(), node: process.versions.node, redis: await redisVersion(server), date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), mode: quick ? ('quick' as const) : ('full' as const), scenarios: 'M (1M)' }
+    log(`fencelock bench --memory-1m${quick ? ' --quick (100,000 resources)' : ''}: ${machine.nproc} cores, ${machine.cpu}, Node ${machine.node}, Redis ${machine.redis}`)
+    const result = await memory1m(pool, server, machine, quick)
+    result.machine.seconds = (performance.now() - t0) / 1000
+    console.log(memory1mText(result))
+    const file = path.join(root, quick ? 'bench/results/quick.json' : MEMORY_1M_FILE)
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+    log(`wrote ${path.relative(process.cwd(), file)}`)
+    if (!quick) {
+      const doc = path.join(root, 'docs', 'benchmark.md')
+      writeFileSync(doc, spliceMemory1m(readFileSync(doc, 'utf8'), result))
+      log('wrote its section of docs/benchmark.md')
+    }
+  } finally {
+    await pool.close()
+    await server.stop()
   }
 }
 
@@ -98,6 +134,7 @@ async function main(): Promise<void> {
     return render(file, process.argv.includes('--docs'))
   }
   const args = parseArgs(process.argv.slice(2))
+  if (args.memory1m) return runMemory1m(args.quick)
   const cfg = { ...(args.quick ? QUICK : FULL), ...(args.libs ? { libs: args.libs } : {}) }
   const t0 = performance.now()
   const pool = new Pool()
@@ -166,6 +203,12 @@ async function main(): Promise<void> {
         results.C = await scenarioC(pool, main, cfg)
       })
     }
+    if (has('H') || has('C')) {
+      log('H. handoff floor: PUBLISH -> woken subscriber process -> one GET answered')
+      await step('H', async () => {
+        results.H = await scenarioH(pool, main, cfg)
+      })
+    }
     if (has('D')) {
       log(`D. idle cost, 8 waiters, ${cfg.idleMs / 1000} s each`)
       await step('D', async () => {
@@ -178,7 +221,7 @@ async function main(): Promise<void> {
       const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
       const spec: LibSpec = best ? { kind: best.lib, ...(best.label.includes('retry ') ? { retry: 10 } : {}) } : { kind: 'semaphore' }
       if (!isTuned(spec)) spec.retry = 10
-      log(`E. scale: 2, 8, 32 processes and 256 waiters in one process, ${cfg.scaleMs / 1000} s each`)
+      log(`E. scale: ${E_CURVE.map(([p, w]) => `${p} x ${w}`).join(', ')} processes x waiters on one key, ${cfg.scaleMs / 1000} s each`)
       await step('E', async () => {
         results.E = await scenarioE(pool, main, cfg, spec)
       })
@@ -187,6 +230,24 @@ async function main(): Promise<void> {
       log(`F. memory, ${cfg.memoryN} held leases / waiters`)
       await step('F', async () => {
         results.F = await scenarioF(main, cfg)
+      })
+    }
+    if (has('K')) {
+      log(`K. uncontended cost over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} resources`)
+      await step('K', async () => {
+        results.K = await scenarioK(pool, main, cfg)
+      })
+    }
+    if (has('L')) {
+      log('L. renewals at scale: one process holding many auto-extended leases')
+      await step('L', async () => {
+        results.L = await scenarioL(main, cfg)
+      })
+    }
+    if (has('M')) {
+      log('M. Redis memory per resource locked once')
+      await step('M', async () => {
+        results.M = await scenarioM(pool, main, cfg)
       })
     }
     if (has('S')) {
@@ -232,7 +293,7 @@ async function main(): Promise<void> {
   log(`\nwrote ${path.relative(process.cwd(), outFile)}`)
   if (args.docs) {
     mkdirSync(path.join(root, 'docs'), { recursive: true })
-    writeFileSync(path.join(root, 'docs', 'benchmark.md'), renderMarkdown(results))
+    writeFileSync(path.join(root, 'docs', 'benchmark.md'), spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))))
     writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
     log('wrote docs/benchmark.md and docs/bench.svg')
   }

@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { openLib, openSemaphore, type Held, type LibSpec, type LockLib } from './libs.js'
 import { clock, percentile, sleep } from './stats.js'
+import { costTask, type CostTask } from './cost-tasks.js'
+import { renewTask, type RenewTask } from './renew-tasks.js'
 import { rwRun, transferRun, type RwTask, type TransferTask } from './transfer-tasks.js'
 import { installWireCounter, messagesReceived, uncounted, wireByName, wireCount } from './wire.js'
 
@@ -22,6 +24,8 @@ export type Task =
   | { type: 'memory'; lib: LibSpec; urls: string[]; n: number; what: 'held' | 'waiter'; prefix: string }
   | TransferTask
   | RwTask
+  | CostTask
+  | RenewTask
   | { type: 'ready' }
   | { type: 'exit' }
 
@@ -360,6 +364,17 @@ async function handle(task: Task): Promise<unknown> {
       return transferRun(task)
     case 'rw-run':
       return rwRun(task)
+    case 'floor-listen':
+    case 'floor-publish':
+    case 'floor-collect':
+    case 'keyspace-open':
+    case 'keyspace-run':
+    case 'touch':
+      return costTask(task)
+    case 'renew-start':
+    case 'renew-hold':
+    case 'renew-finish':
+      return renewTask(task)
     case 'ready':
       return {}
     case 'exit':

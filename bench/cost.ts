@@ -1,0 +1,252 @@
+// The cost scenarios of issue 12 ("cheaper per lock"), the coordinator's side:
+// H  the handoff floor: a pub/sub wake-up plus one round trip between two processes;
+// K  uncontended cost per operation over 10, 1,000 and 100,000 distinct resources;
+// L  renewals at scale: one process holding 50,000 auto-extended leases;
+// M  Redis memory per resource locked once (100,000 resources; 1,000,000 with --memory-1m).
+import { libLabel, type LibKind, type LibSpec } from './libs.js'
+import { Pool, Worker } from './pool.js'
+import { RENEW_LABELS, renewPeriod, type RenewKind } from './renew-tasks.js'
+import { counters, delta, type Server } from './redis.js'
+import { SINGLE, type Config } from './scenarios.js'
+import { sleep } from './stats.js'
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+const chosen = <T extends { kind: string }>(cfg: Config, list: T[]): T[] => (cfg.libs ? list.filter((l) => cfg.libs?.has(l.kind)) : list)
+
+// ------------------------------------------------------------------ H
+
+export interface HandoffFloor {
+  /** Samples kept (after the warm-up). */
+  n: number
+  /** PUBLISH sent by P -> Q's GET answered, after Q was woken by that message, ms. */
+  p50: number
+  p99: number
+  max: number
+  /** Messages whose acknowledgement did not come within 1 s (should be 0). */
+  missed: number
+  errors: string[]
+}
+
+/**
+ * The least a handoff between two processes can cost on this machine: P publishes on a channel
+ * (its clock in the message), Q, subscribed, is woken and sends one GET on its other connection;
+ * the sample is PUBLISH sent -> GET answered, on the clock shared by the machine's processes. One
+ * message in flight at a time (Q acknowledges each).
+ */
+export async function scenarioH(pool: Pool, server: Server, cfg: Config): Promise<HandoffFloor> {
+  const [q, p] = await pool.take(2)
+  const n = cfg.quick ? 600 : 4_000
+  const warmup = cfg.quick ? 100 : 300
+  const task = { url: server.url, channel: 'floor:wake', ackKey: 'floor:ack' }
+  await server.admin.set('floor:value', 'x')
+  await q!.run({ type: 'floor-listen', ...task })
+  const { missed } = await p!.run<{ missed: number }>({ type: 'floor-publish', ...task, n })
+  const r = await q!.run<Omit<HandoffFloor, 'missed'>>({ type: 'floor-collect', warmup })
+  await server.admin.flushall()
+  log(`  H handoff floor: p50 ${r.p50.toFixed(3)} ms, p99 ${r.p99.toFixed(3)} ms over ${r.n} samples`)
+  return { ...r, missed }
+}
+
+// ------------------------------------------------------------------ K
+
+export const K_SIZES = [10, 1_000, 100_000] as const
+
+export interface KeyspaceRow {
+  lib: LibKind
+  label: string
+  resources: number
+  /** Keys Redis held when the measured cycles began (fencelock: one fence key per resource locked). */
+  keys: number
+  /** Time to lock every resource once before measuring (fencelock only), s. */
+  fillSeconds: number
+  cyclesPerSec: number
+  /** Wall time per acquire+release, µs. */
+  usPerCycle: number
+  acquireP50: number
+  acquireP99: number
+  clientCpuUsPerCycle: number
+  redisCpuUsPerCycle: number
+  wirePerCycle: number
+}
+
+/**
+ * Sequential acquire+release (as A), cycling over `resources` names; for fencelock every name is
+ * locked once first, so Redis holds that many fence keys while it runs. The peers keep nothing per
+ * resource after a release (their `keys` column shows it), so they only warm up.
+ */
+export async function scenarioK(pool: Pool, server: Server, cfg: Config): Promise<KeyspaceRow[]> {
+  const [w] = await pool.take(1)
+  const rows: KeyspaceRow[] = []
+  const n = cfg.latencyN
+  for (const resources of K_SIZES) {
+    for (const lib of chosen(cfg, SINGLE)) {
+      const prefix = `k:${lib.kind}:${resources}`
+      const fill = lib.kind === 'fencelock'
+      const opened = await w!.run<{ fillSeconds: number }>({ type: 'keyspace-open', lib, urls: [server.url], names: resources, prefix, fill, concurrency: 500, warmup: Math.min(500, n / 5) })
+      const keys = await server.admin.dbsize()
+      const before = await counters(server)
+      const r = await w!.run<Omit<KeyspaceRow, 'lib' | 'label' | 'resources' | 'keys' | 'fillSeconds' | 'redisCpuUsPerCycle'>>({ type: 'keyspace-run', n })
+      const used = delta(await counters(server), before)
+      await server.admin.flushall()
+      const row = { lib: lib.kind, label: libLabel(lib), resources, keys, fillSeconds: fill ? opened.fillSeconds : 0, ...r, redisCpuUsPerCycle: (used.cpuMs * 1000) / n }
+      log(`  K ${row.label} over ${resources} resources (${keys} keys): ${Math.round(row.cyclesPerSec)} cycles/s, ${row.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
+      rows.push(row)
+    }
+  }
+  return rows
+}
+
+// ------------------------------------------------------------------ L
+
+export const RENEWERS: { kind: RenewKind }[] = [{ kind: 'fencelock' }, { kind: 'redlock5' }, { kind: 'semaphore' }]
+
+export interface RenewRow {
+  lib: RenewKind
+  label: string
+  leases: number
+  ttl: number
+  /** The library's nominal renewal period, ms. */
+  periodMs: number
+  acquired: number
+  acquireSeconds: number
+  holdSeconds: number
+  /** Hold time / period. */
+  periods: number
+  /** INFO commandstats delta over the hold (incl. redis.call()s inside scripts). */
+  redisCommands: number
+  redisPerPeriod: number
+  redisPer100PerPeriod: number
+  /** Commands the holding process sent over the hold. */
+  wireCommands: number
+  wirePerPeriod: number
+  wirePer100PerPeriod: number
+  /** Script calls (EVALSHA + EVAL in commandstats) per period. */
+  scriptsPerPeriod: number
+  redisCpuMsPerPeriod: number
+  clientCpuMsPerPeriod: number
+  loopDelayP50: number
+  loopDelayP99: number
+  loopDelayMax: number
+  heapPerLease: number
+  /** Leases the library still called held at the end of the hold. */
+  held: number
+  lost: number
+  released: number
+  errors: string[]
+}
+
+/** One process holds `n` auto-extended leases for a few renewal periods; per library, a fresh --expose-gc worker. */
+export async function scenarioL(server: Server, cfg: Config): Promise<RenewRow[]> {
+  const leases = cfg.quick ? 5_000 : 50_000
+  const ttl = cfg.quick ? 3_000 : 6_000
+  const holdMs = cfg.quick ? 4_000 : 20_000
+  const rows: RenewRow[] = []
+  for (const { kind } of chosen(cfg, RENEWERS)) {
+    const w = new Worker({ exposeGc: true })
+    try {
+      const start = await w.run<{ acquired: number; acquireSeconds: number; errors: string[] }>({ type: 'renew-start', lib: kind, url: server.url, n: leases, ttl, concurrency: 500, prefix: `l:${kind}` })
+      const before = await counters(server)
+      const hold = await w.run<{ seconds: number; wire: number; cpuMs: number; loopDelayP50: number; loopDelayP99: number; loopDelayMax: number; heapPerLease: number; held: number; lost: number }>({ type: 'renew-hold', ms: holdMs })
+      const used = delta(await counters(server), before)
+      const finish = await w.run<{ released: number; errors: string[] }>({ type: 'renew-finish' })
+      const periodMs = renewPeriod(kind, ttl)
+      const periods = (hold.seconds * 1000) / periodMs
+      const per100 = (x: number) => x / periods / (start.acquired / 100)
+      const scripts = (used.byCommand.evalsha ?? 0) + (used.byCommand.eval ?? 0)
+      const row: RenewRow = {
+        lib: kind,
+        label: RENEW_LABELS[kind],
+        leases,
+        ttl,
+        periodMs,
+        acquired: start.acquired,
+        acquireSeconds: start.acquireSeconds,
+        holdSeconds: hold.seconds,
+        periods,
+        redisCommands: used.commands,
+        redisPerPeriod: used.commands / periods,
+        redisPer100PerPeriod: per100(used.commands),
+        wireCommands: hold.wire,
+        wirePerPeriod: hold.wire / periods,
+        wirePer100PerPeriod: per100(hold.wire),
+        scriptsPerPeriod: scripts / periods,
+        redisCpuMsPerPeriod: used.cpuMs / periods,
+        clientCpuMsPerPeriod: hold.cpuMs / periods,
+        loopDelayP50: hold.loopDelayP50,
+        loopDelayP99: hold.loopDelayP99,
+        loopDelayMax: hold.loopDelayMax,
+        heapPerLease: hold.heapPerLease,
+        held: hold.held,
+        lost: hold.lost,
+        released: finish.released,
+        errors: [...start.errors, ...finish.errors],
+      }
+      log(`  L ${row.label}: ${row.acquired} leases in ${row.acquireSeconds.toFixed(1)} s; per 100 leases per period ${row.wirePer100PerPeriod.toFixed(2)} wire / ${row.redisPer100PerPeriod.toFixed(2)} Redis commands; loop delay p99 ${row.loopDelayP99.toFixed(1)} ms; ${Math.round(row.heapPerLease)} B/lease; held ${row.held}/${row.acquired}`)
+      rows.push(row)
+    } finally {
+      await w.stop()
+      await server.admin.flushall()
+    }
+  }
+  return rows
+}
+
+// ------------------------------------------------------------------ M
+
+export interface MemoryRedisRow {
+  lib: LibKind
+  label: string
+  resources: number
+  seconds: number
+  perSec: number
+  /** used_memory after - before, bytes. */
+  usedBytes: number
+  bytesPerResource: number
+  /** Keys left in Redis (DBSIZE) after every resource was locked and released once. */
+  keys: number
+  /** A key left, its PTTL (ms, -1 none) and MEMORY USAGE (bytes). */
+  sample?: { key: string; pttl: number; bytes: number }
+}
+
+async function usedMemory(server: Server): Promise<number> {
+  const text = (await server.admin.info('memory')) as string
+  return Number(/^used_memory:(\d+)/m.exec(text)?.[1] ?? Number.NaN)
+}
+
+/**
+ * Locks `resources` distinct names once each (acquire + release), `concurrency` at a time on one
+ * connection in each of `procs` processes, and reads Redis' used_memory before and after.
+ */
+export async function redisMemory(pool: Pool, server: Server, lib: LibSpec, resources: number, opts: { procs: number; concurrency: number }): Promise<MemoryRedisRow> {
+  const workers = await pool.take(opts.procs)
+  await server.admin.flushall()
+  await sleep(200)
+  const before = await usedMemory(server)
+  const share = Math.ceil(resources / opts.procs)
+  const prefix = `m:${lib.kind}`
+  const began = performance.now()
+  await Promise.all(workers.map((w, i) => w.run({ type: 'touch', lib, urls: [server.url], from: i * share, to: Math.min(resources, (i + 1) * share), concurrency: opts.concurrency, prefix })))
+  const seconds = (performance.now() - began) / 1000
+  await sleep(200) // the clients have closed: their buffers are gone from used_memory
+  const after = await usedMemory(server)
+  const keys = await server.admin.dbsize()
+  let sample: MemoryRedisRow['sample']
+  const key = keys > 0 ? await server.admin.randomkey() : null
+  if (key) sample = { key, pttl: await server.admin.pttl(key), bytes: Number(await server.admin.call('MEMORY', 'USAGE', key)) }
+  await server.admin.flushall()
+  return { lib: lib.kind, label: libLabel(lib), resources, seconds, perSec: resources / seconds, usedBytes: after - before, bytesPerResource: (after - before) / resources, keys, ...(sample ? { sample } : {}) }
+}
+
+/** Scenario M: every single-node library over 100,000 resources (1,000 in --quick). */
+export async function scenarioM(pool: Pool, server: Server, cfg: Config): Promise<MemoryRedisRow[]> {
+  const resources = cfg.quick ? 10_000 : 100_000
+  const rows: MemoryRedisRow[] = []
+  for (const lib of chosen(cfg, SINGLE)) {
+    const row = await redisMemory(pool, server, lib, resources, { procs: 1, concurrency: 500 })
+    log(`  M ${row.label}: ${fmtBytes(row.bytesPerResource)} per resource, ${row.keys} keys left, ${row.seconds.toFixed(1)} s`)
+    rows.push(row)
+  }
+  return rows
+}
+
+const fmtBytes = (b: number) => `${Math.round(b)} B`
