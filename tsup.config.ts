@@ -1,4 +1,32 @@
-import { defineConfig } from 'tsup'
+import path from 'node:path'
+import { defineConfig, type Options } from 'tsup'
+
+type Plugin = NonNullable<Options['esbuildPlugins']>[number]
+
+const cliDir = path.resolve('src/cli')
+const libraryEntry = path.resolve('src/index.ts')
+
+/**
+ * The CLI reaches the library only through its public entry (`src/cli/*` imports `../index.js`),
+ * and at run time through the published `dist/index.js` next to `dist/cli.js`: the library's code
+ * exists once in the package, and the CLI shares one module instance with it (so `instanceof`
+ * holds between the two). Any other import that leaves `src/cli/` (a library internal,
+ * `package.json`) fails the build instead of being copied into `dist/cli.js`.
+ */
+const libraryFromDist: Plugin = {
+  name: 'fencelock-cli-imports-dist-index',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind === 'entry-point') return undefined
+      const target = path.resolve(args.resolveDir, args.path)
+      if (target.replace(/\.js$/, '.ts') === libraryEntry) return { path: './index.js', external: true }
+      if (target.startsWith(cliDir + path.sep)) return undefined
+      return {
+        errors: [{ text: `The CLI may import the library only through '../index.js' (its public API), got ${JSON.stringify(args.path)} in ${path.relative(process.cwd(), args.importer)}` }],
+      }
+    })
+  },
+}
 
 export default defineConfig([
   {
@@ -6,16 +34,19 @@ export default defineConfig([
     format: ['esm', 'cjs'],
     dts: true,
     clean: true,
+    // With the sources embedded (sourcesContent), so stack traces and debuggers show the
+    // TypeScript without shipping src/.
     sourcemap: true,
     target: 'node20',
     splitting: false,
   },
   {
-    // The CLI runs as ESM only; it reaches the library through its own bundle.
+    // ESM only, like dist/index.js, which it imports.
     entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node20',
     splitting: false,
+    esbuildPlugins: [libraryFromDist],
   },
 ])

@@ -110,8 +110,9 @@ async function keyspaceOpen(task: Extract<CostTask, { type: 'keyspace-open' }>) 
   const lib = openLib(task.lib, [await connect(task.urls[0]!)])
   const began = clock()
   if (task.fill) await cycleAll(lib, task.prefix, 0, task.names, task.concurrency)
-  else for (let i = 0; i < task.warmup; i++) await (await lib.acquire(name(task.prefix, i % task.names), 10_000, 5_000)).release()
-  keyspace = { lib, names: task.names, prefix: task.prefix, next: 0 }
+  // The same warm-up (JIT, script cache) for every library and size, on the measured names.
+  for (let i = 0; i < task.warmup; i++) await (await lib.acquire(name(task.prefix, i % task.names), 10_000, 5_000)).release()
+  keyspace = { lib, names: task.names, prefix: task.prefix, next: task.warmup }
   return { fillSeconds: (clock() - began) / 1000 }
 }
 
@@ -121,14 +122,17 @@ async function keyspaceRun(task: Extract<CostTask, { type: 'keyspace-run' }>) {
   if (!ks) throw new Error('keyspace-run before keyspace-open')
   keyspace = undefined
   const acquire: number[] = []
+  const release: number[] = []
   const wire0 = wireCount()
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   for (let i = 0; i < task.n; i++) {
     const a = performance.now()
     const held = await ks.lib.acquire(name(ks.prefix, (ks.next + i) % ks.names), 10_000, 5_000)
-    acquire.push(performance.now() - a)
+    const b = performance.now()
+    acquire.push(b - a)
     await held.release()
+    release.push(performance.now() - b)
   }
   const elapsed = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
@@ -140,6 +144,8 @@ async function keyspaceRun(task: Extract<CostTask, { type: 'keyspace-run' }>) {
     usPerCycle: (elapsed * 1000) / task.n,
     acquireP50: percentile(acquire, 50),
     acquireP99: percentile(acquire, 99),
+    releaseP50: percentile(release, 50),
+    releaseP99: percentile(release, 99),
     clientCpuUsPerCycle: (cpu.user + cpu.system) / task.n,
     wirePerCycle: wire / task.n,
   }

@@ -64,6 +64,8 @@ export interface KeyspaceRow {
   usPerCycle: number
   acquireP50: number
   acquireP99: number
+  releaseP50: number
+  releaseP99: number
   clientCpuUsPerCycle: number
   redisCpuUsPerCycle: number
   wirePerCycle: number
@@ -78,6 +80,13 @@ export async function scenarioK(pool: Pool, server: Server, cfg: Config): Promis
   const [w] = await pool.take(1)
   const rows: KeyspaceRow[] = []
   const n = cfg.latencyN
+  // Every library runs once, unmeasured, before the first size: otherwise the first rows measure a
+  // cold JIT (seen in quick runs: the 10-resource rows up to 4x slower than later ones).
+  for (const lib of chosen(cfg, SINGLE)) {
+    await w!.run({ type: 'keyspace-open', lib, urls: [server.url], names: 1_000, prefix: `k:warm:${lib.kind}`, fill: false, concurrency: 1, warmup: 1_000 })
+    await w!.run({ type: 'keyspace-run', n: 1_000 })
+  }
+  await server.admin.flushall()
   for (const resources of K_SIZES) {
     for (const lib of chosen(cfg, SINGLE)) {
       const prefix = `k:${lib.kind}:${resources}`

@@ -121,8 +121,8 @@ export function costTables(r: Results): Table[] {
   if (r.K) {
     out.push({
       title: `K. Uncontended cost over many resources: 1 worker, sequential acquire+release cycling over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} names`,
-      head: ['library', 'resources', 'keys in Redis', 'cycles/s', 'µs/cycle', 'acquire p50', 'acquire p99', 'client CPU µs/cycle', 'Redis CPU µs/cycle', 'wire cmds/cycle'],
-      rows: r.K.map((k) => [k.label, k.resources.toLocaleString('en-US'), k.keys.toLocaleString('en-US'), fmt(k.cyclesPerSec), fmt(k.usPerCycle), fmt(k.acquireP50), fmt(k.acquireP99), fmt(k.clientCpuUsPerCycle), fmt(k.redisCpuUsPerCycle), fmt(k.wirePerCycle)]),
+      head: ['library', 'resources', 'keys in Redis', 'cycles/s', 'µs/cycle', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'client CPU µs/cycle', 'Redis CPU µs/cycle', 'wire cmds/cycle'],
+      rows: r.K.map((k) => [k.label, k.resources.toLocaleString('en-US'), k.keys.toLocaleString('en-US'), fmt(k.cyclesPerSec), fmt(k.usPerCycle), fmt(k.acquireP50), fmt(k.acquireP99), fmt(k.releaseP50), fmt(k.releaseP99), fmt(k.clientCpuUsPerCycle), fmt(k.redisCpuUsPerCycle), fmt(k.wirePerCycle)]),
       note: 'fencelock locks every name once before the measured cycles, so Redis holds one fence key per resource (keys in Redis); the peers keep nothing after a release. latencies in ms.',
     })
     const ratios = keyspaceRatios(r)

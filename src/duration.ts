@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from './errors.js'
 
+/** Options of {@link parseDuration}. */
 export interface ParseDurationOptions {
   /** How the value is named in the error message. Default: `'duration'`. */
   name?: string

@@ -14,7 +14,14 @@ export type FencelockErrorCode =
   | 'REPLICATION_FAILED'
   | 'LOCK_REENTRY'
 
+/**
+ * The base class of every error fencelock throws or rejects with. `name` is the subclass's name
+ * (`LockTimeoutError`, ...), `code` a stable {@link FencelockErrorCode} to branch on, and `cause`
+ * the underlying error (the Redis client's, the abort reason) where there is one. Test
+ * `err instanceof FencelockError` to tell fencelock's failures from the errors of your own code.
+ */
 export class FencelockError extends Error {
+  /** Stable machine-readable code; it never changes for a given kind of failure. */
   readonly code: FencelockErrorCode
   constructor(code: FencelockErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
@@ -32,7 +39,9 @@ export class InvalidArgumentError extends FencelockError {
 
 /** `acquire` waited its whole `wait` budget without getting the lock. */
 export class LockTimeoutError extends FencelockError {
+  /** The resource that could not be had (a semaphore's or read/write lock's name). */
   readonly resource: string
+  /** How long the caller waited, in ms (about its `wait`). */
   readonly waited: number
   constructor(resource: string, waited: number, options?: { cause?: unknown }) {
     super('LOCK_TIMEOUT', `Timed out after ${Math.round(waited)} ms waiting for lock "${resource}"`, options)
@@ -41,6 +50,7 @@ export class LockTimeoutError extends FencelockError {
   }
 }
 
+/** Why a lease was lost: see {@link LockLostError}. */
 export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
 
 /**
@@ -49,7 +59,9 @@ export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
  * reached before the deadline (`unreachable`), or `locks.close()` was called (`closed`).
  */
 export class LockLostError extends FencelockError {
+  /** The resource whose lease was lost. */
   readonly resource: string
+  /** Why it was lost: `expired`, `refused`, `unreachable` or `closed`. */
   readonly reason: LockLostReason
   constructor(resource: string, reason: LockLostReason, options?: { cause?: unknown }) {
     super('LOCK_LOST', `Lost lock "${resource}": ${lostText[reason]}`, options)
@@ -67,6 +79,7 @@ const lostText: Record<LockLostReason, string> = {
 
 /** The caller's `AbortSignal` fired while waiting; `cause` is the signal's reason. */
 export class LockAbortedError extends FencelockError {
+  /** The resource that was being waited for. */
   readonly resource: string
   constructor(resource: string, cause: unknown) {
     super('LOCK_ABORTED', `Aborted while waiting for lock "${resource}"`, { cause })
@@ -107,8 +120,11 @@ export interface NodeVote {
 
 /** Fewer than a majority of the quorum's nodes could be reached; `votes` says what each node did. */
 export class QuorumError extends FencelockError {
+  /** The resource of the failed operation. */
   readonly resource: string
+  /** One vote per node, in the order of the `redis` array: what each node answered. */
   readonly votes: readonly NodeVote[]
+  /** Nodes that had to agree: a majority of the quorum. */
   readonly needed: number
   constructor(resource: string, action: string, votes: readonly NodeVote[], needed: number) {
     const text = votes
@@ -131,6 +147,7 @@ export class QuorumError extends FencelockError {
  * is not `reentrant`: waiting would be waiting for itself.
  */
 export class LockReentryError extends FencelockError {
+  /** The resource the call chain already holds. */
   readonly resource: string
   constructor(resource: string) {
     super(
@@ -143,9 +160,11 @@ export class LockReentryError extends FencelockError {
 
 /** `WAIT` saw fewer replicas acknowledge the lock write than `replicas.count` asked for; the lock was released. */
 export class ReplicationError extends FencelockError {
+  /** The resource whose acquire or extension was not replicated in time. */
   readonly resource: string
   /** Replicas that acknowledged within `replicas.timeout`. */
   readonly acknowledged: number
+  /** Replicas that had to acknowledge (`replicas.count`). */
   readonly required: number
   constructor(resource: string, acknowledged: number, required: number, action = 'acquire') {
     super(

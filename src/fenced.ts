@@ -9,6 +9,7 @@ import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkOptions, checkString, checkTtl, describeValue } from './validate.js'
 
+/** Options of {@link fencedSet} and {@link claimFence}. */
 export interface FencedSetOptions {
   /** Expire the value (and its guard) after this many ms. Default: never. */
   px?: number

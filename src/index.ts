@@ -1,3 +1,16 @@
+/**
+ * Distributed locks on Redis with fencing tokens, lease-loss signals and event-driven waiting.
+ *
+ * Start with {@link createLocks}: it takes an ioredis, iovalkey or node-redis client (or an array
+ * of clients of independent masters for quorum mode) and returns {@link Locks}. Every acquisition
+ * hands back a {@link Lease} whose `fence` strictly increases per resource and whose `signal`
+ * aborts with {@link LockLostError} when the lease can no longer be trusted; {@link fencedSet}
+ * and {@link claimFence} make a Redis key refuse a stale fence. Every failure is a
+ * {@link FencelockError} with a stable `code`.
+ *
+ * @packageDocumentation
+ * @module fencelock
+ */
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './locks.js'
 export type { Lease } from './lease.js'
 export type { LockInfo } from './backend.js'

@@ -25,6 +25,11 @@ export type { AcquireOptions, TryAcquireOptions } from './operations.js'
 export type { LocksOptions } from './locks-options.js'
 export type { CloseOptions } from './runtime.js'
 
+/**
+ * What `createLocks` returns: the mutex operations on any resource name, and the door to the
+ * other primitives (`semaphore`, `readWrite`, `acquireAll`) on the same Redis and with the same
+ * defaults. One instance per process and Redis setup is enough; `close()` it on shutdown.
+ */
 export interface Locks {
   /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
   acquire(resource: string, options?: AcquireOptions): Promise<Lease>
@@ -75,6 +80,7 @@ export interface Locks {
    * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
    */
   close(options?: CloseOptions): Promise<void>
+  /** True once `close()` was called: every later acquisition rejects with `ClosedError`. */
   readonly closed: boolean
 }
 

@@ -12,6 +12,11 @@ export interface Defaults {
   tryTimeout: number
 }
 
+/**
+ * Options of one acquisition that may wait: `locks.acquire`, `withLock`, `acquireAll`,
+ * `withLocks`, and the semaphore's and read/write lock's waiting calls. Each one left out takes the
+ * instance's default (see `LocksOptions`).
+ */
 export interface AcquireOptions {
   /** Lease ttl in ms. Default: the instance's `ttl`. */
   ttl?: number
@@ -23,6 +28,10 @@ export interface AcquireOptions {
   autoExtend?: boolean
 }
 
+/**
+ * Options of one attempt that never waits for the lock: `locks.tryAcquire`, `semaphore.tryAcquire`,
+ * `tryRead`, `tryWrite`. Each one left out takes the instance's default.
+ */
 export interface TryAcquireOptions {
   /** Lease ttl in ms. Default: the instance's `ttl`. */
   ttl?: number

@@ -11,12 +11,19 @@ export type { ReadWriteInfo } from './primitives/rw-lock.js'
  * share one fence counter, so a writer's fence is larger than any earlier reader's or writer's.
  */
 export interface ReadWriteLock {
+  /** The name given to `locks.readWrite(name)`. */
   readonly name: string
+  /** Waits (event-driven, FIFO, at most `wait` ms) for a read lease: shared with other readers, never with a writer. */
   read(options?: AcquireOptions): Promise<Lease>
+  /** Waits (event-driven, FIFO, at most `wait` ms) for the write lease: no reader and no other writer holds it meanwhile. */
   write(options?: AcquireOptions): Promise<Lease>
+  /** One attempt, never waits: a read lease, or null when a writer holds the lock or others are ahead in line. */
   tryRead(options?: TryAcquireOptions): Promise<Lease | null>
+  /** One attempt, never waits: the write lease, or null when anyone holds the lock or others are ahead in line. */
   tryWrite(options?: TryAcquireOptions): Promise<Lease | null>
+  /** Takes a read lease, runs `fn` with it auto-extended, and releases it whatever happens (as `locks.withLock`). */
   withRead<T>(fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /** Takes the write lease, runs `fn` with it auto-extended, and releases it whatever happens (as `locks.withLock`). */
   withWrite<T>(fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
   /** The writer, the readers (with their remaining ttl), the last fence, the waiters. */
   inspect(): Promise<ReadWriteInfo>

@@ -6,6 +6,7 @@ import { describeValue } from './validate.js'
 
 export type { SemaphoreInfo } from './primitives/semaphore.js'
 
+/** Options of `locks.semaphore(name, options)`. */
 export interface SemaphoreOptions {
   /** Permits that may be held at once, across every process: an integer from 1 to 1,000. */
   limit: number
@@ -18,7 +19,9 @@ export interface SemaphoreOptions {
  * FIFO, as for the mutex.
  */
 export interface Semaphore {
+  /** The name given to `locks.semaphore(name, ...)`. */
   readonly name: string
+  /** Permits that may be held at once, across every process. */
   readonly limit: number
   /** Waits (event-driven, at most `wait` ms) for a permit. */
   acquire(options?: AcquireOptions): Promise<Lease>

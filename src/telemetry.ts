@@ -12,11 +12,17 @@ import { channel, type Channel } from 'node:diagnostics_channel'
  * - `fencelock:fenced-write`   { key, fence, accepted, operation: 'fencedSet' | 'claimFence' }
  */
 export const events = {
+  /** `fencelock:acquire:start`: a waiting acquisition (`acquire`, `withLock`, a permit, a read or write lease) begins; `tryAcquire` publishes nothing. */
   acquireStart: channel('fencelock:acquire:start'),
+  /** `fencelock:acquire`: that acquisition ended: acquired (with token and fence), timed out, aborted or failed. */
   acquire: channel('fencelock:acquire'),
+  /** `fencelock:extend`: an extension (automatic or `lease.extend`) ended: extended, lost or failed. */
   extend: channel('fencelock:extend'),
+  /** `fencelock:lost`: a lease was lost; its signal aborts with `LockLostError` of the same `reason`. */
   lost: channel('fencelock:lost'),
+  /** `fencelock:release`: a lease was released; `released` is false when it was already gone. */
   release: channel('fencelock:release'),
+  /** `fencelock:fenced-write`: `fencedSet` or `claimFence` ran; `accepted` is false for a stale fence. */
   fencedWrite: channel('fencelock:fenced-write'),
 } as const
 
