@@ -42,10 +42,19 @@ describe('fencelock command line', () => {
     [['run', 'job', '--ttl', 'abc', '--', 'true'], 'Invalid --ttl value "abc"'],
     [['run', 'job', '--ttl', '0', '--', 'true'], 'Invalid --ttl value "0"'],
     [['acquire', 'job', '--wait=-5'], 'Invalid --wait value "-5"'],
-    [['acquire', 'job', '--wait', '-5'], 'Option --wait is followed by "-5"'],
+    [['acquire', 'job', '--wait', '-5'], 'Invalid --wait value "-5": a duration cannot be negative'],
     [['inspect', 'job', '--redis', 'localhost:6379'], 'Invalid --redis value "localhost:6379"'],
     [['frobnicate', 'job'], 'Unknown command "frobnicate"'],
-    [['inspect'], 'Missing <resource>'],
+    [['acquire'], 'Missing <resource>'],
+    [['inspec', 'job'], 'Unknown command "inspec": expected inspect, run, acquire, release or extend (Did you mean inspect?)'],
+    [['inspect', 'job', '--jsn'], "Unknown option '--jsn' (Did you mean --json?)"],
+    [['run', 'job', '--semaphore', '0', '--', 'true'], 'Invalid --semaphore value "0": expected a whole number from 1 to 1000'],
+    [['run', 'job', '--read', '--write', '--', 'true'], "Option '--read' cannot be used with option '--write'"],
+    [['release', 'job', 'tok', '--force'], 'give either <token> or --force'],
+    [['release', 'job', '--yes'], 'Missing <token>'],
+    [['inspect', '--interval', '5'], 'Invalid --interval value "5": a number needs a unit'],
+    [['inspect', '--tls-cert', 'c.pem'], 'Option --tls-cert needs --tls-key too'],
+    [['inspect', '--client', 'jedis'], 'Invalid --client value "jedis": expected ioredis or node-redis'],
     [['run', 'job'], 'Missing command to run'],
     [['run', 'job', 'extra', '--', 'true'], 'Unexpected argument "extra" before --'],
     [['inspect', 'job', 'extra'], 'Unexpected argument "extra"'],
@@ -64,18 +73,18 @@ describe('fencelock command line', () => {
   })
 
   it('reads times with units, the Redis URL from --redis or REDIS_URL, and the command after --', () => {
-    const connection = { redis: 'redis://127.0.0.1:6379', prefix: undefined }
+    const connection = { redis: ['redis://127.0.0.1:6379'], prefix: undefined, cluster: false, client: undefined, user: undefined, tls: {} }
     expect(parseCommandLine(['run', 'job', '--ttl', '30s', '--wait', 'Infinity', '--', 'ls', '-l', '--ttl'], {})).toEqual({
-      name: 'run', connection, resource: 'job', ttl: 30_000, wait: Infinity, command: ['ls', '-l', '--ttl'],
+      name: 'run', connection, resource: 'job', ttl: 30_000, wait: Infinity, hold: { kind: 'mutex' }, command: ['ls', '-l', '--ttl'],
     })
     expect(parseCommandLine(['run', 'job', 'echo', 'hi'], {})).toMatchObject({ command: ['echo', 'hi'], ttl: undefined })
     expect(parseCommandLine(['acquire', 'job', '--ttl=2m', '--wait', '0', '--json'], { REDIS_URL: 'rediss://h:1' })).toEqual({
-      name: 'acquire', connection: { redis: 'rediss://h:1', prefix: undefined }, resource: 'job', ttl: 120_000, wait: 0, json: true,
+      name: 'acquire', connection: { ...connection, redis: ['rediss://h:1'] }, resource: 'job', ttl: 120_000, wait: 0, json: true,
     })
     expect(parseCommandLine(['inspect', 'job', '--redis', 'redis://a:2', '--prefix', 'app:'], { REDIS_URL: 'redis://b:3' })).toEqual({
-      name: 'inspect', connection: { redis: 'redis://a:2', prefix: 'app:' }, resource: 'job', json: false,
+      name: 'inspect', connection: { ...connection, redis: ['redis://a:2'], prefix: 'app:' }, resource: 'job', pattern: undefined, json: false, all: false, watch: false, interval: 1_000,
     })
-    expect(parseCommandLine(['inspect', '--help'], {})).toEqual({ name: 'help' })
+    expect(parseCommandLine(['inspect', '--help'], {})).toMatchObject({ name: 'help', text: expect.stringContaining('Usage: fencelock inspect') })
   })
 })
 
@@ -158,7 +167,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     expect((await on('release', 'by-token', token)).code).toBe(1)
     expect((await on('extend', 'by-token', token)).code).toBe(1)
     expect(await inspect('by-token')).toMatchObject({ held: false })
-  })
+  }, 60_000) // nine CLI processes one after the other: about 3 s each on a loaded 2-core machine
 
   it('run passes resource, fence and token to the command, exits with its code and releases', async () => {
     // A lease before the run, so that there is a fence to compare with.

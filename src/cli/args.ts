@@ -1,172 +1,296 @@
-import { parseArgs } from 'node:util'
-import { parseDuration } from '../duration.js'
-import { InvalidArgumentError } from '../errors.js'
-import { MAX_TTL, MIN_TTL } from '../validate.js'
+// The command line, read by commander: subcommands, per-command --help, "did you mean"
+// suggestions. Parsing never prints or exits: it returns one Command or throws UsageError, and
+// main.ts decides what to print and which exit code to use.
+import { Command as Program, CommanderError, Option, type OutputConfiguration } from 'commander'
+import { helpStyle, useColor } from './color.js'
+import { DEFAULT_REDIS, parseClient, parseCount, parseRedisUrl, parseTime, UsageError, type ClientName } from './values.js'
 
-/** Bad input on the command line: the CLI prints the message and exits with code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-}
+export { UsageError } from './values.js'
 
+/** Where and how to reach Redis. The password never appears here (URL or REDIS_PASSWORD). */
 export interface Connection {
-  /** Redis URL (redis:// or rediss://). */
-  redis: string
+  /** Redis URLs (redis:// or rediss://): one node, several independent nodes (a quorum), or cluster seeds. */
+  redis: string[]
   prefix: string | undefined
+  /** The URLs are seeds of one Redis Cluster. */
+  cluster: boolean
+  /** Client library; undefined: ioredis if installed, else node-redis. */
+  client: ClientName | undefined
+  /** ACL user (a user in the URL wins). */
+  user: string | undefined
+  /** Files of PEM certificates and key for TLS. */
+  tls: { ca?: string; cert?: string; key?: string }
 }
+
+/** What `run` holds while its command runs. */
+export type Hold = { kind: 'mutex' } | { kind: 'semaphore'; limit: number } | { kind: 'read' } | { kind: 'write' }
 
 export type Command =
-  | { name: 'help' }
+  | { name: 'help'; text: string }
   | { name: 'version' }
-  | { name: 'inspect'; connection: Connection; resource: string; json: boolean }
+  | {
+      name: 'inspect'
+      connection: Connection
+      /** One exact mutex (the output of earlier versions), or undefined for a listing. */
+      resource: string | undefined
+      /** Glob over resource names for a listing; undefined: every held or waited-for one. */
+      pattern: string | undefined
+      json: boolean
+      all: boolean
+      watch: boolean
+      interval: number
+    }
   | { name: 'acquire'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; json: boolean }
-  | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; command: string[] }
-  | { name: 'release'; connection: Connection; resource: string; token: string }
+  | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; hold: Hold; command: string[] }
+  | { name: 'release'; connection: Connection; resource: string; token: string | undefined; force: boolean; yes: boolean }
   | { name: 'extend'; connection: Connection; resource: string; token: string; ttl: number | undefined }
 
-export const USAGE = `Usage: fencelock <command> <resource> [options]
+const COMMANDS = ['inspect', 'run', 'acquire', 'release', 'extend'] as const
+const EXPECTED = 'expected inspect, run, acquire, release or extend'
+/** Which command takes which of the command-specific flags, to say "does not apply" instead of "unknown". */
+const FLAGS: Record<string, readonly string[]> = {
+  inspect: ['--json', '--watch', '--interval', '--all'],
+  acquire: ['--ttl', '--wait', '--json'],
+  run: ['--ttl', '--wait', '--semaphore', '--read', '--write'],
+  release: ['--force', '--yes', '-y'],
+  extend: ['--ttl'],
+}
+const GLOB = /[*?[]/
 
-Distributed locks on Redis with fencing tokens.
+const AFTER_HELP = `
+Times have units, largest first: 250ms, 1.5s, 30s, 1m30s, 5m, 1h, 2d; a number needs a unit
+(is 30 seconds or milliseconds?), except 0. --wait also takes Infinity.
 
-Commands:
-  inspect <resource>                     Show the holder, fence, remaining ttl and waiters
-  run <resource> [options] -- <cmd> ...  Run a command while holding the lock (auto-extended), then
-                                         release it. The command gets FENCELOCK_RESOURCE,
-                                         FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment
-  acquire <resource> [options]           Take the lock and print its token and fence; it is not
-                                         extended and expires after --ttl unless released
-  release <resource> <token>             Release the lock held under <token> (from acquire)
-  extend <resource> <token> [--ttl]      Push its expiry to --ttl from now
-
-Options:
-  --redis <url>    Redis server (default: $REDIS_URL, else redis://127.0.0.1:6379)
-  --prefix <text>  Prefix of every key (default: fencelock:)
-  --ttl <time>     run, acquire, extend: lease ttl, at least 100ms (default: 10s)
-  --wait <time>    run, acquire: how long to wait for the lock, or Infinity (default: 15s)
-                   A time has units, largest first: 250ms, 1.5s, 30s, 1m30s, 5m, 1h, 2d;
-                   a number needs a unit (is 30 seconds or milliseconds?), except 0
-  --json           inspect, acquire: print JSON
-  -h, --help       Show this help
-  -v, --version    Show the version
+Connection: --redis (default: $REDIS_URL, else ${DEFAULT_REDIS}); several --redis: a quorum of
+independent masters; --cluster: the URLs are seeds of one Redis Cluster. The password comes from
+the URL or $REDIS_PASSWORD, never from a flag.
 
 Exit status:
-  0    done (run: the command exited with 0)
-  1    the lock was not acquired within --wait (release, extend: <token> does not hold
-       it), or Redis failed
-  2    bad usage
-  75   run: the lock was lost while the command ran; the command was sent SIGTERM
-  126  run: the command could not be executed; 127: it was not found
+  0      done (run: the command exited with 0)
+  1      the lock was not acquired within --wait (release, extend: <token> does not hold it;
+         release --force: nothing held, or the holder changed), or Redis failed
+  2      bad usage
+  75     run: the lock was lost while the command ran; the command was sent SIGTERM
+  126    run: the command could not be executed; 127: it was not found
   128+n  fencelock or the command was ended by signal n
   other  run: the command's own exit status
 
 Examples:
   fencelock run nightly-backup --ttl 30s --wait 0 -- ./backup.sh --full
-  fencelock inspect nightly-backup --json
-  eval "$(fencelock acquire report --ttl 5m)" && make report; fencelock release report "$token"`
+  fencelock run --semaphore 4 pdf-render -- ./render.sh
+  fencelock inspect                       # every held or waited-for lock
+  fencelock inspect 'account:*' --json
+  fencelock release nightly-backup --force
+  eval "$(fencelock acquire report --ttl 5m)" && make report; fencelock release report "$token"
 
-const DEFAULT_REDIS = 'redis://127.0.0.1:6379'
+Operator documentation: docs/cli.md`
+
+export interface ParseOptions {
+  /** The version `--version` prints. */
+  version?: string
+  /** Is stdout a terminal (help in colour, unless NO_COLOR)? Default: process.stdout.isTTY. */
+  stdoutIsTTY?: boolean
+}
 
 /**
- * A time flag, read by the library's own parser (`30s`, `1m30s`; a bare number other than 0 is
- * refused), within the range the library accepts, so a mistake is told in the flag's terms.
+ * Turns `process.argv.slice(2)` into one command, or throws `UsageError` naming the bad value.
+ * Everything after the first `--` is the command of `run`, never options of ours.
  */
-function parseTime(value: string, option: string, { ttl }: { ttl: boolean }): number {
-  let ms: number
-  try {
-    ms = parseDuration(value, { name: `${option} value`, infinity: !ttl, positive: ttl })
-  } catch (err) {
-    if (err instanceof InvalidArgumentError) throw new UsageError(err.message)
-    throw err
+export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = process.env, options: ParseOptions = {}): Command {
+  const split = args.indexOf('--')
+  const before = split === -1 ? args : args.slice(0, split)
+  const after = split === -1 ? undefined : args.slice(split + 1)
+  let result: Command | undefined
+  let help = ''
+  const color = useColor(env, options.stdoutIsTTY ?? process.stdout.isTTY === true)
+  // Set before the subcommands are made: each copies its parent's settings when created.
+  const output = {
+    writeOut: (text: string) => void (help += text),
+    writeErr: (text: string) => void (help += text),
+    outputError: () => {},
+    getOutHasColors: () => color,
+    getErrHasColors: () => false,
   }
-  const bad = (expected: string) => new UsageError(`Invalid ${option} value ${JSON.stringify(value)}: expected ${expected}`)
-  if (ttl && ms < MIN_TTL) throw bad(`at least ${MIN_TTL}ms`)
-  if (ms !== Infinity && ms > MAX_TTL) throw bad(`at most ${MAX_TTL / 86_400_000}d${ttl ? '' : ', or Infinity'}`)
-  return ms
+  const program = buildProgram(env, options.version ?? '', output, after, (command) => (result = command))
+  try {
+    program.parse(before, { from: 'user' })
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err
+    if (err.code === 'commander.helpDisplayed') return { name: 'help', text: help }
+    if (err.code === 'commander.version') return { name: 'version' }
+    throw usageError(err, before)
+  }
+  if (!result) throw new UsageError(`Missing command: ${EXPECTED}`)
+  return result
 }
 
-function parseRedisUrl(value: string, source: string): string {
-  let url: URL | undefined
-  try {
-    url = new URL(value)
-  } catch {}
-  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
-    throw new UsageError(`Invalid ${source} value ${JSON.stringify(value)}: expected a URL such as ${DEFAULT_REDIS} (redis:// or rediss://)`)
-  }
-  return value
-}
+/** The subcommand named on the command line, if any. */
+const commandIn = (args: string[]): string | undefined => args.find((a) => (COMMANDS as readonly string[]).includes(a))
 
-/** Turns `process.argv.slice(2)` into one command, or throws `UsageError` naming the bad value. */
-export function parseCommandLine(args: string[], env: NodeJS.ProcessEnv = process.env): Command {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-      options: {
-        redis: { type: 'string' },
-        prefix: { type: 'string' },
-        ttl: { type: 'string' },
-        wait: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    })
-  } catch (err) {
-    // Node's messages go on to explain `--` in general terms; name the value and what to do instead.
-    const message = (err instanceof Error ? err.message : String(err)).split(/\.\s/)[0]!
-    const ambiguous = /^Option '(--?\w+)' argument is ambiguous/.exec(message)
-    if (ambiguous) {
-      const value = args[args.indexOf(ambiguous[1]!) + 1] ?? ''
-      throw new UsageError(`Option ${ambiguous[1]} is followed by ${JSON.stringify(value)}, which looks like an option; write ${ambiguous[1]}=${value} if it is the value`)
+/** Commander's error, said as fencelock says it: the value in quotes, what to do instead. */
+function usageError(err: CommanderError, args: string[]): UsageError {
+  const [first = '', ...more] = err.message.replace(/^error: /, '').split('\n')
+  const suggestion = more.filter((line) => line.trim() !== '').join(' ')
+  const tail = suggestion ? ` ${suggestion}` : ''
+  const sub = commandIn(args)
+  switch (err.code) {
+    case 'commander.help':
+      return new UsageError(`Missing command: ${EXPECTED}`)
+    case 'commander.unknownCommand': {
+      const name = /'(.*)'/.exec(first)?.[1] ?? ''
+      return new UsageError(`Unknown command ${JSON.stringify(name)}: ${EXPECTED}${tail}`)
     }
-    const hint = args[0] === 'run' && /unknown option/i.test(message) ? ': put the command to run after --, e.g. fencelock run job -- ls -l' : ''
-    throw new UsageError(`${message}${hint}`)
+    case 'commander.unknownOption': {
+      const flag = /'(.*)'/.exec(first)?.[1] ?? ''
+      const name = flag.split('=')[0]!
+      if (sub && Object.values(FLAGS).some((flags) => flags.includes(name))) return new UsageError(`Option ${name} does not apply to ${sub}`)
+      const hint = sub === 'run' && !suggestion ? ': put the command to run after --, e.g. fencelock run job -- ls -l' : tail
+      return new UsageError(`Unknown option '${flag}'${hint}`)
+    }
+    case 'commander.missingArgument': {
+      const name = /'(.*)'/.exec(first)?.[1] ?? 'resource'
+      const usage = name === 'token' ? `fencelock ${sub} <resource> <token> (the token that acquire printed)` : `fencelock ${sub} <resource>${sub === 'run' ? ' -- <command> [args...]' : ''}`
+      return new UsageError(`Missing <${name}>: usage: ${usage}`)
+    }
+    case 'commander.optionMissingArgument':
+      return new UsageError(`Option ${/'(-[-\w]+)/.exec(first)?.[1] ?? ''} needs a value`)
+    default:
+      return new UsageError(`${first.charAt(0).toUpperCase()}${first.slice(1)}${tail}`)
   }
-  const { values, tokens } = parsed
-  if (values.help) return { name: 'help' }
-  if (values.version) return { name: 'version' }
+}
 
-  // Everything after `--` is the command for `run`, never options of ours.
-  const terminator = tokens.find((t) => t.kind === 'option-terminator')?.index ?? Infinity
-  const before = tokens.flatMap((t) => (t.kind === 'positional' && t.index < terminator ? [t.value] : []))
-  const after = terminator === Infinity ? [] : args.slice(terminator + 1)
-  const [name, resource, ...rest] = before
-  const names = ['inspect', 'run', 'acquire', 'release', 'extend'] as const
-  const expected = 'expected inspect, run, acquire, release or extend'
-  if (name === undefined) throw new UsageError(`Missing command: ${expected}`)
-  if (name === 'help') return { name: 'help' }
-  const isName = (value: string): value is (typeof names)[number] => (names as readonly string[]).includes(value)
-  if (!isName(name)) throw new UsageError(`Unknown command ${JSON.stringify(name)}: ${expected}`)
-  if (resource === undefined || resource === '') {
-    throw new UsageError(`Missing <resource>: usage: fencelock ${name} <resource>${name === 'run' ? ' -- <command> [args...]' : ''}`)
-  }
+function noExtra(extra: string[], what = ''): void {
+  if (extra.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(extra[0])}${what}`)
+}
 
-  const allowed: Record<string, readonly string[]> = { inspect: ['json'], acquire: ['ttl', 'wait', 'json'], run: ['ttl', 'wait'], release: [], extend: ['ttl'] }
-  for (const option of ['ttl', 'wait', 'json'] as const) {
-    if (values[option] !== undefined && !allowed[name]!.includes(option)) throw new UsageError(`Option --${option} does not apply to ${name}`)
-  }
-  const connection: Connection = {
-    redis: values.redis !== undefined ? parseRedisUrl(values.redis, '--redis') : env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS,
-    prefix: values.prefix,
-  }
-  const ttl = values.ttl === undefined ? undefined : parseTime(values.ttl, '--ttl', { ttl: true })
-  const wait = values.wait === undefined ? undefined : parseTime(values.wait, '--wait', { ttl: false })
-  const json = values.json === true
+/** Options common to every command (given before or after the command's name). */
+interface Globals {
+  redis?: string[]
+  prefix?: string
+  cluster?: boolean
+  client?: ClientName
+  user?: string
+  tlsCa?: string
+  tlsCert?: string
+  tlsKey?: string
+}
 
-  if (name === 'run') {
-    if (rest.length > 0 && after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0])} before --`)
-    const command = after.length > 0 ? after : rest
-    if (command.length === 0 || command[0] === '') throw new UsageError('Missing command to run: usage: fencelock run <resource> -- <command> [args...]')
-    return { name, connection, resource, ttl, wait, command }
+function connectionOf(globals: Globals, env: NodeJS.ProcessEnv): Connection {
+  const redis = globals.redis ?? [env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS]
+  const tls = { ...(globals.tlsCa !== undefined && { ca: globals.tlsCa }), ...(globals.tlsCert !== undefined && { cert: globals.tlsCert }), ...(globals.tlsKey !== undefined && { key: globals.tlsKey }) }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new UsageError(`Option ${tls.cert === undefined ? '--tls-key' : '--tls-cert'} needs ${tls.cert === undefined ? '--tls-cert' : '--tls-key'} too (a client certificate and its key)`)
+  return { redis, prefix: globals.prefix, cluster: globals.cluster === true, client: globals.client, user: globals.user, tls }
+}
+
+const time = (option: string, kind: 'ttl' | 'wait' | 'period') => (value: string) => parseTime(value, option, kind)
+
+function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputConfiguration, afterDashes: string[] | undefined, done: (command: Command) => void): Program {
+  const program = new Program('fencelock')
+    .description('Distributed locks on Redis with fencing tokens.')
+    .usage('<command> [options]')
+    .version(version, '-v, --version', 'Show the version')
+    .helpOption('-h, --help', 'Show help (fencelock <command> --help: help of one command)')
+    .option('--redis <url>', 'Redis URL, redis:// or rediss://; repeat it for a quorum of independent nodes', (value: string, previous: string[] | undefined) => [...(previous ?? []), parseRedisUrl(value, '--redis')])
+    .option('--cluster', 'The --redis URLs are seed nodes of one Redis Cluster')
+    .option('--client <name>', 'Client library: ioredis or node-redis (default: ioredis if installed)', parseClient)
+    .option('--prefix <text>', 'Prefix of every key (default: fencelock:)')
+    .option('--user <name>', 'ACL user; the password comes from the URL or $REDIS_PASSWORD')
+    .option('--tls-ca <file>', 'CA certificate (PEM) to trust for rediss://')
+    .option('--tls-cert <file>', 'Client certificate (PEM), with --tls-key')
+    .option('--tls-key <file>', 'Key of the client certificate (PEM)')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput(output)
+    .configureHelp({ showGlobalOptions: true, ...helpStyle, subcommandTerm: (cmd) => `${cmd.name()} ${cmd.usage()}` })
+    .helpCommand('help [command]', 'Show help of a command')
+    .addHelpText('after', AFTER_HELP)
+  const globals = (cmd: Program) => connectionOf(cmd.optsWithGlobals<Globals>(), env)
+  const dashes = (name: string) => {
+    if (afterDashes !== undefined && name !== 'run') noExtra(afterDashes)
   }
-  if (name === 'release' || name === 'extend') {
-    const [token, ...extra] = rest
-    if (token === undefined || token === '') throw new UsageError(`Missing <token>: usage: fencelock ${name} <resource> <token> (the token that acquire printed)`)
-    if (extra.length > 0 || after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(extra[0] ?? after[0])}`)
-    return name === 'release' ? { name, connection, resource, token } : { name, connection, resource, token, ttl }
-  }
-  if (rest.length > 0 || after.length > 0) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0] ?? after[0])}`)
-  return name === 'inspect' ? { name, connection, resource, json } : { name, connection, resource, ttl, wait, json }
+  const sub = (name: string, summary: string, description: string) =>
+    program.command(name).summary(summary).description(description).allowExcessArguments().configureHelp({ showGlobalOptions: true, ...helpStyle })
+
+  sub('inspect', 'Holders, fences, ttls and waiters', 'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex')
+    .argument('[pattern]', 'a resource name (one mutex), or a glob such as "account:*" (* ? [abc], \\ escapes)')
+    .option('--json', 'Print JSON: one document (an array; one exact name: one object)')
+    .option('--all', 'Without a pattern: also the free resources that still keep a last fence')
+    .option('--watch', 'Print again every --interval until SIGINT or SIGTERM')
+    .addOption(new Option('--interval <time>', 'Refresh period of --watch (default: 1s)').argParser(time('--interval', 'period')))
+    .action((pattern: string | undefined, opts: { json?: boolean; all?: boolean; watch?: boolean; interval?: number }, cmd: Program) => {
+      dashes('inspect')
+      noExtra(cmd.args.slice(1))
+      if (pattern === '') throw new UsageError('Invalid <pattern> "": expected a resource name or a glob such as "account:*"')
+      const glob = pattern !== undefined && GLOB.test(pattern)
+      done({
+        name: 'inspect',
+        connection: globals(cmd),
+        resource: glob ? undefined : pattern,
+        pattern: glob ? pattern : undefined,
+        json: opts.json === true,
+        all: opts.all === true,
+        watch: opts.watch === true,
+        interval: opts.interval ?? 1_000,
+      })
+    })
+
+  sub('run', 'Run a command while holding the lock', 'Run a command while holding the lock (auto-extended), then release it. The command gets FENCELOCK_RESOURCE, FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment')
+    .usage('<resource> [options] -- <cmd> [args...]')
+    .argument('<resource>', 'the lock, semaphore or read/write lock to hold')
+    .argument('[command...]', 'the command to run, after --')
+    .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms; extended while the command runs (default: 10s)').argParser(time('--ttl', 'ttl')))
+    .addOption(new Option('--wait <time>', 'How long to wait for the lock, or Infinity (default: 15s)').argParser(time('--wait', 'wait')))
+    .addOption(new Option('--semaphore <n>', 'Hold one of n permits of the semaphore <resource> instead of a lock').argParser((v) => parseCount(v, '--semaphore', 1, 1_000)).conflicts(['read', 'write']))
+    .addOption(new Option('--read', 'Hold the read side of the read/write lock <resource> (shared with other readers)').conflicts(['write']))
+    .addOption(new Option('--write', 'Hold the write side of the read/write lock <resource>'))
+    .action((resource: string, rest: string[], opts: { ttl?: number; wait?: number; semaphore?: number; read?: boolean; write?: boolean }, cmd: Program) => {
+      if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock run <resource> -- <command> [args...]')
+      if (rest.length > 0 && afterDashes !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0])} before --`)
+      const command = afterDashes ?? rest
+      if (command.length === 0 || command[0] === '') throw new UsageError('Missing command to run: usage: fencelock run <resource> -- <command> [args...]')
+      const hold: Hold = opts.semaphore !== undefined ? { kind: 'semaphore', limit: opts.semaphore } : opts.read ? { kind: 'read' } : opts.write ? { kind: 'write' } : { kind: 'mutex' }
+      done({ name: 'run', connection: globals(cmd), resource, ttl: opts.ttl, wait: opts.wait, hold, command })
+    })
+
+  sub('acquire', 'Take the lock, print its token and fence', 'Take the lock and print its token and fence; it is not extended and expires after --ttl unless released')
+    .argument('<resource>', 'the lock')
+    .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms (default: 10s)').argParser(time('--ttl', 'ttl')))
+    .addOption(new Option('--wait <time>', 'How long to wait for the lock, or Infinity (default: 15s)').argParser(time('--wait', 'wait')))
+    .option('--json', 'Print JSON')
+    .action((resource: string, opts: { ttl?: number; wait?: number; json?: boolean }, cmd: Program) => {
+      dashes('acquire')
+      noExtra(cmd.args.slice(1))
+      if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock acquire <resource>')
+      done({ name: 'acquire', connection: globals(cmd), resource, ttl: opts.ttl, wait: opts.wait, json: opts.json === true })
+    })
+
+  sub('release', 'Release a lock by token, or --force', 'Release the lock held under <token> (from acquire); with --force, whoever holds it')
+    .argument('<resource>', 'the lock')
+    .argument('[token]', 'the token that acquire printed')
+    .option('--force', 'Remove the current holder, whose token you do not have (asks first; see docs/cli.md)')
+    .option('-y, --yes', 'With --force: do not ask (required when stdin is not a terminal)')
+    .action((resource: string, token: string | undefined, opts: { force?: boolean; yes?: boolean }, cmd: Program) => {
+      dashes('release')
+      noExtra(cmd.args.slice(2))
+      if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock release <resource> <token>')
+      const force = opts.force === true
+      if (force && token !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(token)}: give either <token> or --force, not both`)
+      if (!force && (token === undefined || token === '')) {
+        throw new UsageError('Missing <token>: usage: fencelock release <resource> <token> (the token that acquire printed), or --force to remove the holder whose token you do not have')
+      }
+      if (opts.yes && !force) throw new UsageError('Option --yes applies to release --force only')
+      done({ name: 'release', connection: globals(cmd), resource, token, force, yes: opts.yes === true })
+    })
+
+  sub('extend', 'Extend a lock by token', 'Push the expiry of the lock held under <token> to --ttl from now')
+    .argument('<resource>', 'the lock')
+    .argument('<token>', 'the token that acquire printed')
+    .addOption(new Option('--ttl <time>', 'New ttl from now, at least 100ms (default: 10s)').argParser(time('--ttl', 'ttl')))
+    .action((resource: string, token: string, opts: { ttl?: number }, cmd: Program) => {
+      dashes('extend')
+      noExtra(cmd.args.slice(2))
+      if (token === '') throw new UsageError('Missing <token>: usage: fencelock extend <resource> <token> (the token that acquire printed)')
+      done({ name: 'extend', connection: globals(cmd), resource, token, ttl: opts.ttl })
+    })
+  return program
 }

@@ -1,74 +1,37 @@
 #!/usr/bin/env node
-// The `fencelock` command. It uses only the public API, with ioredis as the client.
-import type { Redis as IORedis } from 'ioredis'
-import pkg from '../../package.json' with { type: 'json' }
-import { createLocks, InvalidArgumentError, LockAbortedError, LockTimeoutError, type AcquireOptions, type Lease, type LockInfo, type Locks } from '../index.js'
-import { parseCommandLine, USAGE, UsageError, type Command } from './args.js'
+// The `fencelock` command. It uses only the public API, with ioredis or node-redis as the client.
+import { createLocks, InvalidArgumentError, LockAbortedError, LockTimeoutError, type AcquireOptions, type Lease, type Locks, type LocksOptions } from '../index.js'
+import { parseCommandLine, UsageError, type Command, type Hold } from './args.js'
+import { useColor } from './color.js'
+import { connect, type Connected } from './connect.js'
+import { Exit, log, print, within } from './exit.js'
+import { forceRelease } from './force-release.js'
+import { describeLock, formatTable, Inspector, mutexRow } from './inspect.js'
 import { runHolding, signalExit } from './run.js'
+import { packageVersion } from './version.js'
+import { watch } from './watch.js'
 
-/** Ends the CLI with `code` after printing `message` to stderr. */
-class Exit extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message)
-  }
-}
+type Connecting = Exclude<Command, { name: 'help' | 'version' }>
 
-const log = (line: string) => void process.stderr.write(`fencelock: ${line}\n`)
-const print = (line: string) => void process.stdout.write(`${line}\n`)
-
-/** Never a password in a message. */
-function redact(url: string): string {
-  const parsed = new URL(url)
-  if (parsed.password) parsed.password = '***'
-  return parsed.toString()
-}
-
-// A variable, not a literal: bundlers would otherwise copy ioredis into dist/cli.js, and a missing
-// ioredis must be reported, not crash on import.
-const IOREDIS = 'ioredis'
-
-async function connect(url: string): Promise<IORedis> {
-  let mod: typeof import('ioredis')
-  try {
-    mod = (await import(IOREDIS)) as typeof import('ioredis')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err
-    throw new Exit(1, 'the CLI talks to Redis through the ioredis package, which is not installed: run `npm install ioredis`')
-  }
-  const Redis = mod.Redis ?? mod.default
-  let connected = false
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 5_000,
-    maxRetriesPerRequest: 3,
-    // Fail at once if Redis is not there to begin with; once connected, ride out short outages.
-    retryStrategy: (attempt) => (connected ? Math.min(attempt * 100, 2_000) : null),
-  })
-  let lastError: Error | undefined
-  // Later errors surface as failed commands or a lost lease; ioredis reconnects by itself.
-  client.on('error', (err: Error) => void (lastError = err))
-  try {
-    await client.connect()
-    connected = true
-  } catch (err) {
-    // No disconnect(): with retries off the client has ended by itself, and disconnect() would
-    // leave a 2 s timer of ioredis' behind.
-    throw new Exit(1, `cannot connect to Redis at ${redact(url)}: ${(lastError ?? (err as Error)).message}`)
-  }
-  return client
-}
-
-/** `locks.acquire`, but SIGINT/SIGTERM/SIGHUP while waiting give up the wait cleanly. */
-async function acquire(locks: Locks, resource: string, options: AcquireOptions): Promise<Lease> {
+/** The lease `run` or `acquire` asks for; SIGINT/SIGTERM/SIGHUP while waiting give up the wait cleanly. */
+async function acquire(locks: Locks, resource: string, hold: Hold, options: AcquireOptions): Promise<Lease> {
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals) => controller.abort(signal)
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
   for (const signal of signals) process.on(signal, onSignal)
+  const withSignal = { ...options, signal: controller.signal }
   try {
-    return await locks.acquire(resource, { ...options, signal: controller.signal })
+    switch (hold.kind) {
+      case 'mutex':
+        return await locks.acquire(resource, withSignal)
+      case 'semaphore':
+        return await locks.semaphore(resource, { limit: hold.limit }).acquire(withSignal)
+      case 'read':
+        return await locks.readWrite(resource).read(withSignal)
+      case 'write':
+        return await locks.readWrite(resource).write(withSignal)
+    }
+    return hold satisfies never
   } catch (err) {
     if (!(err instanceof LockAbortedError)) throw err
     const signal = controller.signal.reason as NodeJS.Signals
@@ -78,34 +41,52 @@ async function acquire(locks: Locks, resource: string, options: AcquireOptions):
   }
 }
 
-function describe(info: LockInfo): string {
-  const fence = info.fence ?? 'none'
-  return info.held
-    ? `${info.resource}: held, fence ${fence}, ttl ${info.ttl} ms, ${info.waiters} waiting, token ${info.token}`
-    : `${info.resource}: free, last fence ${fence}, ${info.waiters} waiting`
-}
-
 const options = (ttl: number | undefined, wait: number | undefined): AcquireOptions => ({
   ...(ttl !== undefined && { ttl }),
   ...(wait !== undefined && { wait }),
 })
 
-async function execute(command: Exclude<Command, { name: 'help' | 'version' }>, locks: Locks): Promise<number> {
-  switch (command.name) {
-    case 'inspect': {
+async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Locks, locksOptions: LocksOptions, connected: Connected): Promise<number> {
+  const color = useColor(process.env, process.stdout.isTTY === true)
+  const inspector = new Inspector(locks, locksOptions)
+  const prefix = command.connection.prefix ?? 'fencelock:'
+  const snapshot = async (): Promise<string> => {
+    if (command.resource !== undefined) {
       const info = await locks.inspect(command.resource)
-      print(command.json ? JSON.stringify(info) : describe(info))
-      return 0
+      return command.json ? JSON.stringify(info) : describeLock(info)
     }
+    const rows = await inspector.rows(await connected.scanNodes(), prefix, command.pattern, command.all)
+    return command.json ? JSON.stringify(rows) : formatTable(rows, color)
+  }
+  try {
+    if (!command.watch) return print(await snapshot()), 0
+    return await watch(snapshot, {
+      interval: command.interval,
+      tty: process.stdout.isTTY === true,
+      color,
+      title: `fencelock inspect${command.resource ?? command.pattern ? ` ${command.resource ?? command.pattern}` : ''}`,
+      write: (text) => void process.stdout.write(text),
+      onError: (err) => log(err instanceof Error ? err.message : String(err)),
+    })
+  } finally {
+    await within(1_000, inspector.close())
+  }
+}
+
+async function execute(command: Connecting, locks: Locks, locksOptions: LocksOptions, connected: Connected): Promise<number> {
+  switch (command.name) {
+    case 'inspect':
+      return inspect(command, locks, locksOptions, connected)
     case 'acquire': {
       // Not extended and not released: the lock lives for its ttl, for whoever uses the fence.
-      const lease = await acquire(locks, command.resource, options(command.ttl, command.wait))
+      const lease = await acquire(locks, command.resource, { kind: 'mutex' }, options(command.ttl, command.wait))
       const { resource, token, fence, ttl } = lease
       print(command.json ? JSON.stringify({ resource, token, fence, ttl }) : `token=${token} fence=${fence} ttl=${ttl}`)
       return 0
     }
     case 'release': {
-      const released = await locks.release(command.resource, command.token)
+      if (command.force) return forceRelease(locks, command.resource, { yes: command.yes, log, print })
+      const released = await locks.release(command.resource, command.token!)
       if (!released) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
       return released ? 0 : 1
     }
@@ -115,7 +96,7 @@ async function execute(command: Exclude<Command, { name: 'help' | 'version' }>, 
       return extended ? 0 : 1
     }
     case 'run': {
-      const lease = await acquire(locks, command.resource, { ...options(command.ttl, command.wait), autoExtend: true })
+      const lease = await acquire(locks, command.resource, command.hold, { ...options(command.ttl, command.wait), autoExtend: true })
       const code = await runHolding(lease, command.command, log)
       if (!lease.signal.aborted) {
         await lease.release().catch((err: Error) => log(`${err.message}; it expires within its ttl`))
@@ -125,35 +106,35 @@ async function execute(command: Exclude<Command, { name: 'help' | 'version' }>, 
   }
 }
 
-/** Waits for `promise` at most `ms`: a hung Redis must not keep the CLI from exiting. */
-const within = (ms: number, promise: Promise<unknown>) =>
-  Promise.race([promise.catch(() => {}), new Promise((resolve) => setTimeout(resolve, ms).unref())])
-
 async function main(argv: string[]): Promise<number> {
   let command: Command
   try {
-    command = parseCommandLine(argv)
+    command = parseCommandLine(argv, process.env, { version: packageVersion() })
+    // Checked before connecting: nobody could answer the question.
+    if (command.name === 'release' && command.force && !command.yes && !process.stdin.isTTY) {
+      throw new UsageError('release --force: stdin is not a terminal, so fencelock cannot ask before removing the holder; add --yes to remove it without asking')
+    }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err
     log(err.message)
-    log('see `fencelock --help` for usage')
+    log('see `fencelock --help` (or `fencelock <command> --help`) for usage')
     return 2
   }
-  if (command.name === 'help') return print(USAGE), 0
-  if (command.name === 'version') return print(pkg.version), 0
+  if (command.name === 'help') return void process.stdout.write(command.text), 0
+  if (command.name === 'version') return print(packageVersion()), 0
 
-  const { redis: url, prefix } = command.connection
-  const client = await connect(url)
+  const connected = await connect(command.connection)
   try {
-    const locks = createLocks({ redis: client, ...(prefix !== undefined && { prefix }) })
+    const prefix = command.connection.prefix
+    const locksOptions: LocksOptions = { redis: connected.redis, ...(prefix !== undefined && { prefix }) }
+    const locks = createLocks(locksOptions)
     try {
-      return await execute(command, locks)
+      return await execute(command, locks, locksOptions, connected)
     } finally {
       await within(1_000, locks.close())
     }
   } finally {
-    await within(1_000, client.quit())
-    client.disconnect()
+    await connected.close()
   }
 }
 
