@@ -5,6 +5,7 @@
 // are counted; close() stops recording; nothing is recorded without instrument(); options are
 // checked. The lease-level tests run once per client adapter.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { readdirSync, readFileSync } from 'node:fs'
 import { diag, DiagLogLevel, metrics, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api'
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
@@ -299,6 +300,16 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       await cycle('twice')
       expect(otel.spans()).toHaveLength(4)
       await otel.shutdown()
+    })
+
+    it('loads no library code: src/otel imports only @opentelemetry/api, node built-ins, its own files, and library types', () => {
+      const dir = new URL('../src/otel/', import.meta.url)
+      const imports = readdirSync(dir).flatMap((file) =>
+        [...readFileSync(new URL(file, dir), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({ file, type: m[1] !== undefined, from: m[2]! })),
+      )
+      expect(imports.length).toBeGreaterThan(5)
+      const allowed = (i: { type: boolean; from: string }) => i.from === '@opentelemetry/api' || i.from.startsWith('node:') || i.from.startsWith('./') || (i.type && i.from.startsWith('../'))
+      expect(imports.filter((i) => !allowed(i))).toEqual([])
     })
 
     it('bad options: InvalidArgumentError naming the value', () => {
