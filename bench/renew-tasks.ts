@@ -155,10 +155,18 @@ async function renewStart(task: Extract<RenewTask, { type: 'renew-start' }>) {
   return { acquired: leases.length, acquireSeconds: (clock() - began) / 1000, errors }
 }
 
+/**
+ * The histogram records the whole interval between its timer's ticks (an idle process shows p50 =
+ * the resolution, measured: 1.12 ms at 1, 5.14 at 5, 20.2 at 20), so the delay is that minus the
+ * resolution.
+ */
+const LOOP_RESOLUTION_MS = 5
+const late = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS)
+
 async function renewHold(task: Extract<RenewTask, { type: 'renew-hold' }>) {
   const s = session
   if (!s) throw new Error('renew-hold before renew-start')
-  const delay = monitorEventLoopDelay({ resolution: 5 })
+  const delay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
   const wire0 = wireCount()
   const cpu0 = process.cpuUsage()
   const began = clock()
@@ -174,9 +182,9 @@ async function renewHold(task: Extract<RenewTask, { type: 'renew-hold' }>) {
     seconds,
     wire,
     cpuMs: (cpu.user + cpu.system) / 1000,
-    loopDelayP50: delay.percentile(50) / 1e6,
-    loopDelayP99: delay.percentile(99) / 1e6,
-    loopDelayMax: delay.max / 1e6,
+    loopDelayP50: late(delay.percentile(50)),
+    loopDelayP99: late(delay.percentile(99)),
+    loopDelayMax: late(delay.max),
     heapPerLease: (heapAfter - s.heapBefore) / Math.max(1, s.leases.length),
     held,
     lost: s.lost.n,
