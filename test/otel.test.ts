@@ -263,6 +263,28 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       }
     })
 
+    it('every primitive is named by its kind: semaphore permits, read and write leases, withLocks', async () => {
+      const otel = sdk()
+      const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
+      try {
+        await (await locks.semaphore('pool', { limit: 2 }).acquire({ ttl: 1_000 })).release()
+        const config = locks.readWrite('config')
+        await (await config.read({ ttl: 1_000 })).release()
+        await (await config.write({ ttl: 1_000 })).release()
+        await locks.withLocks(['a', 'b'], () => {}, { ttl: 1_000 })
+      } finally {
+        handle.close()
+      }
+      const kinds = (name: string) => otel.spans(name).map((s) => [s.attributes['fencelock.kind'], s.attributes['fencelock.resource']])
+      expect(kinds(SPANS.wait)).toEqual(kinds(SPANS.hold))
+      expect(kinds(SPANS.wait).map(([kind]) => kind)).toEqual(['semaphore', 'read', 'write', 'multi'])
+      for (const kind of ['semaphore', 'read', 'write', 'multi']) {
+        expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': kind, 'fencelock.outcome': 'acquired' }), kind).toBe(1)
+        expect(await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': kind, 'fencelock.outcome': 'released' }), kind).toBe(1)
+      }
+      await otel.shutdown()
+    })
+
     it('includeResourceInMetrics puts fencelock.resource on the metrics (off by default)', async () => {
       const otel = sdk()
       const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider, includeResourceInMetrics: true })
