@@ -73,7 +73,7 @@ describe('fencelock command line', () => {
   })
 
   it('reads times with units, the Redis URL from --redis or REDIS_URL, and the command after --', () => {
-    const connection = { redis: ['redis://127.0.0.1:6379'], prefix: undefined, cluster: false, client: undefined, user: undefined, tls: {} }
+    const connection = { redis: ['redis://127.0.0.1:6379'], prefix: undefined, cluster: false, client: undefined, user: undefined, tls: {}, maxTtl: undefined }
     expect(parseCommandLine(['run', 'job', '--ttl', '30s', '--wait', 'Infinity', '--', 'ls', '-l', '--ttl'], {})).toEqual({
       name: 'run', connection, resource: 'job', ttl: 30_000, wait: Infinity, hold: { kind: 'mutex' }, command: ['ls', '-l', '--ttl'],
     })

@@ -20,6 +20,8 @@ export interface Connection {
   user: string | undefined
   /** Files of PEM certificates and key for TLS. */
   tls: { ca?: string; cert?: string; key?: string }
+  /** createLocks' maxTtl (quorum: also how long a restarted node stays out of counting). */
+  maxTtl: number | undefined
 }
 
 /** What `run` holds while its command runs. */
@@ -173,13 +175,14 @@ interface Globals {
   tlsCa?: string
   tlsCert?: string
   tlsKey?: string
+  maxTtl?: number
 }
 
 function connectionOf(globals: Globals, env: NodeJS.ProcessEnv): Connection {
   const redis = globals.redis ?? [env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS]
   const tls = { ...(globals.tlsCa !== undefined && { ca: globals.tlsCa }), ...(globals.tlsCert !== undefined && { cert: globals.tlsCert }), ...(globals.tlsKey !== undefined && { key: globals.tlsKey }) }
   if ((tls.cert === undefined) !== (tls.key === undefined)) throw new UsageError(`Option ${tls.cert === undefined ? '--tls-key' : '--tls-cert'} needs ${tls.cert === undefined ? '--tls-cert' : '--tls-key'} too (a client certificate and its key)`)
-  return { redis, prefix: globals.prefix, cluster: globals.cluster === true, client: globals.client, user: globals.user, tls }
+  return { redis, prefix: globals.prefix, cluster: globals.cluster === true, client: globals.client, user: globals.user, tls, maxTtl: globals.maxTtl }
 }
 
 const time = (option: string, kind: 'ttl' | 'wait' | 'period') => (value: string) => parseTime(value, option, kind)
@@ -198,6 +201,7 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
     .option('--tls-ca <file>', 'CA certificate (PEM) to trust for rediss://')
     .option('--tls-cert <file>', 'Client certificate (PEM), with --tls-key')
     .option('--tls-key <file>', 'Key of the client certificate (PEM)')
+    .addOption(new Option('--max-ttl <time>', 'Longest ttl allowed; with a quorum also how long a restarted node stays out of the count (default: 30s with a quorum, else 24d)').argParser(time('--max-ttl', 'ttl')))
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput(output)

@@ -125,8 +125,8 @@ async function main(argv: string[]): Promise<number> {
 
   const connected = await connect(command.connection)
   try {
-    const prefix = command.connection.prefix
-    const locksOptions: LocksOptions = { redis: connected.redis, ...(prefix !== undefined && { prefix }) }
+    const { prefix, maxTtl } = command.connection
+    const locksOptions: LocksOptions = { redis: connected.redis, ...(prefix !== undefined && { prefix }), ...(maxTtl !== undefined && { maxTtl }) }
     const locks = createLocks(locksOptions)
     try {
       return await execute(command, locks, locksOptions, connected)
