@@ -14,7 +14,7 @@ import { claimFence, createLocks, fencedSet, LockTimeoutError, telemetry, type L
 import { instrument, InvalidArgumentError, METRICS, SPANS, type Instrumentation } from '../src/otel/index.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix } from './scenarios/fixtures/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix } from './scenarios/fixtures/util.js'
 
 /** Collects on demand: no timer, no export interval. */
 class Reader extends MetricReader {
@@ -282,6 +282,44 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
         expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': kind, 'fencelock.outcome': 'acquired' }), kind).toBe(1)
         expect(await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': kind, 'fencelock.outcome': 'released' }), kind).toBe(1)
       }
+      await otel.shutdown()
+    })
+
+    it('a lease let go by locks.close() and released afterwards makes one hold span, ended by the loss (reason closed)', async () => {
+      const otel = sdk()
+      const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
+      const own = createLocks({ redis: client.raw, prefix: uniquePrefix('otel-close') })
+      try {
+        const lease = await own.acquire('closing', { ttl: 5_000 })
+        await own.close()
+        expect(await lease.release()).toBe(true) // still in Redis: a real release, after the loss
+      } finally {
+        handle.close()
+        await closeQuietly([own])
+      }
+      const holds = otel.spans(SPANS.hold)
+      expect(holds.map((s) => s.attributes['fencelock.lost.reason'])).toEqual(['closed'])
+      expect(await valueOf(otel, METRICS.lost, { 'fencelock.kind': 'mutex', 'fencelock.lost.reason': 'closed' })).toBe(1)
+      expect(await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'released' })).toBeUndefined()
+      await otel.shutdown()
+    })
+
+    it('a release that finds the lock gone (its key deleted) makes one hold span, ended by the loss (reason refused)', async () => {
+      const otel = sdk()
+      const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
+      const prefix = uniquePrefix('otel-gone')
+      const own = createLocks({ redis: client.raw, prefix })
+      try {
+        const lease = await own.acquire('gone', { ttl: 5_000 })
+        expect(await client.command('DEL', keysOf(prefix, 'gone').lock)).toBe(1)
+        expect(await lease.release()).toBe(false) // the release event comes first, then the loss
+      } finally {
+        handle.close()
+        await closeQuietly([own])
+      }
+      const holds = otel.spans(SPANS.hold)
+      expect(holds.map((s) => [s.attributes['fencelock.lost.reason'], s.attributes['fencelock.released']])).toEqual([['refused', undefined]])
+      expect(await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'released' })).toBeUndefined()
       await otel.shutdown()
     })
 
