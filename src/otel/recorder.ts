@@ -95,9 +95,10 @@ export function createRecorder(options: CheckedOptions): Recorder {
   )
   const withResource = (attributes: Attributes, resource: string): Attributes =>
     options.includeResourceInMetrics ? { ...attributes, [A.resource]: resource } : attributes
-  // A lease lost to locks.close() can still be released afterwards (released: true): its hold
-  // span already ended at the loss. Tokens are remembered only for that; the bound keeps leases
-  // that are lost and never released from piling up.
+  // A lost lease is usually released afterwards (withLock, `await using`), and that release is
+  // published too (released: false; true for a lease let go by locks.close(), still in Redis): its
+  // hold span already ended at the loss. The bound keeps leases lost and never released from
+  // piling up.
   const endedByLoss = new RecentSet(1_024)
 
   function hold(event: HoldEvent, end: number, lost: boolean): void {
@@ -145,10 +146,10 @@ export function createRecorder(options: CheckedOptions): Recorder {
     release(message) {
       const end = now()
       const e = readHold(message)
-      // released: false means the lease was lost first: the loss (published before this release,
-      // or right after it when the release is what found the lock gone) ends the hold span.
-      if (!e.released) return
       if (e.token !== undefined && endedByLoss.take(e.token)) return
+      // released: false without an earlier loss: this release found the lock gone, and the loss
+      // it publishes right after ends the hold span.
+      if (!e.released) return
       hold(e, end, false)
     },
     lost(message) {
