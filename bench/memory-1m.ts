@@ -3,6 +3,7 @@
 // bench/results/memory-1m.json and shown as a dated section of docs/benchmark.md, which every
 // full run carries over.
 import { existsSync, readFileSync } from 'node:fs'
+import os from 'node:os'
 import { redisMemory, type MemoryRedisRow } from './cost.js'
 import type { Pool } from './pool.js'
 import type { Server } from './redis.js'
@@ -14,19 +15,22 @@ export const MEMORY_1M_FILE = 'bench/results/memory-1m.json'
 export const BYTES_PER_RESOURCE_TARGET = 150
 /** Processes and acquire+release cycles in flight in each (one connection per process). */
 const PROCS = 2
-const CONCURRENCY = 500
+const CONCURRENCY = 1_000
 
 export interface Memory1m {
   machine: Machine
   row: MemoryRedisRow
   procs: number
   concurrency: number
+  /** 1-minute load average before and after: the time taken depends on what else the machine runs. */
+  load?: [number, number]
 }
 
 export async function memory1m(pool: Pool, server: Server, machine: Machine, quick: boolean): Promise<Memory1m> {
   const resources = quick ? 100_000 : 1_000_000
+  const before = os.loadavg()[0]!
   const row = await redisMemory(pool, server, { kind: 'fencelock' }, resources, { procs: PROCS, concurrency: CONCURRENCY })
-  return { machine, row, procs: PROCS, concurrency: CONCURRENCY }
+  return { machine, row, procs: PROCS, concurrency: CONCURRENCY, load: [before, os.loadavg()[0]!] }
 }
 
 export function readMemory1m(file: string): Memory1m | undefined {
@@ -41,7 +45,7 @@ const END = '<!-- memory-1m:end -->'
 export function memory1mText(m: Memory1m): string {
   const r = m.row
   return [
-    `M (1M). fencelock, ${r.resources.toLocaleString('en-US')} resources locked once each: ${fmt(r.bytesPerResource)} B per resource (target <= ${BYTES_PER_RESOURCE_TARGET} B: ${r.bytesPerResource <= BYTES_PER_RESOURCE_TARGET ? 'met' : 'not met'})`,
+    `M (1M). fencelock, ${r.resources.toLocaleString('en-US')} resources locked once each: ${r.bytesPerResource.toFixed(1)} B per resource (target <= ${BYTES_PER_RESOURCE_TARGET} B: ${r.bytesPerResource <= BYTES_PER_RESOURCE_TARGET ? 'met' : 'not met'})`,
     `  used_memory +${(r.usedBytes / 1e6).toFixed(1)} MB, ${r.keys.toLocaleString('en-US')} keys left, ${r.seconds.toFixed(1)} s (${fmt(r.perSec)} resources/s, ${m.procs} processes x ${m.concurrency} in flight)`,
     r.sample ? `  a key left: ${r.sample.key}, PTTL ${fmt(r.sample.pttl / 3_600_000)} h, MEMORY USAGE ${r.sample.bytes} B` : '',
   ].join('\n')
@@ -55,13 +59,13 @@ export function memory1mSection(m: Memory1m): string {
     START,
     `## M at 1,000,000 resources (separate run: \`npm run bench -- --memory-1m\`, ${m.machine.date})`,
     '',
-    `fencelock locks ${r.resources.toLocaleString('en-US')} distinct resources once each (acquire + release; ${m.procs} processes, one connection and`,
+    `fencelock locks ${r.resources.toLocaleString('en-US')} distinct resources (\`res:0\` to \`res:${r.resources - 1}\`) once each (acquire + release; ${m.procs} processes, one connection and`,
     `${m.concurrency} cycles in flight each) on a fresh redis-server; Redis \`used_memory\` is read before and after (the clients closed). Machine:`,
-    `${m.machine.nproc} cores, ${m.machine.cpu}; Node ${m.machine.node}; Redis ${m.machine.redis}.`,
+    `${m.machine.nproc} cores, ${m.machine.cpu}; Node ${m.machine.node}; Redis ${m.machine.redis}.${m.load ? ` Load average (1 min) ${m.load[0].toFixed(1)} before, ${m.load[1].toFixed(1)} after: the time taken says more about the machine than about the library.` : ''}`,
     '',
     '| resources | used_memory delta | bytes per resource | target | result | keys left | a key left: TTL | its MEMORY USAGE | time | resources/s |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    `| ${r.resources.toLocaleString('en-US')} | ${(r.usedBytes / 1e6).toFixed(1)} MB | ${fmt(r.bytesPerResource)} B | <= ${BYTES_PER_RESOURCE_TARGET} B | ${met ? 'met' : 'not met'} | ${r.keys.toLocaleString('en-US')} | ${r.sample ? `${fmt(r.sample.pttl / 3_600_000)} h` : '-'} | ${r.sample ? `${r.sample.bytes} B` : '-'} | ${r.seconds.toFixed(1)} s | ${fmt(r.perSec)} |`,
+    `| ${r.resources.toLocaleString('en-US')} | ${(r.usedBytes / 1e6).toFixed(1)} MB | ${r.bytesPerResource.toFixed(1)} B | <= ${BYTES_PER_RESOURCE_TARGET} B | ${met ? 'met' : 'not met'} | ${r.keys.toLocaleString('en-US')} | ${r.sample ? `${fmt(r.sample.pttl / 3_600_000)} h` : '-'} | ${r.sample ? `${r.sample.bytes} B` : '-'} | ${r.seconds.toFixed(1)} s | ${fmt(r.perSec)} |`,
     '',
     `<sub>keys left: DBSIZE after every lease was released (fencelock's fence keys, one per resource, kept for \`fenceRetention\`); the key sampled: ${r.sample ? `\`${r.sample.key}\`` : 'none'}.</sub>`,
     END,

@@ -1,7 +1,7 @@
 // Tables and targets of the cost scenarios (issue 12, "cheaper per lock"): the handoff floor (H)
 // and C's gap in multiples of it, E's scale curve, K (cost over many resources), L (renewals at
 // scale) and M (Redis memory per resource). bench/report.ts puts them beside the others.
-import { K_SIZES } from './cost.js'
+import { K_SIZES, M_CONCURRENCY } from './cost.js'
 import { BYTES_PER_RESOURCE_TARGET } from './memory-1m.js'
 import type { ContendRow } from './scenarios.js'
 import type { Results, Table, Target } from './report.js'
@@ -75,7 +75,7 @@ export function costTargets(r: Results): Target[] {
     add('L', 'every lease still held after the hold', `${l.held.toLocaleString('en-US')} of ${l.leases.toLocaleString('en-US')} (lost ${l.lost})`, l.held === l.leases)
   }
   const m = r.M?.find((row) => row.lib === 'fencelock')
-  if (m) add('M', `<= ${BYTES_PER_RESOURCE_TARGET} B of Redis memory per resource locked once`, `${fmt(m.bytesPerResource)} B over ${m.resources.toLocaleString('en-US')} resources (${m.keys.toLocaleString('en-US')} keys left)`, m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET)
+  if (m) add('M', `<= ${BYTES_PER_RESOURCE_TARGET} B of Redis memory per resource locked once`, `${m.bytesPerResource.toFixed(1)} B over ${m.resources.toLocaleString('en-US')} resources (${m.keys.toLocaleString('en-US')} keys left)`, m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET)
   return out
 }
 
@@ -167,14 +167,15 @@ export function costTables(r: Results): Table[] {
   if (r.M?.length) {
     out.push({
       title: `M. Redis memory per resource: ${r.M[0]!.resources.toLocaleString('en-US')} distinct resources locked once each (acquire + release)`,
-      head: ['library', 'used_memory delta', 'bytes per resource', 'keys left', 'a key left: TTL', 'its MEMORY USAGE', 'time s', 'target', 'result'],
+      head: ['library', 'used_memory delta', 'bytes per resource', 'keys left', 'a key left', 'its TTL', 'its MEMORY USAGE', 'time s', 'target', 'result'],
       rows: r.M.map((m) => {
         const fl = m.lib === 'fencelock'
         return [
           m.label,
-          `${(m.usedBytes / 1e6).toFixed(2)} MB`,
-          fmt(m.bytesPerResource),
+          `${fmt(m.usedBytes / 1e6)} MB`,
+          m.bytesPerResource.toFixed(1),
           m.keys.toLocaleString('en-US'),
+          m.sample ? m.sample.key : '-',
           m.sample ? (m.sample.pttl < 0 ? 'none' : `${fmt(m.sample.pttl / 3_600_000)} h`) : '-',
           m.sample ? `${m.sample.bytes} B` : '-',
           fmt(m.seconds),
@@ -182,7 +183,7 @@ export function costTables(r: Results): Table[] {
           fl ? metText(m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET) : '',
         ]
       }),
-      note: 'used_memory: INFO memory of a flushed server before, and after every client closed; keys left: DBSIZE (fencelock: one fence key per resource, kept for fenceRetention, 1 day by default). 500 cycles in flight on one connection.',
+      note: `used_memory: INFO memory of a flushed server before, and after every client closed; keys left: DBSIZE (fencelock: one fence key per resource, kept for fenceRetention, 1 day by default). Resources named res:0 to res:${r.M[0]!.resources - 1}; ${M_CONCURRENCY} cycles in flight on one connection.`,
     })
   }
   return out
