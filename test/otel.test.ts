@@ -162,6 +162,31 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired' })).toBe(saysContended ? 1 : undefined)
     })
 
+    it('tryAcquire: a lease and a busy answer, recorded as the library publishes them (no error status for busy)', async () => {
+      const raw: Record<string, unknown>[] = []
+      const listener = (message: unknown) => raw.push(message as Record<string, unknown>)
+      subscribe('fencelock:acquire', listener)
+      try {
+        const lease = await locks.tryAcquire('try', { ttl: 5_000 })
+        expect(lease).not.toBeNull()
+        expect(await locks.tryAcquire('try', { ttl: 5_000 })).toBeNull()
+        await lease!.release()
+      } finally {
+        unsubscribe('fencelock:acquire', listener)
+      }
+      // Its lease ends with a hold span whether or not tryAcquire publishes an acquire event.
+      expect(otel.spans(SPANS.hold).map((s) => s.attributes['fencelock.resource'])).toEqual(['try'])
+      const waits = otel.spans(SPANS.wait)
+      expect(waits.map((s) => s.attributes['fencelock.outcome'])).toEqual(raw.map((e) => e.outcome))
+      const busy = waits.find((s) => s.attributes['fencelock.outcome'] === 'busy')
+      if (raw.length === 0) return // a library version whose tryAcquire publishes nothing: no wait span, checked above
+      expect(raw.map((e) => e.outcome)).toEqual(['acquired', 'busy'])
+      expect(busy!.status.code).toBe(SpanStatusCode.UNSET)
+      expect(busy!.attributes['error.type']).toBeUndefined()
+      expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'busy' })).toBe(1)
+      expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'busy' })).toBe(raw[1]!.contended === true ? 1 : undefined)
+    })
+
     it('a lease lost while Redis is frozen (SIGSTOP): a hold span with a `lost` event and ERROR status, and fencelock.lost by reason', async () => {
       const lease = await locks.acquire('frozen', { ttl: 300, autoExtend: true })
       redis.pause()

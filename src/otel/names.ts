@@ -34,7 +34,7 @@ export const ATTRIBUTES = {
   resource: 'fencelock.resource',
   /** The primitive: `mutex`, `semaphore`, `multi`, read/write kinds. */
   kind: 'fencelock.kind',
-  /** `acquired`, `timeout`, `aborted`, `error` (acquire); `released`, `lost` (hold duration). */
+  /** `acquired`, `timeout`, `aborted`, `error`, `busy` (acquire); `released`, `lost` (hold duration). */
   outcome: 'fencelock.outcome',
   /** The lease's fencing token. Spans only. */
   fence: 'fencelock.fence',
