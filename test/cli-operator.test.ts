@@ -121,6 +121,32 @@ describe('fencelock CLI: parts without Redis', () => {
     }
   })
 
+  it('says what to install when neither ioredis nor node-redis can be loaded (exit 1)', async () => {
+    // A module hook makes both packages unresolvable in the CLI's process, as if not installed.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-noclient-'))
+    try {
+      writeFileSync(
+        path.join(dir, 'hooks.mjs'),
+        `export async function resolve(specifier, context, next) {
+          if (specifier === 'ioredis' || specifier === 'redis') throw Object.assign(new Error('Cannot find package ' + specifier), { code: 'ERR_MODULE_NOT_FOUND' })
+          return next(specifier, context)
+        }`,
+      )
+      writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n`)
+      const run = (...args: string[]) => {
+        const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, '--import', 'tsx', cliPath, ...args], { cwd: root, env: baseEnv() })
+        let stderr = ''
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+        return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })))
+      }
+      const [neither, chosen] = await Promise.all([run('inspect', '--redis', 'redis://127.0.0.1:1'), run('--client', 'node-redis', 'inspect', '--redis', 'redis://127.0.0.1:1')])
+      expect(neither).toEqual({ code: 1, stderr: expect.stringContaining('neither is installed: run `npm install ioredis` (or `npm install redis`)') })
+      expect(chosen).toEqual({ code: 1, stderr: expect.stringContaining('--client node-redis: the redis package is not installed: run `npm install redis`') })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it.runIf(haveScript())('help is in colour on a terminal only, and never with NO_COLOR; release --force off a terminal needs --yes', async () => {
     const [piped, tty, noColor, sub, force] = await Promise.all([
       cli(['--help']),
