@@ -7,6 +7,7 @@ import type { FencelockErrorCode } from '../errors.js'
  * code, only its event names.
  */
 export class InvalidArgumentError extends Error {
+  /** Always `INVALID_ARGUMENT`, as on fencelock's own `InvalidArgumentError`. */
   readonly code: FencelockErrorCode = 'INVALID_ARGUMENT'
   constructor(message: string) {
     super(message)
