@@ -470,9 +470,10 @@ export function renderMarkdown(r: Results): string {
     '',
     '![benchmark chart](bench.svg)',
     '',
-    'Run it: `npm run bench` (everything, under 10 minutes on 2 cores; writes this page, the chart and the JSON);',
-    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, S, T, R and Q, `--lib` takes library kinds, quick runs write',
-    '`bench/results/quick.json` and leave this page alone). What the numbers of this run mean, and what to change in fencelock:',
+    'Run it: `npm run bench` (everything, about 11 minutes on 2 cores; writes this page, the chart and the JSON);',
+    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, H, K, L, M, S, T, R and Q, `--lib` takes library kinds, quick runs write',
+    '`bench/results/quick.json` and leave this page alone); `npm run bench -- --memory-1m` (M over 1,000,000 resources, fencelock only, a few',
+    'minutes; rewrites only its own dated section at the end of this page). What the numbers of this run mean, and what to change in fencelock:',
     '[benchmark-notes.md](benchmark-notes.md).',
     '',
     'How it measures:',
@@ -483,6 +484,11 @@ export function renderMarkdown(r: Results): string {
     '- Times between processes use one clock, CLOCK_MONOTONIC (`process.hrtime`), shared by all processes of the machine (`performance.timeOrigin + performance.now()` was measured to differ by up to ~1 ms between processes).',
     '- *wire commands* are counted in each client at `sendCommand` (INFO commandstats also counts every `redis.call()` inside a Lua script, so it',
     '  cannot tell wire commands apart); *Redis commands* are INFO commandstats deltas and include those in-script calls.',
+    '- Cost per lock (issue 12): A shows client CPU per cycle beside the seed\'s and fencelock again with a subscriber on every `fencelock:*`',
+    '  diagnostics channel; H measures the handoff floor (a pub/sub wake-up plus one round trip between two processes) and C\'s gaps are shown',
+    '  in multiples of it; E is a scale curve of 2 to 128 waiters on one key; K the uncontended cost over 10 to 100,000 resources; L one process',
+    '  holding 50,000 auto-extended leases; M the Redis memory per resource locked once. Each new figure sits in a table beside the peers\'',
+    '  with the issue\'s target.',
     '- A and B report the median of three interleaved rounds (all rounds are in the JSON): the machine is shared, and load elsewhere',
     '  moves loopback round trips both ways (a busy CPU even wakes up sooner than an idle one).',
     '',
@@ -563,6 +569,12 @@ export function renderSvg(r: Results): string {
     const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
     put(1, panel(W / 2 + 10, heights[1], colW, 'E. fencelock handoff gap p50 vs waiting processes', 'ms, lower is better', e.map((x) => ({ label: x.label, value: x.gap, highlight: true })), false))
   }
+  if (r.C && r.H) {
+    const floorP50 = r.H.p50
+    put(0, panel(10, heights[0], colW, `C. Handoff gap p50 in handoff floors (floor ${fmt(floorP50)} ms; target 1.5)`, 'multiples of the floor, lower is better', bars(r.C, (x) => x.gapP50 / floorP50), true))
+  }
+  if (r.L?.length) put(0, panel(10, heights[0], colW, `L. Wire commands per 100 leases per renewal period (${fmt(r.L[0]!.leases)} leases; target 1)`, 'commands, lower is better', bars(r.L, (x) => x.wirePer100PerPeriod), true))
+  if (r.M?.length) put(1, panel(W / 2 + 10, heights[1], colW, `M. Redis memory per resource locked once (${fmt(r.M[0]!.resources)} resources; target 150 B)`, 'bytes, lower is better', bars(r.M, (x) => Math.max(0, x.bytesPerResource)), false))
   const H = Math.max(...heights) + 30
   const m = r.machine
   return [
