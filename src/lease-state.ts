@@ -1,13 +1,17 @@
+import { Alarm, cancelAlarm, replyWithin, setAlarm } from './alarms.js'
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
-import { NO_REPLY, withinLimit } from './limit.js'
+import { NO_REPLY } from './limit.js'
 import { emit, events } from './telemetry.js'
 import { checkLeaseTtl } from './validate.js'
 import type { Lease } from './lease.js'
 
 /** What a primitive's operations supply to their leases: the Redis side of extend and release. */
 export interface LeaseDriver {
-  /** Resolves true when extended, false when Redis says this lease no longer holds the lock. */
-  extend(lease: LeaseState, ttl: number): Promise<boolean>
+  /**
+   * Resolves true when extended, false when Redis says this lease no longer holds the lock.
+   * `renewal`: an automatic renewal, which may go out in one call with others that fall due with it.
+   */
+  extend(lease: LeaseState, ttl: number, renewal: boolean): Promise<boolean>
   /** Resolves true when this call released the lock, false when it was no longer held. */
   release(lease: LeaseState): Promise<boolean>
   /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
@@ -43,12 +47,18 @@ export class LeaseState implements Lease {
   /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
   readonly fence: number
   readonly #driver: LeaseDriver
-  readonly #controller = new AbortController()
+  /** Made when someone first reads `signal` (most leases are released without anyone reading it). */
+  #controller: AbortController | undefined
+  /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
+  #reason: LockLostError | undefined
+  /** Extensions in flight that stop waiting for their reply when the lease is lost. */
+  #watchers: Set<() => void> | undefined
   #ttl: number
   #deadline: number
   #state: State = 'held'
-  #expiryTimer: NodeJS.Timeout | undefined
-  #renewTimer: NodeJS.Timeout | undefined
+  /** On the shared timeline (alarms.ts): no Node timer per lease. */
+  #expiry: Alarm | undefined
+  #renewal: Alarm | undefined
   #autoExtend: boolean
   #extending: Promise<void> | undefined
   #lastError: unknown
@@ -74,6 +84,10 @@ export class LeaseState implements Lease {
 
   /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#reason) this.#controller.abort(this.#reason)
+    }
     return this.#controller.signal
   }
 
@@ -102,14 +116,17 @@ export class LeaseState implements Lease {
    * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
    * answer; in that case the lease stays valid until its current deadline.
    */
-  async extend(ttl: number = this.#ttl): Promise<void> {
+  extend(ttl: number = this.#ttl): Promise<void> {
+    return this.#extend(ttl, false)
+  }
+
+  async #extend(ttl: number, renewal: boolean): Promise<void> {
     checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
-    if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+    if (this.#state === 'lost') throw this.#reason!
     if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
     const start = performance.now()
     let ok: boolean | 'lost'
-    const extending = this.#driver.extend(this, ttl)
-    extending.catch(() => {}) // may settle after the lease was lost
+    const extending = this.#driver.extend(this, ttl, renewal)
     if (events.extend.hasSubscribers) {
       extending.then(
         (ok) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: ok ? 'extended' : 'lost' })),
@@ -119,32 +136,32 @@ export class LeaseState implements Lease {
     // A reply that has not come by the deadline comes too late: the lease is lost (its signal
     // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
     let onLost: (() => void) | undefined
-    const lost = new Promise<'lost'>((resolve) => {
-      onLost = () => resolve('lost')
-      this.#controller.signal.addEventListener('abort', onLost, { once: true })
-    })
     try {
-      ok = await Promise.race([extending, lost])
+      ok = await new Promise<boolean | 'lost'>((resolve, reject) => {
+        onLost = () => resolve('lost')
+        ;(this.#watchers ??= new Set()).add(onLost)
+        extending.then(resolve, reject)
+      })
     } catch (err) {
       this.#lastError = err
       throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
     } finally {
-      if (onLost) this.#controller.signal.removeEventListener('abort', onLost)
+      this.#watchers!.delete(onLost!)
     }
-    if (ok === 'lost') throw this.#controller.signal.reason as LockLostError
+    if (ok === 'lost') throw this.#reason!
     if (this.#state !== 'held') {
-      if (this.#state === 'lost') throw this.#controller.signal.reason as LockLostError
+      if (this.#state === 'lost') throw this.#reason!
       return // released while the extend was in flight: nothing more to do
     }
     if (!ok) {
       this.#lose('refused')
-      throw this.#controller.signal.reason as LockLostError
+      throw this.#reason!
     }
     const deadline = start + ttl - this.#driver.drift(ttl)
     if (deadline <= performance.now()) {
       // The reply took longer than the new ttl: the lock may already be gone.
       this.#lose('expired')
-      throw this.#controller.signal.reason as LockLostError
+      throw this.#reason!
     }
     this.#ttl = ttl
     this.#deadline = deadline
@@ -177,17 +194,17 @@ export class LeaseState implements Lease {
     }
     let outcome: boolean | typeof NO_REPLY
     try {
-      outcome = await withinLimit(releasing, limit)
+      outcome = await replyWithin(releasing, limit)
     } catch (err) {
       if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
     }
     if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
-    if (!outcome && wasHeld && !this.#controller.signal.aborted) {
+    if (!outcome && wasHeld && this.#reason === undefined) {
       // Redis no longer had it (restart with no data, eviction, expiry during the call): the lease
       // was lost before this release, and whoever watches the signal must learn it.
       const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
-      this.#controller.abort(new LockLostError(this.resource, reason))
+      this.#abort(new LockLostError(this.resource, reason))
       this.#emitLost(reason)
     }
     return outcome && wasHeld
@@ -207,13 +224,13 @@ export class LeaseState implements Lease {
     if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
     const lost = this.#state === 'lost'
     const released = await this.release().catch(() => undefined)
-    if (lost || released === false) throw this.#controller.signal.reason instanceof LockLostError ? this.#controller.signal.reason : new LockLostError(this.resource, 'refused')
+    if (lost || released === false) throw this.#reason ?? new LockLostError(this.resource, 'refused')
   }
 
   /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
   lostError(): LockLostError | undefined {
     if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
-    return this.#state === 'lost' ? (this.#controller.signal.reason as LockLostError) : undefined
+    return this.#state === 'lost' ? this.#reason : undefined
   }
 
   /** Turns automatic extension on or off (withLock turns it on). */
@@ -234,8 +251,14 @@ export class LeaseState implements Lease {
     this.#state = 'lost'
     this.#clearTimers()
     this.#driver.settled(this)
-    this.#controller.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+    this.#abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
     this.#emitLost(reason)
+  }
+
+  #abort(reason: LockLostError): void {
+    this.#reason = reason
+    this.#controller?.abort(reason)
+    if (this.#watchers) for (const watcher of this.#watchers) watcher()
   }
 
   #emitLost(reason: LockLostReason): void {
@@ -243,29 +266,43 @@ export class LeaseState implements Lease {
   }
 
   #clearTimers(): void {
-    clearTimeout(this.#expiryTimer)
-    clearTimeout(this.#renewTimer)
-    this.#expiryTimer = this.#renewTimer = undefined
+    if (this.#expiry) cancelAlarm(this.#expiry)
+    if (this.#renewal) cancelAlarm(this.#renewal)
   }
 
   #schedule(): void {
-    this.#clearTimers()
-    const left = this.#deadline - performance.now()
-    if (left <= 0) return this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
-    // Timers never keep the process alive: an abandoned lease simply expires in Redis.
-    this.#expiryTimer = setTimeout(() => this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable'), Math.ceil(left))
-    this.#expiryTimer.unref()
-    if (!this.#autoExtend) return
+    const now = performance.now()
+    const left = this.#deadline - now
+    if (left <= 0) {
+      this.#clearTimers()
+      return this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+    }
+    // Alarms never keep the process alive: an abandoned lease simply expires in Redis.
+    setAlarm((this.#expiry ??= new Alarm(() => this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable'))), this.#deadline, this.#ttl)
+    if (!this.#autoExtend) {
+      if (this.#renewal) cancelAlarm(this.#renewal)
+      return
+    }
     // Renew after a third of the ttl, like Redisson's watchdog; after a failure, retry sooner.
-    const delay = this.#lastError === undefined ? this.#ttl / 3 : Math.min(this.#ttl / 10, 1_000)
-    if (delay >= left) return
-    this.#renewTimer = setTimeout(() => this.#renew(), Math.max(1, Math.floor(delay)))
-    this.#renewTimer.unref()
+    // A regular renewal's time is rounded up to a grid of a tenth of the ttl (at most a second):
+    // leases renewed together stay together, and go out in one script call (see renewals.ts).
+    let due: number
+    if (this.#lastError === undefined) {
+      const grid = Math.min(1_000, Math.max(1, Math.floor(this.#ttl / 10)))
+      due = Math.ceil((now + this.#ttl / 3) / grid) * grid
+    } else {
+      due = now + Math.max(1, Math.min(this.#ttl / 10, 1_000))
+    }
+    if (due >= this.#deadline) {
+      if (this.#renewal) cancelAlarm(this.#renewal)
+      return
+    }
+    setAlarm((this.#renewal ??= new Alarm(() => this.#renew())), due, -this.#ttl)
   }
 
   #renew(): void {
     if (this.#state !== 'held' || this.#extending) return
-    this.#extending = this.extend()
+    this.#extending = this.#extend(this.#ttl, true)
       .catch((err) => {
         // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
         if (err instanceof RedisError && this.#state === 'held') this.#schedule()

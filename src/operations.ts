@@ -4,6 +4,7 @@ import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type Fen
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
 import { holding, type Lease } from './lease.js'
 import { LeaseState, type LeaseDriver } from './lease-state.js'
+import { replyWithin } from './alarms.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
@@ -237,7 +238,7 @@ export class Operations<Info> {
     let late = false
     const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
     try {
-      const outcome = await withinLimit(attempt, limit)
+      const outcome = await replyWithin(attempt, limit)
       if (outcome === NO_REPLY) {
         late = true
         return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
