@@ -49,6 +49,14 @@ export interface Backend<Info = LockInfo> {
   /** One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. */
   attempt(resource: string, token: string, ttl: number, waiter: string): Promise<Attempt>
   extend(resource: string, token: string, ttl: number): Promise<boolean>
+  /**
+   * `extend` for several leases whose `batchKey` is equal, in one call: one answer per lease, in
+   * order (true, false, or the error that lease's own `extend` would have thrown). A failure of the
+   * call itself rejects. Absent: each lease is extended on its own (see renewals.ts).
+   */
+  extendMany?(leases: readonly { readonly resource: string; readonly token: string; readonly ttl: number }[]): Promise<readonly (boolean | FencelockError)[]>
+  /** Leases with equal keys may share an `extendMany` call (a Redis Cluster slot; one key for one node). */
+  batchKey?(resource: string): number
   release(resource: string, token: string): Promise<boolean>
   /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
   leave(resource: string, waiter: string): Promise<void>

@@ -36,3 +36,22 @@ export function sameSlotKey(key: string, suffix: string): string {
   const tagged = open !== -1 && close > open + 1
   return tagged ? `${key}${suffix}` : `{${key}}${suffix}`
 }
+
+/** CRC16-XMODEM table, as Redis Cluster's key hashing uses it. */
+const CRC16 = (() => {
+  const table = new Uint16Array(256)
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+    table[i] = crc
+  }
+  return table
+})()
+
+/** The Redis Cluster slot (0..16383) of `key`: CRC16 of its hash tag (of its UTF-8 bytes). */
+export function clusterSlot(key: string): number {
+  const bytes = Buffer.from(hashTag(key), 'utf8')
+  let crc = 0
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16[((crc >> 8) ^ byte) & 0xff]!
+  return crc & 0x3fff
+}

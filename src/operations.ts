@@ -6,6 +6,7 @@ import { holding, type Lease } from './lease.js'
 import { LeaseState, type LeaseDriver } from './lease-state.js'
 import { replyWithin } from './alarms.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
+import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
 import { emit, events } from './telemetry.js'
@@ -36,11 +37,13 @@ export class Operations<Info> {
     this.#waiterTag = waiterTag
     runtime.register(backend, this)
     const defaults = runtime.defaults
+    // Automatic renewals go out batched where the primitive and topology allow it (renewals.ts).
+    const renewals = Renewals.of(backend)
     this.#driver = {
       maxTtl: backend.maxTtl,
       allowShortTtl: defaults.allowShortTtl,
       kind,
-      extend: (lease, ttl) => backend.extend(lease.resource, lease.token, ttl),
+      extend: (lease, ttl, renewal) => (renewal && renewals ? renewals.extend(lease.resource, lease.token, ttl) : backend.extend(lease.resource, lease.token, ttl)),
       release: (lease) => backend.release(lease.resource, lease.token),
       drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
       settled: (lease) => void runtime.leases.delete(lease),

@@ -1,6 +1,6 @@
 import type { LockInfo } from '../backend.js'
 import { keyCache } from '../keys.js'
-import { bind } from '../scripts/binding.js'
+import { bind, bindVariadic } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
 import type { Primitive } from './primitive.js'
 
@@ -37,6 +37,7 @@ const acquire = bind(scripts.mutexAcquire, ALL, ['token', 'ttl', 'retention', 'w
 const quorumAcquire = bind(scripts.quorumAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace', 'score', 'maxTtl'])
 const commit = bind(scripts.quorumCommit, ALL, ['token', 'fence', 'retention', 'waiter'])
 const extend = bind(scripts.mutexExtend, ['lock'], ['token', 'ttl'])
+const extendMany = bindVariadic(scripts.mutexExtendMany, ['lock'], 'further lock keys', [])
 const release = bind(scripts.mutexRelease, QUEUE, ['token', 'channel', 'grace'])
 const leave = bind(scripts.mutexLeave, QUEUE, ['waiter', 'channel', 'grace'])
 const inspect = bind(scripts.mutexInspect, ALL, [])
@@ -90,6 +91,18 @@ export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
     async extend(exec, resource, token, ttl) {
       return toNumber(await extend.run(exec, [keysOf(resource).lock], [token, ttl])) === 1
     },
+    async extendMany(exec, leases) {
+      const locks: string[] = []
+      const args: (string | number)[] = []
+      for (const { resource, token, ttl } of leases) {
+        locks.push(keysOf(resource).lock)
+        args.push(token, ttl)
+      }
+      const reply = (await extendMany.run(exec, [locks[0]!], locks.slice(1), [], args)) as unknown[]
+      if (!Array.isArray(reply) || reply.length !== leases.length) throw new Error(`mutex-extend-many answered ${String(reply)} for ${leases.length} leases`)
+      return reply.map((r) => toNumber(r) === 1)
+    },
+    routeKey: (resource) => keysOf(resource).lock,
     release: (exec, resource, token) => release.run(exec, queue(resource), [token, keysOf(resource).channel, grace]).then(decodeRelease),
     async leave(exec, resource, waiter) {
       await leave.run(exec, queue(resource), [waiter, keysOf(resource).channel, grace])

@@ -16,6 +16,13 @@ export type QuorumNodeGrant = NodeGrant & {
   readonly now: number
 }
 
+/** One lease of a batched extension. */
+export interface ExtendItem {
+  readonly resource: string
+  readonly token: string
+  readonly ttl: number
+}
+
 export interface AttemptRequest {
   readonly token: string
   readonly ttl: number
@@ -42,6 +49,14 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** Writes the quorum's fence back while `token` (a lease token) holds the lock here; true if it did. */
   commit(exec: Exec, resource: string, token: string, fence: number, waiter: string): Promise<boolean>
   extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean>
+  /**
+   * `extend` for several leases in ONE script call: one answer per lease, in order. Every
+   * resource's keys must be in one Redis Cluster slot (see `routeKey`). Absent: leases are
+   * extended one call each.
+   */
+  extendMany?(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]>
+  /** A key of `resource` that `extendMany` touches: its cluster slot is the resource's. */
+  routeKey?(resource: string): string
   /** `refused`: released, but Redis refused the PUBLISH that wakes the next waiter. */
   release(exec: Exec, resource: string, token: string): Promise<{ readonly released: boolean; readonly refused?: string }>
   leave(exec: Exec, resource: string, waiter: string): Promise<void>

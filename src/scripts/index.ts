@@ -16,6 +16,7 @@ export const scripts = {
   mutexAcquire: define(embedded.mutexAcquire, 4),
   mutexRelease: define(embedded.mutexRelease, 3),
   mutexExtend: define(embedded.mutexExtend, 1),
+  mutexExtendMany: define(embedded.mutexExtendMany, 1, true),
   mutexLeave: define(embedded.mutexLeave, 3),
   mutexInspect: define(embedded.mutexInspect, 4),
   fencedSet: define(embedded.fencedSet, 2),

@@ -47,6 +47,18 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
       }
       return { acquired: true, fence: grant.fence, token: leaseToken }
     },
+    // Renewals of several leases: one script call and one WAIT for all, the same verdict for each.
+    ...(primitive.extendMany && base.batchKey
+      ? {
+          batchKey: base.batchKey,
+          async extendMany(leases) {
+            const node = waitingNode()
+            const extended = await primitive.extendMany!(node.exec, leases)
+            const acks = node.acks()
+            return extended.map((ok, i) => (ok && acks < options.count ? new ReplicationError(leases[i]!.resource, acks, options.count, 'extension') : ok))
+          },
+        }
+      : {}),
     async extend(resource, token, ttl) {
       const node = waitingNode()
       if (!(await primitive.extend(node.exec, resource, token, ttl))) return false

@@ -1,4 +1,5 @@
 import type { Backend } from '../backend.js'
+import { clusterSlot } from '../keys.js'
 import { wakeRefused } from '../failures.js'
 import type { Primitive } from '../primitives/primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
@@ -10,6 +11,8 @@ import { subscriberFor } from '../redis/subscriber.js'
  */
 export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
   const exec = redis.evalScript
+  const many = primitive.extendMany
+  const routeKey = primitive.routeKey
   return {
     maxTtl,
     wake: subscriberFor(redis),
@@ -21,6 +24,13 @@ export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, 
         return { acquired: false, retry: grant.retry }
       }),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
+    ...(many && routeKey
+      ? {
+          extendMany: (leases) => many(exec, leases),
+          // One node: any leases together; a cluster: the leases of one slot together.
+          batchKey: redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
+        }
+      : {}),
     release: (resource, token) =>
       primitive.release(exec, resource, token).then((reply) => {
         if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)

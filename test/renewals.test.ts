@@ -1,0 +1,113 @@
+// Batched renewals on a real redis-server: thousands of auto-extended leases are renewed in a few
+// script calls per period (counted with INFO commandstats), every lease still learns its own fate
+// (a deleted or taken-over lock loses exactly that lease, with the reason a single extend gives),
+// and a frozen Redis (SIGSTOP) loses the leases whose deadline passed, as without batching.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, type Lease, type Locks } from '../src/index.js'
+import { mutexKeys } from '../src/primitives/mutex.js'
+import { adapters, type TestClient } from './support/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
+
+/** Script calls (EVALSHA + EVAL) the server has run since the last CONFIG RESETSTAT. */
+async function scriptCalls(redis: RedisProcess): Promise<number> {
+  const stats = await redis.cli('INFO', 'commandstats')
+  let calls = 0
+  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
+  return calls
+}
+
+async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
+  const leases: Lease[] = []
+  for (let i = 0; i < names.length; i += 500) leases.push(...(await Promise.all(names.slice(i, i + 500).map((name) => locks.acquire(name, { ttl, autoExtend: true })))))
+  return leases
+}
+
+describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    let client: TestClient
+    let locks: Locks
+    let prefix: string
+    beforeAll(async () => {
+      client = await adapter.connect(redis.url)
+    })
+    afterAll(async () => {
+      await closeQuietly([locks])
+      await client?.quit()
+    })
+
+    it('renews 5,000 leases in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
+      prefix = uniquePrefix('renewals')
+      locks = createLocks({ redis: client.raw, prefix })
+      const ttl = 1_000
+      const names = Array.from({ length: 5_000 }, (_, i) => `r${i}`)
+      const leases = await acquireMany(locks, names, ttl)
+      await redis.cli('CONFIG', 'RESETSTAT')
+      const since = performance.now()
+      await sleep(4 * ttl)
+      const calls = await scriptCalls(redis)
+      const periods = (performance.now() - since) / (ttl / 3)
+      // Every lease outlived four ttls: it was renewed about every third of one.
+      expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      expect(calls).toBeGreaterThan(0)
+      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * (5_000 / 100))
+      expect(Number(await client.command('PTTL', mutexKeys(prefix, 'r4999').lock))).toBeGreaterThan(0)
+
+      // Behind the leases' backs: 20 locks deleted, one taken over by another token.
+      const gone = [3, 250, 251, 777, 1_000, 1_999, 2_000, 2_001, 2_500, 3_333, 3_334, 3_999, 4_000, 4_001, 4_250, 4_500, 4_750, 4_998, 4_999, 0]
+      for (const i of gone) await client.command('DEL', mutexKeys(prefix, names[i]!).lock)
+      const takenOver = 1_234
+      await client.command('SET', mutexKeys(prefix, names[takenOver]!).lock, 'someone-else', 'PX', 60_000)
+      const lost = new Set([...gone, takenOver])
+      await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
+      await sleep(ttl) // and nothing else goes with them over another renewal or two
+      for (const [i, lease] of leases.entries()) {
+        if (lost.has(i)) {
+          expect(lease.signal.reason).toBeInstanceOf(LockLostError)
+          expect((lease.signal.reason as LockLostError).reason).toBe('refused')
+          expect(lease.held).toBe(false)
+        } else if (lease.signal.aborted || !lease.held) {
+          throw new Error(`lease ${i} was lost too: ${String(lease.signal.reason)}`)
+        }
+      }
+      // The taken-over lock is left alone.
+      expect(await client.command('GET', mutexKeys(prefix, names[takenOver]!).lock)).toBe('someone-else')
+      await locks.close({ release: true })
+    }, 30_000)
+
+    it('while Redis is frozen (SIGSTOP), a batch loses the leases whose deadline passed and keeps the others', async () => {
+      prefix = uniquePrefix('renewals-frozen')
+      locks = createLocks({ redis: client.raw, prefix })
+      const short = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `s${i}`), 300)
+      const long = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `l${i}`), 4_000)
+      const lostAt = new Map<Lease, number>()
+      for (const lease of short) lease.signal.addEventListener('abort', () => lostAt.set(lease, performance.now()))
+      redis.pause()
+      try {
+        await waitUntil('every short lease to be lost', () => lostAt.size === short.length, 3_000)
+      } finally {
+        redis.resume()
+      }
+      for (const lease of short) {
+        const reason = lease.signal.reason as LockLostError
+        expect(reason).toBeInstanceOf(LockLostError)
+        expect(['expired', 'unreachable']).toContain(reason.reason)
+        // Lost at its deadline (never before: the alarm fires at most 1 ms early), not much later.
+        expect(lostAt.get(lease)!).toBeGreaterThanOrEqual(lease.deadline - 1)
+        expect(lostAt.get(lease)!).toBeLessThan(lease.deadline + 250)
+      }
+      // The long leases' renewals were answered after the resume: they are all still held.
+      await sleep(1_500)
+      expect(long.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      await locks.close({ release: true })
+    }, 30_000)
+  })
+})
