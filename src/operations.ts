@@ -11,7 +11,7 @@ import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
 import { emit, events } from './telemetry.js'
 import { WaitQueues } from './wait.js'
-import { newWaiter, type TryResult } from './waiter.js'
+import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
 import type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
@@ -65,7 +65,11 @@ export class Operations<Info> {
         const channel = backend.channel(resource)
         return typeof channel === 'string' ? [`${channel}:${runtime.instance}`] : channel.map((c) => `${c}:${runtime.instance}`)
       },
-      attempt: (waiter) => this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken),
+      attempt: (waiter) => {
+        const attempt = this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken)
+        if (waiter.stats) this.#count(waiter.stats, attempt)
+        return attempt
+      },
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
       checkOpen: () => runtime.checkOpen(backend),
       grace: defaults.waiterGrace,
@@ -77,26 +81,30 @@ export class Operations<Info> {
     return value === undefined ? d.ttl : checkLeaseTtl(value, 'ttl', this.#backend.maxTtl, d.allowShortTtl)
   }
 
-  /** Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*` when listened to. */
+  /**
+   * Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*`
+   * when listened to (with the attempts sent and whether the first found the lock taken).
+   */
   acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
-    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#acquire(resource, options)
+    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#acquire(resource, options, undefined)
     const started = performance.now()
     const kind = this.#kind
+    const stats: AcquireStats = { attempts: 0, contended: false }
     emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: options?.wait }))
-    return this.#acquire(resource, options).then(
+    return this.#acquire(resource, options, stats).then(
       (lease) => {
-        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, token: lease.token, fence: lease.fence }))
+        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
         return lease
       },
       (error: unknown) => {
         const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
-        emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error }))
+        emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
         throw error
       },
     )
   }
 
-  async #acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+  async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
     checkResource(resource)
     checkOptions(options)
     const ttl = this.#ttl(options.ttl)
@@ -113,6 +121,7 @@ export class Operations<Info> {
       // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
       this.#waiting.begin(resource, id)
       const attempt = this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      if (stats) this.#count(stats, attempt)
       const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
       if (outcome === ABORTED) {
         // The caller hears at once; the attempt in flight is settled when its reply comes.
@@ -129,23 +138,48 @@ export class Operations<Info> {
         if (first.blocked) throw first.blocked
         throw new LockTimeoutError(resource, performance.now() - started)
       }
+    } else if (stats) {
+      stats.contended = true // behind another acquire of this process
     }
     const lease = await new Promise<LeaseState>((resolve, reject) => {
-      const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, resolve, reject })
+      const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, stats, resolve, reject })
       this.#waiting.enqueue(waiter, first)
     })
     if (autoExtend) lease.setAutoExtend(true)
     return lease
   }
 
-  async tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
+  /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
+  tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
+    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#tryAcquire(resource, options, undefined)
+    const started = performance.now()
+    const kind = this.#kind
+    const stats: AcquireStats = { attempts: 0, contended: false }
+    emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: 0 }))
+    return this.#tryAcquire(resource, options, stats).then(
+      (lease) => {
+        const waitedMs = performance.now() - started
+        if (lease) emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
+        else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended }))
+        return lease
+      },
+      (error: unknown) => {
+        emit(events.acquire, () => ({ kind, resource, outcome: 'error', waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
+        throw error
+      },
+    )
+  }
+
+  async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
     checkResource(resource)
     checkOptions(options)
     const ttl = this.#ttl(options.ttl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#runtime.checkOpen(this.#backend)
     const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
-    const result = await this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
+    const attempt = this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
+    if (stats) this.#count(stats, attempt)
+    const result = await attempt
     if ('lease' in result) return result.lease
     if ('error' in result) throw attemptError(resource, result)
     if (result.blocked) throw result.blocked
@@ -193,6 +227,11 @@ export class Operations<Info> {
     checkResource(resource)
     this.#runtime.checkOpen(this.#backend)
     return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.inspect(resource))
+  }
+
+  /** Telemetry: one more attempt sent; the first one tells whether the lock was taken. */
+  #count(stats: AcquireStats, attempt: Promise<TryResult>): void {
+    if (stats.attempts++ === 0) void attempt.then((result) => void (stats.contended ||= 'retry' in result))
   }
 
   /** Rejects every waiter (locks.close()). */

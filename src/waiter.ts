@@ -13,6 +13,14 @@ export type TryResult =
   /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
   | { error: unknown; permanent: boolean; token?: string; silent?: number }
 
+/** What the `fencelock:acquire` event reports of one acquire; kept only while someone listens. */
+export interface AcquireStats {
+  /** Attempts sent to Redis so far. */
+  attempts: number
+  /** The first attempt found the lock taken (or someone ahead in line), or this acquire queued behind another of this process. */
+  contended: boolean
+}
+
 /** An attempt unanswered for this long says Redis is in trouble, even when the wait deadline cut it short. */
 export const TELLING_SILENCE_MS = 50
 
@@ -23,6 +31,8 @@ export interface Waiter {
   readonly started: number
   readonly deadline: number
   readonly signal: AbortSignal | undefined
+  /** Counted for telemetry, only while someone listens. */
+  readonly stats?: AcquireStats | undefined
   /** May have joined the queue in Redis (an attempt was sent for it), so it must leave when it gives up. */
   queued: boolean
   settled: boolean
@@ -56,7 +66,7 @@ export interface WaitHooks {
 }
 
 /** A new waiter: not queued, not settled, no timers yet. */
-export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'started' | 'deadline' | 'signal' | 'resolve' | 'reject'>): Waiter {
+export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'started' | 'deadline' | 'signal' | 'stats' | 'resolve' | 'reject'>): Waiter {
   return { ...init, queued: false, settled: false, lastError: undefined, failures: 0, retryToken: undefined, standby: undefined, wake: undefined, timers: [], onAbort: undefined }
 }
 
