@@ -28,7 +28,6 @@ const PENDING: readonly string[] = [
   'fencelock.ReadWriteInfo.writer.__type.ttl (Property), defined in fencelock/src/primitives/rw-lock.ts',
   'fencelock.ReadWriteInfo.readers.__type.token (Property), defined in fencelock/src/primitives/rw-lock.ts',
   'fencelock.ReadWriteInfo.readers.__type.ttl (Property), defined in fencelock/src/primitives/rw-lock.ts',
-  'otel.InvalidArgumentError.code (Property), defined in fencelock/src/otel/errors.ts',
 ]
 
 interface Reflection {

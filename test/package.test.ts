@@ -18,9 +18,9 @@ const read = (file: string) => readFileSync(path.join(dist, file), 'utf8')
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
 
 /**
- * Upper bound of the packed tarball, in bytes. Measured: about 356 kB (two thirds of it the source
- * maps, which carry the TypeScript sources); the margin leaves room for growth, not for a second
- * copy of the library (+100 kB packed) or a shipped src/ (+150 kB).
+ * Upper bound of the packed tarball, in bytes. Measured: about 367 kB (60% of it the source maps,
+ * which carry the TypeScript sources); the margin leaves room for growth, not for a second copy of
+ * the library in dist/cli.js (+130 kB packed) or a shipped src/ (+150 kB).
  */
 const MAX_PACKED = 450_000
 
@@ -58,7 +58,7 @@ describe('package', () => {
     // Every source of the CLI's bundle is a file of src/cli/ (no library module, no package.json).
     const sources = (JSON.parse(read('cli.js.map')) as { sources: string[] }).sources
     expect(sources.length).toBeGreaterThan(0)
-    expect(sources.filter((s) => !/(^|\/)src\/cli\/[^/]+\.ts$/.test(s))).toEqual([])
+    expect(sources.filter((s) => !/(^|\/)src\/cli\/.+\.ts$/.test(s))).toEqual([])
     expect(cli).not.toContain('devDependencies')
     // A public function and an internal one each live in exactly one of the ESM files.
     const esmFiles = readdirSync(dist).filter((f) => f.endsWith('.js'))
