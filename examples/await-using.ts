@@ -3,7 +3,7 @@
 //   REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/await-using.ts
 //
 // Node 24 runs `await using` natively. Node 20 and 22 cannot parse it: compile it away, as tsx
-// (esbuild) does here, or TypeScript >= 5.2 with `target` ES2022 or lower; both turn the block into
+// (esbuild) does here, or TypeScript >= 5.2 with a `target` below ESNext; both turn the block into
 // try/finally around `lease[Symbol.asyncDispose]()`. For the types, add "ESNext.Disposable" (or
 // "ESNext") to `lib` in tsconfig.json. The symbol itself is defined by Node from 20.4 on (fencelock
 // does not polyfill it): on 20.0 to 20.3, run `Symbol.asyncDispose ??= Symbol.for('Symbol.asyncDispose')`
