@@ -4,17 +4,17 @@ import { channel, type Channel } from 'node:diagnostics_channel'
  * Events on `node:diagnostics_channel`, as undici publishes `undici:request:create`. Nothing is
  * built or sent unless someone subscribes (`hasSubscribers` is checked first): no cost otherwise.
  *
- * - `fencelock:acquire:start`  { kind, resource, ttl, wait }
- * - `fencelock:acquire`        { kind, resource, outcome: 'acquired' | 'timeout' | 'aborted' | 'error', waitedMs, token?, fence?, error? }
+ * - `fencelock:acquire:start`  { kind, resource, ttl, wait } (`wait: 0` for tryAcquire)
+ * - `fencelock:acquire`        { kind, resource, outcome: 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error', waitedMs, attempts, contended, token?, fence?, error? }
  * - `fencelock:extend`         { kind, resource, token, ttl, outcome: 'extended' | 'lost' | 'error', error? }
  * - `fencelock:lost`           { kind, resource, token, fence, reason, heldMs }
  * - `fencelock:release`        { kind, resource, token, fence, released, heldMs }
  * - `fencelock:fenced-write`   { key, fence, accepted, operation: 'fencedSet' | 'claimFence' }
  */
 export const events = {
-  /** `fencelock:acquire:start`: a waiting acquisition (`acquire`, `withLock`, a permit, a read or write lease) begins; `tryAcquire` publishes nothing. */
+  /** `fencelock:acquire:start`: an acquisition (`acquire`, `tryAcquire`, `withLock`, a permit, a read or write lease) begins. */
   acquireStart: channel('fencelock:acquire:start'),
-  /** `fencelock:acquire`: that acquisition ended: acquired (with token and fence), timed out, aborted or failed. */
+  /** `fencelock:acquire`: that acquisition ended: acquired (with token and fence), busy (`tryAcquire` got null), timed out, aborted or failed. */
   acquire: channel('fencelock:acquire'),
   /** `fencelock:extend`: an extension (automatic or `lease.extend`) ended: extended, lost or failed. */
   extend: channel('fencelock:extend'),
