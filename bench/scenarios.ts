@@ -126,6 +126,12 @@ export interface LatencyRow {
 export async function scenarioA(pool: Pool, server: Server, cfg: Config): Promise<LatencyRow[]> {
   const [w] = await pool.take(1)
   const all = new Map<string, LatencyRow[]>()
+  // One unmeasured pass per library first: the first library of round 1 would otherwise run on a
+  // colder JIT than the rest (in a quick run, one round, it made fencelock's CPU per cycle ~1.5x).
+  for (const lib of chosen(cfg, LATENCY)) {
+    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(1_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}` })
+    await server.admin.flushall()
+  }
   for (let round = 0; round < cfg.latencyRounds; round++) {
     // Round-robin over the libraries, so slow drift in machine load hits all of them alike; every
     // other round in reverse, so no library always runs first (a colder JIT) or right after another.
