@@ -335,12 +335,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
 describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three independent nodes', () => {
   // A new node counts once it has been up for maxTtl (whole seconds of uptime): the nodes start
   // with the file, so they are old enough when this test comes.
-  const MAX_TTL = '12s'
+  const MAX_TTL = '25s'
   const uptime = async (n: RedisProcess) => Number(/uptime_in_seconds:(\d+)/.exec(await n.cli('INFO', 'server'))?.[1] ?? 0)
 
   it('acquire, inspect (a SCAN of every node) and release with --redis given three times, with both clients', async () => {
     const nodes = await quorumNodes
-    await waitUntil('every node counts', async () => (await Promise.all(nodes.map(uptime))).every((s) => s >= 13), 20_000, 250)
+    await waitUntil('every node counts', async () => (await Promise.all(nodes.map(uptime))).every((s) => s >= 26), 40_000, 250)
     const prefix = uniquePrefix('cli-quorum')
     const connection = (client: string) => ['--client', client, '--prefix', prefix, '--max-ttl', MAX_TTL, ...nodes.flatMap((n) => ['--redis', n.url])]
     const acquired = await cli([...connection('ioredis'), 'acquire', 'q', '--ttl', MAX_TTL, '--json'])
@@ -358,7 +358,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
     expect(JSON.parse(one.stdout)).toMatchObject({ held: true, token: lease.token, fence })
     expect((await cli([...connection('node-redis'), 'release', 'q', lease.token])).code).toBe(0)
     expect(await Promise.all(nodes.map((n) => n.cli('EXISTS', mutexKeys(prefix, 'q').lock)))).toEqual(['0', '0', '0'])
-  }, 60_000)
+  }, 90_000)
 })
 
 // findResources is what inspect uses; here on a node that holds many keys, in small SCAN steps.

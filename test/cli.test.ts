@@ -133,10 +133,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const line = await on('inspect', 'inspect-me')
     expect(line).toEqual({ code: 0, stdout: 'inspect-me: free, last fence none, 0 waiting\n', stderr: '' })
 
-    const acquired = await on('acquire', 'inspect-me', '--ttl', '20s', '--json')
+    // Long ttls: every CLI call is a fresh process, several seconds each on a loaded machine.
+    const acquired = await on('acquire', 'inspect-me', '--ttl', '2m', '--json')
     expect(acquired.code).toBe(0)
     const lease = JSON.parse(acquired.stdout)
-    expect(lease).toMatchObject({ resource: 'inspect-me', ttl: 20_000, fence: expect.any(Number), token: expect.any(String) })
+    expect(lease).toMatchObject({ resource: 'inspect-me', ttl: 120_000, fence: expect.any(Number), token: expect.any(String) })
     const info = await inspect('inspect-me')
     expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence, waiters: 0 })
     expect(info.ttl).toBeGreaterThan(10_000)
@@ -148,19 +149,19 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const busy = await on('acquire', 'inspect-me', '--wait', '0')
     expect(busy.code).toBe(1)
     expect(busy.stderr).toContain('Timed out after')
-  })
+  }, 60_000)
 
   it('release and extend take the token that acquire printed; a wrong or stale token exits 1 and changes nothing', async () => {
     // A long ttl: every CLI call is a fresh process (about a second each on a loaded machine).
-    const acquired = await on('acquire', 'by-token', '--ttl', '20s', '--json')
+    const acquired = await on('acquire', 'by-token', '--ttl', '2m', '--json')
     const { token, fence } = JSON.parse(acquired.stdout) as { token: string; fence: number }
     const wrong = await on('release', 'by-token', 'not-the-token')
     expect(wrong.code).toBe(1)
     expect(wrong.stderr).toContain('not held by that token')
     expect(await inspect('by-token')).toMatchObject({ held: true, token })
 
-    expect((await on('extend', 'by-token', token, '--ttl', '60s')).code).toBe(0)
-    expect((await inspect('by-token')).ttl).toBeGreaterThan(30_000)
+    expect((await on('extend', 'by-token', token, '--ttl', '5m')).code).toBe(0)
+    expect((await inspect('by-token')).ttl).toBeGreaterThan(150_000)
     expect(await on('release', 'by-token', token)).toEqual({ code: 0, stdout: '', stderr: '' })
     expect(await inspect('by-token')).toMatchObject({ held: false, fence })
 
@@ -171,7 +172,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
 
   it('run passes resource, fence and token to the command, exits with its code and releases', async () => {
     // A lease before the run, so that there is a fence to compare with.
-    const first = JSON.parse((await on('acquire', 'job', '--ttl', '5s', '--json')).stdout)
+    const first = JSON.parse((await on('acquire', 'job', '--ttl', '1m', '--json')).stdout)
     expect((await on('release', 'job', first.token)).code).toBe(0)
     const before = await inspect('job')
     expect(before.fence).toBe(first.fence)
@@ -191,7 +192,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const missing = await on('run', 'job', '--', 'no-such-command-fencelock')
     expect(missing.code).toBe(127)
     expect(missing.stderr).toContain('cannot run "no-such-command-fencelock"')
-  })
+  }, 60_000)
 
   it('two concurrent runs of one resource take turns, in fence order', async () => {
     const log = path.join(dir, 'turns.log')
@@ -208,7 +209,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     expect(lines[0]![1]).toBe(lines[1]![1])
     expect(lines[2]![1]).toBe(lines[3]![1])
     expect(second!).toBeGreaterThan(first!)
-  })
+  }, 60_000)
 
   it('run stops the command with SIGTERM and exits 75 when the lease is lost', async () => {
     const script = node(`
