@@ -53,14 +53,15 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
  * Runs the CLI on a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are a
  * terminal. `onOutput` sees the terminal's output so far and may type into it.
  */
-function onTerminal(args: string[], options: { env?: NodeJS.ProcessEnv; onOutput?: (text: string, type: (line: string) => void) => void } = {}): Promise<{ code: number | null; output: string }> {
+function onTerminal(args: string[], options: { env?: NodeJS.ProcessEnv; onOutput?: (text: string, type: (line: string) => void, raw: (bytes: string) => void) => void } = {}): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, '--import', 'tsx', cliPath, ...args].map(quote).join(' ')
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env: baseEnv({ TERM: 'xterm', ...options.env }) })
   let output = ''
   const type = (line: string) => void child.stdin.write(`${line}\n`)
+  const raw = (bytes: string) => void child.stdin.write(bytes)
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString()
-    options.onOutput?.(output, type)
+    options.onOutput?.(output, type, raw)
   })
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, output })))
@@ -259,6 +260,25 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     const snapshots = result.stdout.split('\n\n').filter((s) => s.trim() !== '')
     expect(snapshots.length).toBeGreaterThanOrEqual(3)
     for (const s of snapshots) expect(JSON.parse(s)).toEqual([expect.objectContaining({ resource: 'watched', holders: [expect.objectContaining({ token: lease.token })] })])
+  }, 60_000)
+
+  it.runIf(haveScript())('inspect --watch on a terminal redraws in place with cursor codes and ends with 0 on Ctrl-C', async () => {
+    const lease = await locks.acquire('tty-watched', { ttl: 30_000 })
+    let interrupted = false
+    const result = await onTerminal(['--redis', redis.url, '--prefix', prefix, 'inspect', 'tty-*', '--watch', '--interval', '200ms'], {
+      onOutput: (text, _type, raw) => {
+        if (!interrupted && text.split(`${ESC}H${ESC}2J`).length >= 4) {
+          interrupted = true
+          raw('\u0003') // Ctrl-C: the terminal sends SIGINT to the foreground process
+        }
+      },
+    })
+    await lease.release()
+    expect(interrupted).toBe(true)
+    expect(result.code).toBe(0)
+    expect(result.output).toContain(`${ESC}?25l`)
+    expect(result.output).toContain(lease.token)
+    expect(result.output.trimEnd().endsWith(`${ESC}?25h`)).toBe(true)
   }, 60_000)
 
   it('release --force removes a holder whose token it did not have, wakes the waiter, and says whom it removed; nothing held exits 1', async () => {
