@@ -5,6 +5,8 @@ import { bold, painter } from './color.js'
 import type { ScanNode } from './connect.js'
 import { findResources, type Found, type Kind } from './scan.js'
 
+const INSPECT_CONCURRENCY = 16
+
 /** One holder of a resource: a mutex's holder, a semaphore's permit, a reader or the writer. */
 export interface Holder {
   readonly token: string
@@ -70,7 +72,16 @@ export class Inspector {
   /** Every resource matching `pattern` (all of them when `all`), else only the held or waited-for ones. */
   async rows(nodes: readonly ScanNode[], prefix: string, pattern: string | undefined, all: boolean): Promise<Row[]> {
     const found = await findResources(nodes, prefix, pattern)
-    const rows = await Promise.all(found.map((f) => this.row(f)))
+    // A bounded number of inspect calls in flight: a listing may find thousands of resources.
+    const rows: Row[] = new Array(found.length)
+    let next = 0
+    const worker = async () => {
+      while (next < found.length) {
+        const i = next++
+        rows[i] = await this.row(found[i]!)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(INSPECT_CONCURRENCY, found.length) }, worker))
     return all || pattern !== undefined ? rows : rows.filter((r) => r.holders.length > 0 || r.waiters > 0)
   }
 
