@@ -160,7 +160,7 @@ export function costTables(r: Results): Table[] {
         fmt(l.heapPerLease),
       ]),
       note:
-        `renewal period: each library's own (fencelock ttl/3, redlock using() ttl - 500 ms, redis-semaphore 0.8 x ttl); periods = hold / period. wire cmds: sent by the holding process over the hold; Redis cmds: INFO commandstats delta over the hold, redis.call()s inside scripts included; scripts: EVALSHA + EVAL calls. ` +
+        `renewal period: each library's nominal one (fencelock ttl/3, redlock using() ttl - 500 ms, redis-semaphore 0.8 x ttl); periods = hold / period. wire cmds: sent by the holding process over the hold; Redis cmds: INFO commandstats delta over the hold, redis.call()s inside scripts included; scripts: EVALSHA + EVAL calls. ` +
         `loop delay: perf_hooks.monitorEventLoopDelay over the hold (5 ms resolution; its samples are tick intervals, so 5 ms is subtracted). heap: heapUsed after gc at the end of the hold minus before the first acquire, per lease. Targets for fencelock: <= ${PER_100_TARGET} (wire) command per 100 leases per period, loop delay p99 <= ${LOOP_DELAY_TARGET} ms, all held.`,
     })
   }
