@@ -110,8 +110,14 @@ const steps = {
     waiting.catch(() => {}) // awaited below; a failure must not be an unhandled rejection meanwhile
     await until('the second instance waits in the queue', async () => (await holder.inspect(resource)).waiters === 1)
     await until('the waiter subscribed to its wake-up channel', async () => ((await holderClient.command('PUBSUB', 'CHANNELS', `${prefix}{${resource}}*`)) ?? []).length > 0)
-    await sleep(200) // its look after subscribing returns
-    const before = await scriptCalls(holderClient)
+    // Its look after subscribing returns: wait until no script ran for 150 ms (at most 3 s).
+    let before = await scriptCalls(holderClient)
+    for (let settled = false, started = performance.now(); !settled && performance.now() - started < 3_000;) {
+      await sleep(150)
+      const now = await scriptCalls(holderClient)
+      settled = now === before
+      before = now
+    }
     await sleep(500)
     const polled = (await scriptCalls(holderClient)) - before
     check(polled === 0, `the waiter sends nothing while it waits (${polled} scripts ran in 500 ms)`)
