@@ -31,6 +31,9 @@ export class Worker {
     // BENCH_CPU_PROF=dir: every worker writes a V8 CPU profile there when it exits (for profiling runs).
     const profileDir = process.env.BENCH_CPU_PROF
     if (profileDir) execArgv.unshift('--cpu-prof', `--cpu-prof-dir=${profileDir}`)
+    // BENCH_WORKER_FLAGS="--trace-gc ...": more node flags for every worker (NODE_OPTIONS refuses some).
+    const extra = process.env.BENCH_WORKER_FLAGS?.split(/\s+/).filter(Boolean) ?? []
+    execArgv.unshift(...extra)
     this.#child = fork(path.join(here, 'worker.ts'), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     live.add(this.#child)
     this.#child.on('message', (reply: Reply) => {
