@@ -2,8 +2,9 @@
 // system node), Node 22, Node 24, Bun and Deno, each with ioredis and with node-redis, against a
 // real redis-server on a free port. One `it` per (runtime, client): the runtime runs
 // test/runtimes/scenario.mjs (acquire, a waiter woken by the release without polling, increasing
-// fences, fencedSet/claimFence refusing a stale fence, withLock, a semaphore of 3 permits, lease
-// loss, reentrancy, telemetry, the CommonJS build, Symbol.asyncDispose, `await using`, close),
+// fences, fencedSet/claimFence refusing a stale fence, withLock, withLocks, a read/write lock, a
+// semaphore of 3 permits, lease loss, reentrancy, telemetry, the CommonJS build,
+// Symbol.asyncDispose, `await using`, close),
 // and the test checks every step's outcome and that the process exits by itself after close.
 // A step a runtime cannot run is listed in KNOWN_FAILURES with the reason: the test expects
 // exactly that failure (a fix would fail the test and ask for the table to shrink), never skips it.
@@ -27,7 +28,7 @@ const runtimesDir = path.join(root, 'test', 'runtimes')
 const CI = process.env.CI === 'true'
 
 /** The steps scenario.mjs reports, in order; each is `ok` or `FAIL` exactly once per run. */
-const STEPS = ['connect', 'acquire', 'wake', 'fences', 'guards', 'withLock', 'semaphore', 'lost', 'reentry', 'telemetry', 'commonjs', 'asyncDispose', 'awaitUsing', 'close'] as const
+const STEPS = ['connect', 'acquire', 'wake', 'fences', 'guards', 'withLock', 'withLocks', 'readWrite', 'semaphore', 'lost', 'reentry', 'telemetry', 'commonjs', 'asyncDispose', 'awaitUsing', 'close'] as const
 type Step = (typeof STEPS)[number]
 
 /** From `closed` (every instance and client closed) to the process's exit; lifecycle.test.ts allows 1 s on Node. */

@@ -177,6 +177,34 @@ const steps = {
     return { result }
   },
 
+  /** withLocks takes several resources all or nothing, with a fence for each. */
+  async withLocks({ holder, waiter }) {
+    const fences = await holder.withLocks(['transfer:b', 'transfer:a'], async (lease) => {
+      check(lease.resources.join() === 'transfer:a,transfer:b', `the resources, sorted (got ${lease.resources.join()})`)
+      check((await waiter.tryAcquire('transfer:a')) === null, 'a resource of a held withLocks is not free for others')
+      return lease.fences
+    }, { ttl: 5_000 })
+    check(fences['transfer:a'] > 0 && fences['transfer:b'] > 0, `a fence per resource (${JSON.stringify(fences)})`)
+    const after = await waiter.tryAcquire('transfer:a', { ttl: 5_000 })
+    check(after !== null, 'withLocks released everything')
+    await after.release()
+    return { fences }
+  },
+
+  /** A read/write lock: readers share, a writer is alone. */
+  async readWrite({ holder, waiter }) {
+    const config = holder.readWrite('config')
+    const other = waiter.readWrite('config')
+    const [first, second] = await Promise.all([config.read({ ttl: 5_000 }), other.read({ ttl: 5_000 })])
+    check(first.held && second.held, 'two readers hold the lock at once')
+    check((await other.tryWrite()) === null, 'no writer while readers hold it')
+    await Promise.all([first.release(), second.release()])
+    const writer = await other.write({ ttl: 5_000 })
+    check((await config.tryRead()) === null, 'no reader while the writer holds it')
+    await writer.release()
+    return { fence: writer.fence }
+  },
+
   /** A semaphore of 3 permits: never a 4th at once; a release wakes the next caller. */
   async semaphore({ holder, waiter }) {
     const limit = 3
