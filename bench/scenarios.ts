@@ -127,9 +127,10 @@ export async function scenarioA(pool: Pool, server: Server, cfg: Config): Promis
   const [w] = await pool.take(1)
   const all = new Map<string, LatencyRow[]>()
   // One unmeasured pass per library first: the first library of round 1 would otherwise run on a
-  // colder JIT than the rest (in a quick run, one round, it made fencelock's CPU per cycle ~1.5x).
+  // colder JIT than the rest (in a quick run, one round, it made fencelock's CPU per cycle ~1.5x;
+  // in one process fencelock's CPU per cycle still fell from 189 to 73 µs over its first ~10,000).
   for (const lib of chosen(cfg, LATENCY)) {
-    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(1_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}` })
+    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(3_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}` })
     await server.admin.flushall()
   }
   for (let round = 0; round < cfg.latencyRounds; round++) {
