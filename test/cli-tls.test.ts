@@ -1,30 +1,16 @@
 // The `fencelock` command over TLS with an ACL user: a redis-server with --tls-port that requires a
 // client certificate, certificates made here with openssl (as in test/tls.test.ts), a user with a
 // password. The password comes from REDIS_PASSWORD and never shows in the output.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, requireRedisOrSkip } from './support/redis-server.js'
-import { waitUntil } from './scenarios/fixtures/util.js'
+import { requireRedisOrSkip } from './support/redis-server.js'
+import { haveOpenssl, startTlsRedis, type TlsRedis } from './support/tls-server.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const cliPath = path.join(root, 'src', 'cli', 'main.ts')
 const PASSWORD = 'tls-ops-secret'
-
-function haveOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    if (process.env.CI === 'true') throw new Error('[fencelock cli tls test] openssl is not installed: in CI this is fatal')
-    console.warn('[fencelock cli tls test] skipping: openssl is not installed')
-    return false
-  }
-}
 
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const merged = { ...process.env, ...env }
@@ -37,39 +23,16 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
 }
 
-describe.skipIf(!requireRedisOrSkip() || !haveOpenssl())('fencelock CLI over TLS with an ACL user', () => {
-  let dir: string
-  let server: ChildProcess
+describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock cli tls test'))('fencelock CLI over TLS with an ACL user', () => {
+  let server: TlsRedis
   let port: number
-  const file = (name: string) => path.join(dir, name)
+  const file = (name: string) => server.file(name)
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-cli-tls-'))
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' })
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=fencelock cli test CA')
-    writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-    for (const who of ['server', 'client']) {
-      ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${who}`)
-      ssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '1', '-extfile', 'san.ext')
-    }
-    port = await freePort()
-    server = spawn('redis-server', [
-      '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1',
-      '--tls-cert-file', file('server.crt'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.crt'),
-      '--tls-auth-clients', 'yes', '--save', '', '--appendonly', 'no',
-      // An operator's user; the default user is off.
-      '--user', 'default', 'off',
-      '--user', 'ops', 'on', `>${PASSWORD}`, '~*', '&*', '+@all',
-    ], { stdio: 'ignore' })
-    const tls = { ca: readFileSync(file('ca.crt')), cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) }
-    const probe = new Redis({ port, host: '127.0.0.1', username: 'ops', password: PASSWORD, tls, lazyConnect: true, retryStrategy: () => 100 })
-    probe.on('error', () => {})
-    await waitUntil('redis-server answers over TLS', async () => (await probe.ping().catch(() => '')) === 'PONG', 10_000, 100)
-    probe.disconnect()
+    // An operator's user; the default user is off.
+    server = await startTlsRedis(['--user', 'default', 'off', '--user', 'ops', 'on', `>${PASSWORD}`, '~*', '&*', '+@all'], { username: 'ops', password: PASSWORD })
+    port = server.port
   })
-  afterAll(() => {
-    server?.kill('SIGKILL')
-    if (dir) rmSync(dir, { recursive: true, force: true })
-  })
+  afterAll(() => server?.stop())
 
   const tlsFlags = () => ['--redis', `rediss://127.0.0.1:${port}`, '--tls-ca', file('ca.crt'), '--tls-cert', file('client.crt'), '--tls-key', file('client.key'), '--user', 'ops']
 
