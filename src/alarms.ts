@@ -32,7 +32,7 @@ interface Lane {
 }
 
 /** Alarms handled per turn of the event loop; the rest continue on the next turn. */
-const SLICE = 500
+const SLICE = 250
 
 /**
  * Every lease's expiry and renewal, and every request's reply limit, on ONE Node timer (armed for
@@ -88,7 +88,6 @@ class Timeline {
     if (alarm.next) alarm.next.prev = alarm.prev
     else lane.tail = alarm.prev
     alarm.prev = alarm.next = alarm.lane = undefined
-    if (!lane.head) this.#lanes.delete(lane.key)
     // The timer stays armed (unref'd unless a keepAlive alarm is left): clearing it and arming a
     // new one for each short-lived alarm (a request's reply limit) would cost a Node timer per call.
     if (alarm.keepAlive && --this.#keepAlive === 0) this.#ref()
@@ -127,7 +126,7 @@ class Timeline {
       const now = performance.now() + 1
       for (;;) {
         let first: Alarm | undefined
-        for (const lane of this.#lanes.values()) if (lane.head!.due <= now && (!first || lane.head!.due < first.due)) first = lane.head
+        for (const lane of this.#lanes.values()) if (lane.head && lane.head.due <= now && (!first || lane.head.due < first.due)) first = lane.head
         if (!first) break
         if (fired++ === SLICE) {
           // A flood of alarms due at once (many leases renewed together): the rest on the next turn.
@@ -148,8 +147,13 @@ class Timeline {
     } finally {
       this.#draining = false
     }
+    // Empty lanes are dropped here, not as they empty: a lane that empties and fills again with
+    // every request (one lease held at a time) would otherwise be made anew each time.
     let next = Infinity
-    for (const lane of this.#lanes.values()) if (lane.head!.due < next) next = lane.head!.due
+    for (const lane of this.#lanes.values()) {
+      if (!lane.head) this.#lanes.delete(lane.key)
+      else if (lane.head.due < next) next = lane.head.due
+    }
     if (next < Infinity) this.#arm(next)
   }
 }
@@ -165,12 +169,13 @@ export const cancelAlarm = (alarm: Alarm): void => timeline.cancel(alarm)
 /**
  * `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped), as `withinLimit`
  * but on the shared timeline: no Node timer per call. The alarm holds the process open, as a
- * pending reply does.
+ * pending reply does. `lane`: alarms whose due times grow in the order they are armed (default:
+ * those of the same `ms`).
  */
-export function replyWithin<T>(work: Promise<T>, ms: number): Promise<T | typeof NO_REPLY> {
+export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(ms)): Promise<T | typeof NO_REPLY> {
   return new Promise<T | typeof NO_REPLY>((resolve, reject) => {
     const alarm = new Alarm(() => resolve(NO_REPLY), true)
-    timeline.set(alarm, performance.now() + ms, Math.round(ms))
+    timeline.set(alarm, performance.now() + ms, lane)
     work.then(
       (value) => {
         timeline.cancel(alarm)

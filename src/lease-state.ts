@@ -181,7 +181,9 @@ export class LeaseState implements Lease {
     const wasHeld = this.#state === 'held' || this.#abandoned
     // Past its deadline the lease is worthless and the lock about to expire: a Redis that does not
     // answer (down, paused, offline queue) must not hold the caller (withLock, `await using`) longer.
-    const limit = Math.ceil(Math.max(this.#deadline - performance.now(), Math.min(this.#ttl, 1_000)))
+    const left = this.#deadline - performance.now()
+    const floor = Math.min(this.#ttl, 1_000)
+    const limit = Math.ceil(Math.max(left, floor))
     this.#state = 'released'
     this.#clearTimers()
     this.#driver.settled(this)
@@ -194,7 +196,9 @@ export class LeaseState implements Lease {
     }
     let outcome: boolean | typeof NO_REPLY
     try {
-      outcome = await replyWithin(releasing, limit)
+      // Bounded by the deadline, releases come due about in the order they are sent: a lane of
+      // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
+      outcome = await replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit)
     } catch (err) {
       if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
       throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
@@ -286,18 +290,23 @@ export class LeaseState implements Lease {
     // Renew after a third of the ttl, like Redisson's watchdog; after a failure, retry sooner.
     // A regular renewal's time is rounded up to a grid of a tenth of the ttl (at most a second):
     // leases renewed together stay together, and go out in one script call (see renewals.ts).
+    // Retries sit in a lane of their own: armed among regular renewals, which come due later,
+    // each would be sorted in past all of them.
     let due: number
+    let lane: number
     if (this.#lastError === undefined) {
       const grid = Math.min(1_000, Math.max(1, Math.floor(this.#ttl / 10)))
       due = Math.ceil((now + this.#ttl / 3) / grid) * grid
+      lane = -this.#ttl
     } else {
       due = now + Math.max(1, Math.min(this.#ttl / 10, 1_000))
+      lane = -this.#ttl - 0.5
     }
     if (due >= this.#deadline) {
       if (this.#renewal) cancelAlarm(this.#renewal)
       return
     }
-    setAlarm((this.#renewal ??= new Alarm(() => this.#renew())), due, -this.#ttl)
+    setAlarm((this.#renewal ??= new Alarm(() => this.#renew())), due, lane)
   }
 
   #renew(): void {

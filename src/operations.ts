@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Backend } from './backend.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
+import { keyCache } from './keys.js'
 import { holding, type Lease } from './lease.js'
 import { LeaseState, type LeaseDriver } from './lease-state.js'
 import { replyWithin } from './alarms.js'
@@ -61,10 +62,11 @@ export class Operations<Info> {
         onResync: (listener) => backend.wake.onResync(listener),
       },
       // One channel per resource and instance: a release wakes only the process that is next.
-      channels: (resource) => {
+      // Built once per resource (every fast-path attempt asks): no strings or arrays per call.
+      channels: keyCache(runtime.instance, (instance, resource) => {
         const channel = backend.channel(resource)
-        return typeof channel === 'string' ? [`${channel}:${runtime.instance}`] : channel.map((c) => `${c}:${runtime.instance}`)
-      },
+        return typeof channel === 'string' ? [`${channel}:${instance}`] : channel.map((c) => `${c}:${instance}`)
+      }),
       attempt: (waiter) => {
         const attempt = this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken)
         if (waiter.stats) this.#count(waiter.stats, attempt)
