@@ -1,9 +1,11 @@
 // Batched renewals on a real redis-server: thousands of auto-extended leases are renewed in a few
 // script calls per period (counted with INFO commandstats), every lease still learns its own fate
 // (a deleted or taken-over lock loses exactly that lease, with the reason a single extend gives),
-// and a frozen Redis (SIGSTOP) loses the leases whose deadline passed, as without batching.
+// and a frozen Redis (SIGSTOP) loses the leases whose deadline passed, as without batching. With
+// replicas (WAIT), a batch is judged by its one WAIT: a paused replica loses every lease in it at
+// its deadline, as a single extend's ReplicationError would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockLostError, type Lease, type Locks } from '../src/index.js'
+import { createLocks, LockLostError, ReplicationError, type Lease, type Locks } from '../src/index.js'
 import { mutexKeys } from '../src/primitives/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
@@ -15,6 +17,12 @@ async function scriptCalls(redis: RedisProcess): Promise<number> {
   let calls = 0
   for (const m of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
   return calls
+}
+
+/** Calls of `command` (e.g. 'wait', 'evalsha') the server has run since the last CONFIG RESETSTAT. */
+async function callsOf(redis: RedisProcess, command: string): Promise<number> {
+  const m = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await redis.cli('INFO', 'commandstats'))
+  return m ? Number(m[1]) : 0
 }
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
@@ -107,6 +115,51 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
       // The long leases' renewals were answered after the resume: they are all still held.
       await sleep(1_500)
       expect(long.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      await locks.close({ release: true })
+    }, 30_000)
+  })
+
+  describe.each(adapters)('$name, with a replica (WAIT)', (adapter) => {
+    let replica: RedisProcess
+    let primary: RedisProcess
+    let client: TestClient
+    let locks: Locks
+    beforeAll(async () => {
+      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+      await waitUntil('the replica to connect', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
+      client = await adapter.connect(primary.url)
+    })
+    afterAll(async () => {
+      await closeQuietly([locks])
+      await client?.disconnect()
+      await Promise.all([replica?.kill9(), primary?.kill9()])
+    })
+
+    it('renews a batch with one WAIT behind it; a paused replica loses every lease of the batch at its deadline', async () => {
+      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('renewals-replica'), replicas: { count: 1, timeout: 100 } })
+      const ttl = 900
+      const leases = await acquireMany(locks, Array.from({ length: 600 }, (_, i) => `p${i}`), ttl)
+      await primary.cli('CONFIG', 'RESETSTAT')
+      await sleep(2 * ttl)
+      expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      const [scripts, waits] = [await callsOf(primary, 'evalsha'), await callsOf(primary, 'wait')]
+      expect(scripts).toBeGreaterThan(0)
+      expect(scripts).toBeLessThanOrEqual(Math.ceil((2 * ttl) / (ttl / 3) + 1) * (600 / 100))
+      expect(waits).toBe(scripts + (await callsOf(primary, 'eval'))) // one WAIT per script call
+
+      replica.pause()
+      try {
+        await waitUntil('every lease to be lost', () => leases.every((l) => l.signal.aborted), 3 * ttl)
+      } finally {
+        replica.resume()
+      }
+      for (const lease of leases) {
+        const reason = lease.signal.reason as LockLostError
+        expect(reason).toBeInstanceOf(LockLostError)
+        expect(reason.reason).toBe('unreachable') // its renewals failed (too few replicas) until the deadline
+        expect(reason.cause).toBeInstanceOf(ReplicationError)
+      }
       await locks.close({ release: true })
     }, 30_000)
   })
