@@ -3,12 +3,16 @@
 // (a deleted or taken-over lock loses exactly that lease, with the reason a single extend gives),
 // and a frozen Redis (SIGSTOP) loses the leases whose deadline passed, as without batching. With
 // replicas (WAIT), a batch is judged by its one WAIT: a paused replica loses every lease in it at
-// its deadline, as a single extend's ReplicationError would.
+// its deadline, as a single extend's ReplicationError would. On a Redis Cluster, one call per slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, ReplicationError, type Lease, type Locks } from '../src/index.js'
 import { mutexKeys } from '../src/primitives/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { Cluster } from 'ioredis'
+import { createCluster } from 'redis'
+import { clusterSlot } from '../src/keys.js'
+import type { RedisClient } from '../src/index.js'
+import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
 /** Script calls (EVALSHA + EVAL) the server has run since the last CONFIG RESETSTAT. */
@@ -163,4 +167,76 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
       await locks.close({ release: true })
     }, 30_000)
   })
+
+  describe('on a Redis Cluster', () => {
+    let cluster: RedisCluster
+    beforeAll(async () => {
+      cluster = await startCluster({ masters: 3 })
+    }, 60_000)
+    afterAll(async () => {
+      await cluster?.stop()
+    })
+    const connectors: { name: string; connect(): Promise<{ raw: RedisClient; close(): Promise<void> }> }[] = [
+      {
+        name: 'ioredis',
+        async connect() {
+          const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+          client.on('error', () => {})
+          await new Promise<void>((resolve) => client.once('ready', resolve))
+          return { raw: client, close: async () => client.disconnect() }
+        },
+      },
+      {
+        name: 'node-redis',
+        async connect() {
+          const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
+          client.on('error', () => {})
+          await client.connect()
+          return { raw: client, close: async () => void client.destroy() }
+        },
+      },
+    ]
+
+    it.each(connectors)('$name: the leases of one slot share a call, the others go per slot; a deleted lock loses only its lease', async ({ connect }) => {
+      const client = await connect()
+      const prefix = uniquePrefix('renewals-cluster')
+      const locks = createLocks({ redis: client.raw, prefix })
+      try {
+        // 200 resources in one slot (found by the slot of their lock key), 100 spread over others.
+        const slot = clusterSlot(mutexKeys(prefix, 'g0').lock)
+        const grouped: string[] = []
+        for (let i = 0; grouped.length < 200; i++) if (clusterSlot(mutexKeys(prefix, `g${i}`).lock) === slot) grouped.push(`g${i}`)
+        const spread = Array.from({ length: 100 }, (_, i) => `s${i}`)
+        const ttl = 900
+        const leases = await acquireMany(locks, [...grouped, ...spread], ttl)
+        const masters = await cluster.masters()
+        await Promise.all(masters.map((m) => m.cli('CONFIG', 'RESETSTAT')))
+        await sleep(2 * ttl)
+        expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+        let calls = 0
+        for (const m of masters) calls += (await callsOf(m, 'evalsha')) + (await callsOf(m, 'eval'))
+        const periods = Math.ceil((2 * ttl) / (ttl / 3) + 1)
+        // Per period: at most one call for the 200 of one slot, and at most one per spread lease.
+        expect(calls).toBeLessThanOrEqual(periods * (1 + spread.length))
+
+        const gone = [0, 57, 199, 200, 299] // three of the slot's batch, two spread ones
+        for (const i of gone) await deleteKey(client.raw, mutexKeys(prefix, leases[i]!.resource).lock)
+        await waitUntil('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), 3 * ttl)
+        await sleep(ttl / 2)
+        const lost = leases.flatMap((l, i) => (l.signal.aborted ? [i] : []))
+        expect(lost).toEqual(gone)
+        for (const i of gone) expect((leases[i]!.signal.reason as LockLostError).reason).toBe('refused')
+        await locks.close({ release: true })
+      } finally {
+        await closeQuietly([locks])
+        await client.close()
+      }
+    }, 60_000)
+  })
 })
+
+/** DEL on whichever client type (both route a single-key command by its slot). */
+async function deleteKey(raw: RedisClient, key: string): Promise<void> {
+  const client = raw as unknown as { del(key: string): Promise<unknown>; DEL?: (key: string) => Promise<unknown> }
+  await (client.DEL ? client.DEL(key) : client.del(key))
+}
