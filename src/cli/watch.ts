@@ -24,6 +24,8 @@ export async function watch(snapshot: () => Promise<string>, options: WatchOptio
   const signals = ['SIGINT', 'SIGTERM'] as const
   for (const s of signals) process.on(s, onSignal)
   if (tty) write(HIDE_CURSOR)
+  const began = performance.now()
+  let refreshes = 0
   try {
     while (!stop.signal.aborted) {
       const started = performance.now()
@@ -36,7 +38,9 @@ export async function watch(snapshot: () => Promise<string>, options: WatchOptio
       }
       if (stop.signal.aborted) break
       if (text !== undefined) {
-        if (tty) write(`${HOME_AND_CLEAR}${painter(options.color)(dim)(`${options.title}, every ${interval} ms, ${new Date().toISOString()}`)}\n\n${text}\n`)
+        // Elapsed time, not the wall clock: src/ reads no wall clock (a test checks it).
+        const since = `refresh ${++refreshes}, ${((performance.now() - began) / 1000).toFixed(0)} s since start`
+        if (tty) write(`${HOME_AND_CLEAR}${painter(options.color)(dim)(`${options.title}, every ${interval} ms, ${since}`)}\n\n${text}\n`)
         else write(`${text}\n\n`)
       }
       await sleep(Math.max(0, interval - (performance.now() - started)), stop.signal)
