@@ -12,6 +12,7 @@ export type Attempt =
 
 /** What `locks.inspect(resource)` reports. */
 export interface LockInfo {
+  /** The resource's name, as given. */
   readonly resource: string
   /** True while some lease holds the lock. */
   readonly held: boolean

@@ -9,6 +9,7 @@ import type { Defaults } from './options.js'
 import { closedClient } from './redis/index.js'
 import { checkBoolean } from './validate.js'
 
+/** Options of `locks.close()`. */
 export interface CloseOptions {
   /**
    * Release every lease this instance still holds (a graceful shutdown), instead of leaving the

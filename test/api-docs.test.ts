@@ -17,18 +17,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
  * is still reported by typedoc (the test fails once it is documented, so that it leaves this list),
  * and nothing else may be. Remove an entry when its TSDoc is written.
  */
-const PENDING: readonly string[] = [
-  'fencelock.CloseOptions (Interface), defined in fencelock/src/runtime.ts',
-  'fencelock.LockInfo.resource (Property), defined in fencelock/src/backend.ts',
-  'fencelock.SemaphoreInfo.name (Property), defined in fencelock/src/primitives/semaphore.ts',
-  'fencelock.SemaphoreInfo.permits.__type.token (Property), defined in fencelock/src/primitives/semaphore.ts',
-  'fencelock.SemaphoreInfo.permits.__type.ttl (Property), defined in fencelock/src/primitives/semaphore.ts',
-  'fencelock.ReadWriteInfo.name (Property), defined in fencelock/src/primitives/rw-lock.ts',
-  'fencelock.ReadWriteInfo.writer.__type.token (Property), defined in fencelock/src/primitives/rw-lock.ts',
-  'fencelock.ReadWriteInfo.writer.__type.ttl (Property), defined in fencelock/src/primitives/rw-lock.ts',
-  'fencelock.ReadWriteInfo.readers.__type.token (Property), defined in fencelock/src/primitives/rw-lock.ts',
-  'fencelock.ReadWriteInfo.readers.__type.ttl (Property), defined in fencelock/src/primitives/rw-lock.ts',
-]
+const PENDING: readonly string[] = []
 
 interface Reflection {
   name: string

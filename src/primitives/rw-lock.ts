@@ -14,11 +14,22 @@ export interface RwLockOptions {
 
 /** What `readWrite(name).inspect()` shows. */
 export interface ReadWriteInfo {
+  /** The read/write lock's name, as given. */
   readonly name: string
   /** The writer's token and remaining ttl, or null. */
-  readonly writer: { readonly token: string; readonly ttl: number } | null
+  readonly writer: {
+    /** The writer's lease token. */
+    readonly token: string
+    /** Its remaining ttl in ms. */
+    readonly ttl: number
+  } | null
   /** Each reader's token and remaining ttl. */
-  readonly readers: readonly { readonly token: string; readonly ttl: number }[]
+  readonly readers: readonly {
+    /** The reader's lease token. */
+    readonly token: string
+    /** Its remaining ttl in ms. */
+    readonly ttl: number
+  }[]
   /** The last fence handed out (readers and writers share one counter), or null if none is kept. */
   readonly fence: number | null
   /** Waiters queued in Redis (one per waiting process and kind). */

@@ -17,13 +17,19 @@ export interface SemaphoreOptions {
 
 /** What `semaphore.inspect()` shows. */
 export interface SemaphoreInfo {
+  /** The semaphore's name, as given. */
   readonly name: string
   /** The limit the permits now held were taken under (this handle's when none is held). */
   readonly limit: number
   /** Permits held now. */
   readonly held: number
   /** Each held permit: its lease token and remaining ttl in ms. */
-  readonly permits: readonly { readonly token: string; readonly ttl: number }[]
+  readonly permits: readonly {
+    /** The permit's lease token. */
+    readonly token: string
+    /** Its remaining ttl in ms. */
+    readonly ttl: number
+  }[]
   /** The last fence handed out for this semaphore, or null if none is kept. */
   readonly fence: number | null
   /** Waiters queued in Redis (one per waiting process). */
