@@ -176,6 +176,19 @@ export class LeaseState implements Lease {
    * the lock then expires at its ttl.
    */
   async release(): Promise<boolean> {
+    return this.#release(true)
+  }
+
+  /**
+   * Gives back a lock that was taken in Redis after its caller had stopped waiting (timed out,
+   * aborted): the same release, but no `fencelock:release` event, since no acquisition was reported
+   * for it and nobody held it.
+   */
+  giveBack(): void {
+    void this.#release(false).catch(() => {})
+  }
+
+  async #release(report: boolean): Promise<boolean> {
     if (this.#state === 'released') return false
     // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
     const wasHeld = this.#state === 'held' || this.#abandoned
@@ -188,7 +201,7 @@ export class LeaseState implements Lease {
     this.#clearTimers()
     this.#driver.settled(this)
     const releasing = this.#driver.release(this)
-    if (events.release.hasSubscribers) {
+    if (report && events.release.hasSubscribers) {
       releasing.then(
         (released) => emit(events.release, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, released: released && wasHeld, heldMs: performance.now() - this.#acquiredAt })),
         () => {},

@@ -247,7 +247,7 @@ export class Operations<Info> {
    */
   #giveBack(resource: string, id: string, late: TryResult): void {
     this.#waiting.end(resource)
-    if ('lease' in late) void late.lease.release().catch(() => {})
+    if ('lease' in late) late.lease.giveBack()
     else if (id !== '') void this.#backend.leave(resource, id).catch(() => {})
   }
 

@@ -235,7 +235,7 @@ export class WaitQueues {
       try {
         this.#hooks.checkOpen()
       } catch (err) {
-        if (result && 'lease' in result) void result.lease.release().catch(() => {})
+        if (result && 'lease' in result) result.lease.giveBack()
         return this.#settle(waiter, err)
       }
       if (!result) {
@@ -249,7 +249,7 @@ export class WaitQueues {
         result = await this.#hooks.attempt(waiter)
       }
       if ('lease' in result) {
-        if (waiter.settled) void result.lease.release().catch(() => {}) // gave up meanwhile: undo
+        if (waiter.settled) result.lease.giveBack() // gave up meanwhile: undo
         else this.#settle(waiter, result.lease, true)
         return
       }

@@ -3,10 +3,10 @@
 // reason, release, fenced writes refused or accepted), and a lease lost under SIGSTOP shows up.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, createLocks, fencedSet, LockTimeoutError, type Locks } from '../src/index.js'
+import { claimFence, createLocks, fencedSet, LockAbortedError, LockTimeoutError, type Locks } from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
-import { closeQuietly, uniquePrefix } from './scenarios/fixtures/util.js'
+import { closeQuietly, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
 const NAMES = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
 
@@ -62,5 +62,19 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     const lost = of('fencelock:lost').find((e) => e.token === lease.token)
     expect(lost).toMatchObject({ kind: 'mutex', resource: 'frozen' })
     expect(['expired', 'unreachable']).toContain(lost!.reason)
+  })
+
+  it('a lock given back because its caller stopped waiting publishes no release: every released token was reported acquired', async () => {
+    for (let i = 0; i < 20; i++) {
+      const controller = new AbortController()
+      const pending = locks.acquire(`gb${i}`, { signal: controller.signal })
+      controller.abort() // while the first attempt is in flight: its grant is given back
+      await expect(pending).rejects.toBeInstanceOf(LockAbortedError)
+    }
+    for (let i = 0; i < 20; i++) await waitUntil(`gb${i} free`, async () => !(await locks.inspect(`gb${i}`)).held, 5_000, 20)
+    const acquired = new Set(of('fencelock:acquire').filter((e) => e.outcome === 'acquired').map((e) => e.token))
+    const released = of('fencelock:release').filter((e) => String(e.resource).startsWith('gb'))
+    expect(released.filter((e) => !acquired.has(e.token))).toEqual([])
+    expect(of('fencelock:acquire').filter((e) => String(e.resource).startsWith('gb') && e.outcome === 'aborted')).toHaveLength(20)
   })
 })
