@@ -18,7 +18,12 @@ export interface LockInfo {
   readonly held: boolean
   /** The holder's token, or null when free. */
   readonly token: string | null
-  /** The last fence handed out for this resource (the holder's, while held), or null if none is kept. */
+  /**
+   * The last fence handed out for this resource (on one Redis: the holder's, while held), or null
+   * if none is kept. In quorum mode, the largest fence any node has recorded: at least the
+   * holder's, and possibly larger (a node that granted late, or granted a failed attempt, proposed
+   * its own larger fence), since the nodes do not record which fence the quorum settled on.
+   */
   readonly fence: number | null
   /** Remaining ttl of the holder's lock in ms, or null when free. */
   readonly ttl: number | null
