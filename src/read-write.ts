@@ -25,6 +25,16 @@ export interface ReadWriteLock {
   withRead<T>(fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
   /** Takes the write lease, runs `fn` with it auto-extended, and releases it whatever happens (as `locks.withLock`). */
   withWrite<T>(fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /**
+   * Releases the read or write lease held under `token` (a lease's `token`, kept elsewhere, or read
+   * with `inspect`): true if this call released it, false if that token holds neither side.
+   */
+  release(token: string): Promise<boolean>
+  /**
+   * Pushes the expiry of the read or write lease held under `token` to `ttl` ms from now (default:
+   * the instance's ttl): true if extended, false if that token holds neither side.
+   */
+  extend(token: string, ttl?: number): Promise<boolean>
   /** The writer, the readers (with their remaining ttl), the last fence, the waiters. */
   inspect(): Promise<ReadWriteInfo>
 }
@@ -38,6 +48,9 @@ export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, w
     tryWrite: (options) => write.tryAcquire(name, options),
     withRead: (fn, options) => read.withLock(name, fn, options),
     withWrite: (fn, options) => write.withLock(name, fn, options),
+    // A token holds one side or none: the write side is tried first (one compare in Redis), then the read side.
+    release: async (token) => (await write.release(name, token)) || read.release(name, token),
+    extend: async (token, ttl) => (await write.extend(name, token, ttl)) || read.extend(name, token, ttl),
     inspect: () => read.inspect(name),
   }
 }

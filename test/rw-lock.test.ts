@@ -132,6 +132,28 @@ describe.skipIf(!requireRedisOrSkip())('read/write lock', () => {
       await w.release()
     })
 
+    it('release and extend by token (from another instance, as an operator would): the writer or a reader, and a waiter is woken', async () => {
+      const rw = name('by-token')
+      const w = await a.readWrite(rw).write({ ttl: 5_000 })
+      const reading = b.readWrite(rw).read({ ttl: 5_000, wait: 5_000 })
+      await sleep(50)
+      expect(await b.readWrite(rw).extend(w.token, 8_000)).toBe(true)
+      expect((await b.readWrite(rw).inspect()).writer?.ttl).toBeGreaterThan(5_000)
+      expect(await b.readWrite(rw).release('not-a-holder')).toBe(false)
+      const released = performance.now()
+      expect(await b.readWrite(rw).release(w.token)).toBe(true)
+      const r = await reading
+      expect(performance.now() - released, 'ms until the waiting reader got in').toBeLessThan(1_000)
+      await expect(w.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' })
+      expect(await a.readWrite(rw).extend(r.token, 6_000)).toBe(true)
+      expect(await a.readWrite(rw).release(r.token)).toBe(true)
+      expect(await a.readWrite(rw).release(r.token)).toBe(false)
+      expect(await a.readWrite(rw).extend(r.token)).toBe(false)
+      const info = await a.readWrite(rw).inspect()
+      expect(info.writer).toBeNull()
+      expect(info.readers).toEqual([])
+    })
+
     it('withRead and withWrite run fn and release; a read/write lock and a mutex of the same name are independent', async () => {
       const rw = name('with')
       const lock = await a.acquire(rw, { ttl: 5_000 })
