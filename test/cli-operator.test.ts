@@ -305,6 +305,45 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     }
   }, 60_000)
 
+  it('release --semaphore and --read-write: a permit or a reader by token, and --force removes every holder and wakes a waiter', async () => {
+    const pool = locks.semaphore('fpool', { limit: 2 })
+    const [p1, p2] = [await pool.acquire({ ttl: 60_000 }), await pool.acquire({ ttl: 60_000 })]
+    const table = locks.readWrite('ftable')
+    const [r1, r2] = [await table.read({ ttl: 60_000 }), await table.read({ ttl: 60_000 })]
+    const other = createLocks({ redis: client, prefix })
+    const writing = other.readWrite('ftable').write({ wait: 50_000 })
+    try {
+      await waitUntil('the writer is queued', async () => (await table.inspect()).waiters === 1, 10_000)
+      const [byToken, reader, wrong] = await Promise.all([
+        on('release', 'fpool', p1.token, '--semaphore'),
+        on('release', 'ftable', r1.token, '--read-write'),
+        on('release', 'ftable', 'not-a-holder', '--read-write'),
+      ])
+      expect(byToken.code).toBe(0)
+      expect(reader.code).toBe(0)
+      expect(wrong).toMatchObject({ code: 1, stderr: expect.stringContaining('read/write lock "ftable" is not held by that token') })
+      expect((await pool.inspect()).permits.map((p) => p.token)).toEqual([p2.token])
+      expect((await table.inspect()).readers.map((r) => r.token)).toEqual([r2.token])
+      const [sem, rw, none] = await Promise.all([
+        on('release', 'fpool', '--semaphore', '--force', '--yes'),
+        on('release', 'ftable', '--read-write', '--force', '--yes'),
+        on('release', 'fnothing', '--read-write', '--force', '--yes'),
+      ])
+      expect(sem.code, sem.stderr).toBe(0)
+      expect(sem.stdout).toContain(`removed a holder of semaphore "fpool": token ${p2.token}`)
+      expect(rw.code).toBe(0)
+      expect(rw.stdout).toContain(`removed a holder of read/write lock "ftable": token ${r2.token} (read)`)
+      expect(none).toMatchObject({ code: 1, stderr: expect.stringContaining('read/write lock "fnothing" is not held') })
+      expect((await pool.inspect()).held).toBe(0)
+      const writer = await writing // woken by the last reader's removal
+      expect(writer.fence).toBeGreaterThan(r2.fence)
+      await writer.release()
+      expect(await r2.extend(10_000).catch((err: Error) => err.name)).toBe('LockLostError')
+    } finally {
+      await closeQuietly([other])
+    }
+  }, 60_000)
+
   it.runIf(haveScript())('release --force asks on a terminal; a holder that changed while it asked is not removed (exit 1)', async () => {
     let old: Lease | undefined = await locks.acquire('asked', { ttl: 60_000 })
     let replacement: Lease | undefined

@@ -2,6 +2,7 @@
 // suggestions. Parsing never prints or exits: it returns one Command or throws UsageError, and
 // main.ts decides what to print and which exit code to use.
 import { Command as Program, CommanderError, Option, type OutputConfiguration } from 'commander'
+import type { Kind } from './scan.js'
 import { helpStyle, useColor } from './color.js'
 import { AFTER_HELP, EXPECTED, usageError } from './usage.js'
 import { DEFAULT_REDIS, parseClient, parseCount, parseRedisUrl, parseTime, UsageError, type ClientName } from './values.js'
@@ -45,7 +46,7 @@ export type Command =
     }
   | { name: 'acquire'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; json: boolean }
   | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; hold: Hold; command: string[] }
-  | { name: 'release'; connection: Connection; resource: string; token: string | undefined; force: boolean; yes: boolean }
+  | { name: 'release'; connection: Connection; resource: string; kind: Kind; token: string | undefined; force: boolean; yes: boolean }
   | { name: 'extend'; connection: Connection; resource: string; token: string; ttl: number | undefined }
 
 /** An inspect argument with one of these is a glob, else one exact name. */
@@ -198,11 +199,13 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
     })
 
   sub('release', 'Release a lock by token, or --force', 'Release the lock held under <token> (from acquire); with --force, whoever holds it')
-    .argument('<resource>', 'the lock')
+    .argument('<resource>', 'the lock (or semaphore, or read/write lock)')
     .argument('[token]', 'the token that acquire printed')
-    .option('--force', 'Remove the current holder, whose token you do not have (asks first; see docs/cli.md)')
+    .option('--force', 'Remove the current holder (every holder of a semaphore or read/write lock), whose token you do not have (asks first; see docs/cli.md)')
     .option('-y, --yes', 'With --force: do not ask (required when stdin is not a terminal)')
-    .action((resource: string, token: string | undefined, opts: { force?: boolean; yes?: boolean }, cmd: Program) => {
+    .addOption(new Option('--semaphore', '<resource> is a semaphore: release a permit by token, or with --force every permit').conflicts(['readWrite']))
+    .option('--read-write', '<resource> is a read/write lock: release the writer or a reader by token, or with --force every holder')
+    .action((resource: string, token: string | undefined, opts: { force?: boolean; yes?: boolean; semaphore?: boolean; readWrite?: boolean }, cmd: Program) => {
       dashes('release')
       noExtra(cmd.args.slice(2))
       if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock release <resource> <token>')
@@ -212,7 +215,8 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
         throw new UsageError('Missing <token>: usage: fencelock release <resource> <token> (the token that acquire printed), or --force to remove the holder whose token you do not have')
       }
       if (opts.yes && !force) throw new UsageError('Option --yes applies to release --force only')
-      done({ name: 'release', connection: globals(cmd), resource, token, force, yes: opts.yes === true })
+      const kind: Kind = opts.semaphore ? 'semaphore' : opts.readWrite ? 'read-write' : 'mutex'
+      done({ name: 'release', connection: globals(cmd), resource, kind, token, force, yes: opts.yes === true })
     })
 
   sub('extend', 'Extend a lock by token', 'Push the expiry of the lock held under <token> to --ttl from now')

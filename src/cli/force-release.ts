@@ -3,7 +3,8 @@
 // waiter is woken and a holder that changed in between is left alone.
 import { createInterface } from 'node:readline/promises'
 import type { Locks } from '../index.js'
-import { formatTtl } from './inspect.js'
+import { formatTtl, type Inspector, type Row } from './inspect.js'
+import type { Kind } from './scan.js'
 
 export interface ForceOptions {
   /** Remove without asking (--yes). */
@@ -44,4 +45,44 @@ export async function forceRelease(locks: Locks, resource: string, options: Forc
   }
   options.print(`removed the holder of "${resource}": token ${info.token}, fence ${info.fence ?? 'none'}, ${formatTtl(info.ttl ?? 0)} (${info.ttl ?? 0} ms) left`)
   return 0
+}
+
+const KIND_NAME: Record<Kind, string> = { mutex: 'lock', semaphore: 'semaphore', 'read-write': 'read/write lock' }
+
+/** Releases the holder of `token` on `resource` of `kind`, through the library's release by token. */
+export async function releaseToken(locks: Locks, inspector: Inspector, kind: Kind, resource: string, token: string): Promise<boolean> {
+  if (kind === 'mutex') return locks.release(resource, token)
+  if (kind === 'read-write') return locks.readWrite(resource).release(token)
+  // A semaphore handle needs the limit its permits were taken under (stored while any is held).
+  const row = await inspector.row({ kind, name: resource })
+  return row.limit === undefined ? false : inspector.semaphore(resource, row.limit).release(token)
+}
+
+/**
+ * `release --force` of a semaphore or read/write lock: every holder inspect reads (the permits; the
+ * writer or the readers), after one confirmation, each through the release by token. Resolves with
+ * the exit code: 0 all removed; 1 none held, not confirmed, or some holder changed meanwhile.
+ */
+export async function forceReleaseAll(locks: Locks, inspector: Inspector, kind: Exclude<Kind, 'mutex'>, resource: string, options: ForceOptions): Promise<number> {
+  const row: Row = await inspector.row({ kind, name: resource })
+  const what = `${KIND_NAME[kind]} "${resource}"`
+  if (row.holders.length === 0) {
+    options.log(`${what} is not held (last fence ${row.fence ?? 'none'}, ${row.waiters} waiting); nothing to remove`)
+    return 1
+  }
+  const list = row.holders.map((h) => `token ${h.token}${h.mode ? ` (${h.mode}, ` : ' ('}${h.ttl} ms left)`).join(', ')
+  if (!options.yes && !(await confirm(`Remove the ${row.holders.length} holder(s) of ${what}: ${list}? [y/N] `))) {
+    options.log(`not removed: ${what} is still held`)
+    return 1
+  }
+  let code = 0
+  for (const holder of row.holders) {
+    const removed = kind === 'semaphore' ? await inspector.semaphore(resource, row.limit!).release(holder.token) : await locks.readWrite(resource).release(holder.token)
+    if (removed) options.print(`removed a holder of ${what}: token ${holder.token}${holder.mode ? ` (${holder.mode})` : ''}, ${formatTtl(holder.ttl)} (${holder.ttl} ms) left`)
+    else {
+      options.log(`not removed: token ${holder.token} no longer holds ${what} (it expired or was released since it was read)`)
+      code = 1
+    }
+  }
+  return code
 }

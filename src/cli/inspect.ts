@@ -49,6 +49,11 @@ export class Inspector {
     return locks
   }
 
+  /** A handle on the semaphore `name` with the limit its held permits were taken under. */
+  semaphore(name: string, limit: number) {
+    return this.#limited(limit).semaphore(name, { limit })
+  }
+
   async row({ kind, name }: Found): Promise<Row> {
     if (kind === 'mutex') return mutexRow(await this.locks.inspect(name))
     if (kind === 'read-write') {
@@ -58,7 +63,8 @@ export class Inspector {
       return { kind, resource: name, holders: [...writer, ...readers], fence: info.fence, waiters: info.waiters }
     }
     const probe = await this.#limited(1).semaphore(name, { limit: 1 }).inspect()
-    const info = probe.held === 0 || probe.limit === 1 ? probe : await this.#limited(probe.limit).semaphore(name, { limit: probe.limit }).inspect()
+    // A handle of limit 1 sees slot 0 only: permits held in other slots show only under the stored limit.
+    const info = probe.limit === 1 ? probe : await this.#limited(probe.limit).semaphore(name, { limit: probe.limit }).inspect()
     return {
       kind,
       resource: name,

@@ -5,7 +5,8 @@ import { parseCommandLine, UsageError, type Command, type Hold } from './args.js
 import { useColor } from './color.js'
 import { connect, type Connected } from './connect.js'
 import { Exit, log, print, within } from './exit.js'
-import { forceRelease } from './force-release.js'
+import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
+import type { Kind } from './scan.js'
 import { describeLock, formatTable, Inspector, mutexRow } from './inspect.js'
 import { runHolding, signalExit } from './run.js'
 import { packageVersion } from './version.js'
@@ -85,10 +86,18 @@ async function execute(command: Connecting, locks: Locks, locksOptions: LocksOpt
       return 0
     }
     case 'release': {
-      if (command.force) return forceRelease(locks, command.resource, { yes: command.yes, log, print })
-      const released = await locks.release(command.resource, command.token!)
-      if (!released) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
-      return released ? 0 : 1
+      const force = { yes: command.yes, log, print }
+      if (command.force && command.kind === 'mutex') return forceRelease(locks, command.resource, force)
+      const inspector = new Inspector(locks, locksOptions)
+      try {
+        if (command.force) return await forceReleaseAll(locks, inspector, command.kind as Exclude<Kind, 'mutex'>, command.resource, force)
+        const released = await releaseToken(locks, inspector, command.kind, command.resource, command.token!)
+        const what = command.kind === 'mutex' ? 'lock' : command.kind === 'semaphore' ? 'semaphore' : 'read/write lock'
+        if (!released) log(`${what} "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
+        return released ? 0 : 1
+      } finally {
+        await within(1_000, inspector.close())
+      }
     }
     case 'extend': {
       const extended = await locks.extend(command.resource, command.token, command.ttl)
