@@ -25,8 +25,13 @@ async function scriptCalls(redis: RedisProcess): Promise<number> {
 
 /** Calls of `command` (e.g. 'wait', 'evalsha') the server has run since the last CONFIG RESETSTAT. */
 async function callsOf(redis: RedisProcess, command: string): Promise<number> {
-  const m = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await redis.cli('INFO', 'commandstats'))
-  return m ? Number(m[1]) : 0
+  return (await callsOfAll(redis, [command]))[0]!
+}
+
+/** Several commands' call counts from ONE `INFO commandstats`: renewals go on between two reads. */
+async function callsOfAll(redis: RedisProcess, commands: readonly string[]): Promise<number[]> {
+  const info = await redis.cli('INFO', 'commandstats')
+  return commands.map((command) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0))
 }
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
@@ -147,10 +152,10 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
       await primary.cli('CONFIG', 'RESETSTAT')
       await sleep(2 * ttl)
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
-      const [scripts, waits] = [await callsOf(primary, 'evalsha'), await callsOf(primary, 'wait')]
+      const [scripts, evals, waits] = await callsOfAll(primary, ['evalsha', 'eval', 'wait'])
       expect(scripts).toBeGreaterThan(0)
       expect(scripts).toBeLessThanOrEqual(Math.ceil((2 * ttl) / (ttl / 3) + 1) * (600 / 100))
-      expect(waits).toBe(scripts + (await callsOf(primary, 'eval'))) // one WAIT per script call
+      expect(waits).toBe(scripts! + evals!) // one WAIT per script call
 
       replica.pause()
       try {
@@ -158,12 +163,17 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
       } finally {
         replica.resume()
       }
-      for (const lease of leases) {
-        const reason = lease.signal.reason as LockLostError
+      // Every lease is lost by its deadline. Most say their renewals failed ('unreachable', with the
+      // ReplicationError). A group whose renewal was still unanswered at its deadline says 'expired'
+      // (about 1 run in 4): each WAIT blocks the one connection for its 100 ms timeout while the
+      // replica is paused, so the batches queued behind it can be answered too late.
+      const reasons = leases.map((lease) => lease.signal.reason as LockLostError)
+      for (const reason of reasons) {
         expect(reason).toBeInstanceOf(LockLostError)
-        expect(reason.reason).toBe('unreachable') // its renewals failed (too few replicas) until the deadline
-        expect(reason.cause).toBeInstanceOf(ReplicationError)
+        expect(['unreachable', 'expired']).toContain(reason.reason)
+        if (reason.reason === 'unreachable') expect(reason.cause).toBeInstanceOf(ReplicationError)
       }
+      expect(reasons.filter((r) => r.reason === 'unreachable').length).toBeGreaterThan(leases.length / 2)
       await locks.close({ release: true })
     }, 30_000)
   })
