@@ -4,37 +4,8 @@ import { NO_REPLY } from './limit.js'
 import { emit, events } from './telemetry.js'
 import { checkLeaseTtl } from './validate.js'
 import type { Lease } from './lease.js'
-
-/** What a primitive's operations supply to their leases: the Redis side of extend and release. */
-export interface LeaseDriver {
-  /**
-   * Resolves true when extended, false when Redis says this lease no longer holds the lock.
-   * `renewal`: an automatic renewal, which may go out in one call with others that fall due with it.
-   */
-  extend(lease: LeaseState, ttl: number, renewal: boolean): Promise<boolean>
-  /** Resolves true when this call released the lock, false when it was no longer held. */
-  release(lease: LeaseState): Promise<boolean>
-  /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
-  drift(ttl: number): number
-  /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */
-  readonly maxTtl: number
-  /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
-  readonly allowShortTtl: boolean
-  /** The primitive, for telemetry ('mutex', 'semaphore', 'read', 'write', 'multi'). */
-  readonly kind: string
-  /** The lease is settled (released or lost): forget it. */
-  settled(lease: LeaseState): void
-}
-
-export interface LeaseInit {
-  resource: string
-  token: string
-  fence: number
-  ttl: number
-  /** performance.now() taken before the acquire request was sent. */
-  start: number
-  autoExtend: boolean
-}
+import type { LeaseDriver, LeaseInit } from './lease-driver.js'
+import { renewalTime } from './renewals.js'
 
 type State = 'held' | 'released' | 'lost'
 
@@ -272,6 +243,11 @@ export class LeaseState implements Lease {
     this.#emitLost(reason)
   }
 
+  /** The deadline passed: lost, and 'unreachable' if the last renewal failed (Redis did not answer or refused). */
+  #expire(): void {
+    this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+  }
+
   #abort(reason: LockLostError): void {
     this.#reason = reason
     this.#controller?.abort(reason)
@@ -292,29 +268,15 @@ export class LeaseState implements Lease {
     const left = this.#deadline - now
     if (left <= 0) {
       this.#clearTimers()
-      return this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+      return this.#expire()
     }
     // Alarms never keep the process alive: an abandoned lease simply expires in Redis.
-    setAlarm((this.#expiry ??= new Alarm(() => this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable'))), this.#deadline, this.#ttl)
+    setAlarm((this.#expiry ??= new Alarm(() => this.#expire())), this.#deadline, this.#ttl)
     if (!this.#autoExtend) {
       if (this.#renewal) cancelAlarm(this.#renewal)
       return
     }
-    // Renew after a third of the ttl, like Redisson's watchdog; after a failure, retry sooner.
-    // A regular renewal's time is rounded up to a grid of a tenth of the ttl (at most a second):
-    // leases renewed together stay together, and go out in one script call (see renewals.ts).
-    // Retries sit in a lane of their own: armed among regular renewals, which come due later,
-    // each would be sorted in past all of them.
-    let due: number
-    let lane: number
-    if (this.#lastError === undefined) {
-      const grid = Math.min(1_000, Math.max(1, Math.floor(this.#ttl / 10)))
-      due = Math.ceil((now + this.#ttl / 3) / grid) * grid
-      lane = -this.#ttl
-    } else {
-      due = now + Math.max(1, Math.min(this.#ttl / 10, 1_000))
-      lane = -this.#ttl - 0.5
-    }
+    const { due, lane } = renewalTime(now, this.#ttl, this.#lastError !== undefined)
     if (due >= this.#deadline) {
       if (this.#renewal) cancelAlarm(this.#renewal)
       return

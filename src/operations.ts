@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import type { Backend } from './backend.js'
+import { reportAcquire, unreported } from './acquire-report.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
 import { keyCache } from './keys.js'
 import { holding, type Lease } from './lease.js'
-import { LeaseState, type LeaseDriver } from './lease-state.js'
+import type { LeaseDriver } from './lease-driver.js'
+import { LeaseState } from './lease-state.js'
 import { replyWithin } from './alarms.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
-import { emit, events } from './telemetry.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
 import type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
@@ -88,22 +89,8 @@ export class Operations<Info> {
    * when listened to (with the attempts sent and whether the first found the lock taken).
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
-    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#acquire(resource, options, undefined)
-    const started = performance.now()
-    const kind = this.#kind
-    const stats: AcquireStats = { attempts: 0, contended: false }
-    emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: options?.wait }))
-    return this.#acquire(resource, options, stats).then(
-      (lease) => {
-        emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs: performance.now() - started, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
-        return lease
-      },
-      (error: unknown) => {
-        const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
-        emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
-        throw error
-      },
-    )
+    if (unreported()) return this.#acquire(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.#acquire(resource, options, stats))
   }
 
   async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
@@ -153,23 +140,8 @@ export class Operations<Info> {
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
   tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
-    if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return this.#tryAcquire(resource, options, undefined)
-    const started = performance.now()
-    const kind = this.#kind
-    const stats: AcquireStats = { attempts: 0, contended: false }
-    emit(events.acquireStart, () => ({ kind, resource, ttl: options?.ttl, wait: 0 }))
-    return this.#tryAcquire(resource, options, stats).then(
-      (lease) => {
-        const waitedMs = performance.now() - started
-        if (lease) emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
-        else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended }))
-        return lease
-      },
-      (error: unknown) => {
-        emit(events.acquire, () => ({ kind, resource, outcome: 'error', waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
-        throw error
-      },
-    )
+    if (unreported()) return this.#tryAcquire(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.#tryAcquire(resource, options, stats))
   }
 
   async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {

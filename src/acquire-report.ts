@@ -1,0 +1,33 @@
+import { LockAbortedError, LockTimeoutError } from './errors.js'
+import type { Lease } from './lease.js'
+import { emit, events } from './telemetry.js'
+import type { AcquireStats } from './waiter.js'
+
+/** True while nobody listens to the acquire events. */
+export const unreported = (): boolean => !events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers
+
+/**
+ * Runs one acquisition (`acquire`, `tryAcquire`) and publishes `fencelock:acquire:start` and
+ * `fencelock:acquire` for it when anyone listens: the outcome ('acquired', 'busy' for a null
+ * lease, 'timeout', 'aborted', 'error'), the wait, the attempts sent and whether the first found
+ * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
+ */
+export function reportAcquire<L extends Lease | null>(kind: string, resource: string, ttl: unknown, wait: unknown, run: (stats: AcquireStats | undefined) => Promise<L>): Promise<L> {
+  if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return run(undefined)
+  const started = performance.now()
+  const stats: AcquireStats = { attempts: 0, contended: false }
+  emit(events.acquireStart, () => ({ kind, resource, ttl, wait }))
+  return run(stats).then(
+    (lease) => {
+      const waitedMs = performance.now() - started
+      if (lease) emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
+      else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended }))
+      return lease
+    },
+    (error: unknown) => {
+      const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
+      emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
+      throw error
+    },
+  )
+}
