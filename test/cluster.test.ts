@@ -5,19 +5,13 @@ import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../src/index.js'
+import { clusterSlot } from '../src/keys.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
-/** CRC16/XMODEM of the hash tag, mod 16384: Redis Cluster's key slot. */
-function slotOfTag(tag: string): number {
-  let crc = 0
-  for (const byte of Buffer.from(tag)) {
-    crc ^= byte << 8
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
-  }
-  return crc % 16384
-}
+/** Redis Cluster's key slot of a hash tag: the library's own (checked against CLUSTER KEYSLOT below). */
+const slotOfTag = (tag: string): number => clusterSlot(tag)
 
 /** A resource name other than `resource` whose keys land in the same slot. */
 function sameSlotAs(resource: string): string {
