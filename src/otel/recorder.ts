@@ -138,10 +138,8 @@ export function createRecorder(options: CheckedOptions): Recorder {
       const metricAttributes = withResource({ [A.kind]: e.kind, [A.outcome]: e.outcome }, e.resource)
       m.acquires.add(1, metricAttributes)
       m.waitDuration.record(e.waitedMs / 1_000, metricAttributes)
-      // Without the library's `contended` flag (older versions), a timeout or a second attempt
-      // is the evidence that someone else held the lock.
-      const contended = e.outcome === 'timeout' || e.contended === true || (e.contended === undefined && e.attempts !== undefined && e.attempts > 1)
-      if (contended) m.contention.add(1, metricAttributes)
+      // Contention: the library says the lock was taken by someone else, or the wait ran out.
+      if (e.outcome === 'timeout' || e.contended === true) m.contention.add(1, metricAttributes)
     },
     release(message) {
       const end = now()
