@@ -54,7 +54,10 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
  * terminal. `onOutput` sees the terminal's output so far and may type into it.
  */
 function onTerminal(args: string[], options: { env?: NodeJS.ProcessEnv; onOutput?: (text: string, type: (line: string) => void, raw: (bytes: string) => void) => void } = {}): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, '--import', 'tsx', cliPath, ...args].map(quote).join(' ')
+  // `exec`: the CLI itself is the terminal's foreground process, as when a user runs it. `script`
+  // runs the command with $SHELL or /bin/sh (when SHELL is unset, as in CI), and dash does not
+  // exec the last command by itself: a Ctrl-C then killed the shell, and script reported 130.
+  const command = `exec ${[process.execPath, '--import', 'tsx', cliPath, ...args].map(quote).join(' ')}`
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env: baseEnv({ TERM: 'xterm', ...options.env }) })
   let output = ''
   const type = (line: string) => void child.stdin.write(`${line}\n`)
