@@ -6,7 +6,9 @@ export interface NodeRedisClientLike {
   isOpen: boolean
   isReady?: boolean
   sendCommand(args: string[]): Promise<unknown>
-  duplicate(): NodeRedisClientLike
+  duplicate(overrides?: object): NodeRedisClientLike
+  /** The options it was created with (node-redis 4 and later); `socket` includes the reconnect strategy. */
+  readonly options?: { readonly socket?: object }
   connect(): Promise<unknown>
   on(event: string, listener: (...args: any[]) => void): unknown
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>
@@ -93,7 +95,8 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     command: (args, key) => send([...args], key),
     async createSubscriber(): Promise<SubscriberConnection> {
       if (sentinel) return sentinelSubscriber(client)
-      const sub = (client as NodeRedisClientLike | NodeRedisClusterLike).duplicate()
+      let closed = false
+      const sub = cluster ? client.duplicate() : duplicateForPubSub(client as NodeRedisClientLike, () => closed)
       const messageListeners: ((channel: string, message: string) => void)[] = []
       const reconnectListeners: (() => void)[] = []
       let ready = false
@@ -133,6 +136,7 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
         // tests: a connection of fencelock's, subscribed to nothing, outliving close()). Then the
         // connection ends as soon as it is up, or as soon as this attempt to open it failed.
         close: async () => {
+          closed = true
           const end = async () => {
             try {
               const sock = sub as { destroy?: () => unknown; disconnect?: () => unknown }
@@ -152,6 +156,30 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
       }
     },
   }
+}
+
+/** The longest pause between two reconnect attempts of fencelock's own pub/sub connection. */
+const PUBSUB_RETRY_CAP_MS = 250
+
+type ReconnectStrategy = false | number | ((retries: number, cause: Error) => false | Error | number)
+
+/**
+ * The caller's client, duplicated for pub/sub, with a reconnect strategy of fencelock's: node-redis
+ * sleeps between attempts on a timer that destroy() cannot cancel, so a long pause (the caller's
+ * strategy, or node-redis' default of up to 2.2 s) would keep the process alive that long after
+ * close(). The caller's strategy still decides whether to retry; the pause is at most
+ * PUBSUB_RETRY_CAP_MS (+ up to 50 ms of jitter), and none follows close().
+ */
+function duplicateForPubSub(client: NodeRedisClientLike, closed: () => boolean): NodeRedisClientLike {
+  const socket = client.options?.socket as { reconnectStrategy?: ReconnectStrategy } | undefined
+  const theirs = socket?.reconnectStrategy
+  const reconnectStrategy = (retries: number, cause: Error): false | Error | number => {
+    if (closed()) return false
+    const pause = typeof theirs === 'function' ? theirs(retries, cause) : theirs ?? 2 ** retries * 50
+    if (typeof pause !== 'number') return pause
+    return Math.min(pause, PUBSUB_RETRY_CAP_MS) + Math.floor(Math.random() * 50)
+  }
+  return client.duplicate({ socket: { ...socket, reconnectStrategy } })
 }
 
 /**

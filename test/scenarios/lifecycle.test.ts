@@ -1,11 +1,13 @@
 // Processes end by themselves: after close() and quitting the client nothing (timer, socket,
 // reconnect loop) keeps them alive, even when Redis went away mid-acquire (DESIGN.md 12).
+import { once } from 'node:events'
+import { createClient } from 'redis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks } from '../../src/index.js'
 import { adapters } from '../support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { uniquePrefix } from './fixtures/util.js'
+import { uniquePrefix, waitUntil } from './fixtures/util.js'
 
 const EXIT_WITHIN = 1_000
 
@@ -81,5 +83,46 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
         expect(exit!.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
       })
     }
+  })
+  // node-redis sleeps between reconnect attempts on a timer that destroy() does not cancel: a
+  // connection of fencelock's that inherited the caller's long backoff kept the process alive for
+  // up to that long after close() (DESIGN.md 12: no leaked timer). The caller's own client is
+  // theirs; fencelock's pub/sub connection retries on short pauses of its own and stops with close().
+  it('node-redis: close() while fencelock\'s pub/sub connection waits to reconnect leaves no long retry timer behind', async () => {
+    const redis = await server()
+    const prefix = uniquePrefix('life-retry')
+    const client = createClient({ url: redis.url, socket: { reconnectStrategy: () => 3_000 } })
+    client.on('error', () => {})
+    await client.connect()
+    const ours: ReturnType<typeof client.duplicate>[] = []
+    const duplicate = client.duplicate.bind(client)
+    client.duplicate = ((...args: Parameters<typeof duplicate>) => {
+      const connection = duplicate(...args)
+      ours.push(connection)
+      return connection
+    }) as typeof client.duplicate
+    const locks = createLocks({ redis: client, prefix })
+    const held = await locks.acquire('retry', { ttl: 30_000 })
+    const waiting = locks.acquire('retry', { wait: 20_000 }).then(
+      () => 'acquired',
+      (err: Error) => err.name,
+    )
+    await waitUntil('the waiter is subscribed', async () => (await locks.inspect('retry')).waiters === 1)
+    expect(ours).toHaveLength(1)
+    const [sub] = ours
+    await redis.stop()
+    // The loss, then a refused attempt: each is followed by a pause before the next attempt.
+    await once(sub!, 'reconnecting')
+    await once(sub!, 'error')
+    const closing = performance.now()
+    await locks.close()
+    client.destroy()
+    expect(await waiting).toBe('ClosedError')
+    const next = await Promise.race([once(sub!, 'reconnecting').then(() => performance.now()), new Promise<undefined>((resolve) => setTimeout(resolve, 5_000))])
+    // Its pause ends soon after close() (no new socket follows: the loop sees the client closed).
+    expect(next, 'the retry pause outlived close() by 5 s').toBeDefined()
+    expect(next! - closing).toBeLessThan(500)
+    expect(sub!.isOpen).toBe(false)
+    void held
   })
 })

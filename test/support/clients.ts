@@ -64,7 +64,11 @@ const ioredis: ClientAdapter = {
 const nodeRedis: ClientAdapter = {
   name: 'node-redis',
   async connect(url) {
-    const client = createClient({ url })
+    // Short pauses between reconnect attempts: node-redis sleeps on a timer that destroy() cannot
+    // cancel (by default up to 2.2 s), which would keep a test process alive after it closed
+    // everything. That is the caller's own client, not fencelock's (whose pub/sub connection caps
+    // its pauses itself), so the exit tests must not measure it.
+    const client = createClient({ url, socket: { reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 200) } })
     client.on('error', () => {})
     await client.connect()
     return {
