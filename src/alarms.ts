@@ -44,6 +44,8 @@ const SLICE = 250
  */
 class Timeline {
   readonly #lanes = new Map<number, Lane>()
+  /** The lane used last: nearly every call arms the same one again (no map lookup then). */
+  #lastLane: Lane | undefined
   #timer: NodeJS.Timeout | undefined
   #timerDue = Infinity
   #keepAlive = 0
@@ -56,11 +58,12 @@ class Timeline {
   set(alarm: Alarm, due: number, lane: number): void {
     if (alarm.lane) this.#unlink(alarm)
     alarm.due = due
-    let l = this.#lanes.get(lane)
+    let l = this.#lastLane?.key === lane ? this.#lastLane : this.#lanes.get(lane)
     if (!l) {
       l = { key: lane, head: undefined, tail: undefined }
       this.#lanes.set(lane, l)
     }
+    this.#lastLane = l
     // Insertion from the tail: nearly always it goes last.
     let after = l.tail
     while (after && after.due > due) after = after.prev
@@ -151,7 +154,10 @@ class Timeline {
     // every request (one lease held at a time) would otherwise be made anew each time.
     let next = Infinity
     for (const lane of this.#lanes.values()) {
-      if (!lane.head) this.#lanes.delete(lane.key)
+      if (!lane.head) {
+        this.#lanes.delete(lane.key)
+        if (this.#lastLane === lane) this.#lastLane = undefined
+      }
       else if (lane.head.due < next) next = lane.head.due
     }
     if (next < Infinity) this.#arm(next)

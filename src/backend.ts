@@ -40,6 +40,8 @@ export interface WakeSource {
   unlisten(channel: string, listener: (message: string) => void): void
   /** True while `channel` is subscribed and acknowledged (listening to it costs no round trip). */
   isActive?(channel: string): boolean
+  /** False while no channel is subscribed or being subscribed: `isActive` is then false for every channel. */
+  hasChannels?(): boolean
   onResync(listener: () => void): () => void
 }
 

@@ -146,56 +146,58 @@ export class LeaseState implements Lease {
    * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
    * the lock then expires at its ttl.
    */
-  async release(): Promise<boolean> {
+  release(): Promise<boolean> {
     return this.#release(true)
   }
 
-  /**
-   * Gives back a lock that was taken in Redis after its caller had stopped waiting (timed out,
-   * aborted): the same release, but no `fencelock:release` event, since no acquisition was reported
-   * for it and nobody held it.
-   */
+  /** A lock taken after its caller stopped waiting (timeout, abort): released, with no release event (nobody held it). */
   giveBack(): void {
     void this.#release(false).catch(() => {})
   }
 
-  async #release(report: boolean): Promise<boolean> {
-    if (this.#state === 'released') return false
+  #release(report: boolean): Promise<boolean> {
+    if (this.#state === 'released') return Promise.resolve(false)
     // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
     const wasHeld = this.#state === 'held' || this.#abandoned
-    // Past its deadline the lease is worthless and the lock about to expire: a Redis that does not
-    // answer (down, paused, offline queue) must not hold the caller (withLock, `await using`) longer.
+    // Past its deadline the lease is worthless: a Redis that does not answer (down, paused, offline
+    // queue) must not hold the caller (withLock, `await using`) longer.
     const left = this.#deadline - performance.now()
     const floor = Math.min(this.#ttl, 1_000)
     const limit = Math.ceil(Math.max(left, floor))
     this.#state = 'released'
     this.#clearTimers()
     this.#driver.settled(this)
-    const releasing = this.#driver.release(this)
+    let releasing: Promise<boolean>
+    try {
+      releasing = this.#driver.release(this)
+    } catch (err) {
+      return Promise.reject(err) // as from an async function
+    }
     if (report && events.release.hasSubscribers) {
       releasing.then(
         (released) => emit(events.release, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, released: released && wasHeld, heldMs: performance.now() - this.#acquiredAt })),
         () => {},
       )
     }
-    let outcome: boolean | typeof NO_REPLY
-    try {
-      // Bounded by the deadline, releases come due about in the order they are sent: a lane of
-      // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
-      outcome = await replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit)
-    } catch (err) {
-      if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
-      throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
-    }
-    if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
-    if (!outcome && wasHeld && this.#reason === undefined) {
-      // Redis no longer had it (restart with no data, eviction, expiry during the call): the lease
-      // was lost before this release, and whoever watches the signal must learn it.
-      const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
-      this.#abort(new LockLostError(this.resource, reason))
-      this.#emitLost(reason)
-    }
-    return outcome && wasHeld
+    // Bounded by the deadline, releases come due about in the order they are sent: a lane of
+    // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
+    // Handlers, not an async function: one promise and one hop less on every release.
+    return replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit).then(
+      (outcome) => {
+        if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+        if (!outcome && wasHeld && this.#reason === undefined) {
+          // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
+          const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
+          this.#abort(new LockLostError(this.resource, reason))
+          this.#emitLost(reason)
+        }
+        return outcome && wasHeld
+      },
+      (err: unknown) => {
+        if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
+        throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+      },
+    )
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Backend } from './backend.js'
+import type { Attempt, Backend } from './backend.js'
 import { reportAcquire, unreported } from './acquire-report.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
 import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
@@ -60,6 +60,7 @@ export class Operations<Info> {
         },
         unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
         isActive: (channel) => backend.wake.isActive?.(channel) === true,
+        hasChannels: () => backend.wake.isActive !== undefined && backend.wake.hasChannels?.() !== false,
         onResync: (listener) => backend.wake.onResync(listener),
       },
       // One channel per resource and instance: a release wakes only the process that is next.
@@ -245,41 +246,47 @@ export class Operations<Info> {
    * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
    * reply grants is released at once.
    */
-  async #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
+  #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
     const start = performance.now()
     const token = reuse ?? randomUUID()
     const budget = ttl - this.#driver.drift(ttl)
     // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
     const limit = Math.max(0, Math.min(budget, deadline - start))
-    let late = false
-    const attempt = this.#backend.attempt(resource, token, ttl, waiterId)
+    let attempt: Promise<Attempt>
     try {
-      const outcome = await replyWithin(attempt, limit)
-      if (outcome === NO_REPLY) {
-        late = true
-        return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
-      }
-      if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
-      if (performance.now() - start >= budget) {
-        void this.#backend.release(resource, outcome.token).catch(() => {})
-        return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
-      }
-      const lease = new LeaseState(this.#driver, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend })
-      this.#runtime.leases.add(lease)
-      return { lease }
+      attempt = this.#backend.attempt(resource, token, ttl, waiterId)
     } catch (err) {
-      // The attempt may have run before the connection failed: retry with the same token. (Not
-      // after a timeout: that attempt is still in flight and its late grant is released below.)
-      return { error: err, permanent: isPermanent(err), token }
-    } finally {
-      if (late) {
-        attempt.then(
-          (outcome) => {
-            if (outcome.acquired) void this.#backend.release(resource, outcome.token).catch(() => {})
-          },
-          () => {},
-        )
-      }
+      return Promise.reject(err)
     }
+    // Handlers, not an async function: the hot path makes one promise less per attempt.
+    return replyWithin(attempt, limit).then(
+      (outcome): TryResult => {
+        try {
+          if (outcome === NO_REPLY) {
+            // Still in flight: a lock that this late attempt is granted is released at once.
+            attempt.then(
+              (late) => {
+                if (late.acquired) void this.#backend.release(resource, late.token).catch(() => {})
+              },
+              () => {},
+            )
+            return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
+          }
+          if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
+          if (performance.now() - start >= budget) {
+            void this.#backend.release(resource, outcome.token).catch(() => {})
+            return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
+          }
+          const lease = new LeaseState(this.#driver, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend })
+          this.#runtime.leases.add(lease)
+          return { lease }
+        } catch (err) {
+          return { error: err, permanent: isPermanent(err), token }
+        }
+      },
+      // The attempt may have run before the connection failed: retry with the same token. (Not
+      // after a timeout: that attempt is still in flight and its late grant is released above.)
+      (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
+    )
   }
 }

@@ -27,6 +27,8 @@ export const MAX_TOKEN_LENGTH = 256
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 function checkWellFormed(value: string, name: string): string {
+  // isWellFormed (ES2024: Node 20, Bun, Deno) is a plain scan; the regex runs only to name the index.
+  if ((value as { isWellFormed?: () => boolean }).isWellFormed?.() === true) return value
   const lone = LONE_SURROGATE.exec(value)
   if (lone) {
     throw new InvalidArgumentError(

@@ -62,9 +62,10 @@ export class WaitQueues {
    */
   begin(resource: string, id: string): void {
     const pending = { id, poked: false }
-    const channels = this.#hooks.channels(resource)
-    // The common, uncontended case stays a single map entry: no queue, no listener.
-    if (!channels.every((channel) => this.#hooks.wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
+    // The common, uncontended case stays a single map entry: no queue, no listener (and with no
+    // channel subscribed at all, not even the channel names are looked up).
+    const wake = this.#hooks.wake
+    if (wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending
     queue.listening = this.#listen(queue)

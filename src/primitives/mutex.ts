@@ -55,8 +55,9 @@ type MutexView = readonly [token: string | null, pttl: number, fence: string | n
 /** A fair mutex: one script call per acquire, extend and release on each node. */
 export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
   const keysOf = keyCache(options.prefix, mutexKeys)
-  const retention = options.fenceRetention
-  const grace = options.waiterGrace
+  // As strings once: the client would turn the numbers into strings on every call.
+  const retention = String(options.fenceRetention)
+  const grace = String(options.waiterGrace)
   const all = (resource: string) => {
     const k = keysOf(resource)
     return [k.lock, k.fence, k.queue, k.queueExpiry] as const
@@ -103,7 +104,10 @@ export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
       return reply.map((r) => toNumber(r) === 1)
     },
     routeKey: (resource) => keysOf(resource).lock,
-    release: (exec, resource, token) => release.run(exec, queue(resource), [token, keysOf(resource).channel, grace]).then(decodeRelease),
+    release: (exec, resource, token) => {
+      const k = keysOf(resource)
+      return release.run(exec, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]).then(decodeRelease)
+    },
     async leave(exec, resource, waiter) {
       await leave.run(exec, queue(resource), [waiter, keysOf(resource).channel, grace])
     },

@@ -58,6 +58,10 @@ export class SharedSubscriber {
     return entry.subscribed
   }
 
+  hasChannels(): boolean {
+    return this.#channels.size > 0
+  }
+
   isActive(channel: string): boolean {
     return this.#channels.get(channel)?.active === true
   }
