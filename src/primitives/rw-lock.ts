@@ -1,5 +1,5 @@
 import { keyCache } from '../keys.js'
-import { bind } from '../scripts/binding.js'
+import { bind, bindVariadic } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
 import { decodeRelease, toNumber } from './mutex.js'
 import type { NodeGrant, Primitive } from './primitive.js'
@@ -50,6 +50,7 @@ const HOLDERS_QUEUE = ['writer', 'readers', 'queue', 'queueExpiry'] as const
 const acquire = bind(scripts.rwAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace', 'mode', 'score', 'maxTtl'])
 const release = bind(scripts.rwRelease, HOLDERS_QUEUE, ['token', 'mode', 'channel', 'grace'])
 const extend = bind(scripts.rwExtend, ['writer', 'readers'], ['token', 'ttl', 'mode'])
+const extendMany = bindVariadic(scripts.rwExtendMany, ['writer', 'readers'], 'further (writer, readers) key pairs', ['mode'])
 const leave = bind(scripts.rwLeave, HOLDERS_QUEUE, ['waiter', 'channel', 'grace'])
 const commit = bind(scripts.rwCommit, ALL, ['token', 'fence', 'retention', 'waiter', 'mode'])
 const inspect = bind(scripts.rwInspect, ALL, [])
@@ -94,6 +95,21 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
       const k = keysOf(name)
       return toNumber(await extend.run(exec, [k.writer, k.readers], [token, ttl, mode])) === 1
     },
+    async extendMany(exec, leases) {
+      if (leases.length === 0) return []
+      // One side per primitive, so one mode per call (see rw-extend-many.lua).
+      const keys: string[] = []
+      const args: (string | number)[] = []
+      for (const { resource, token, ttl } of leases) {
+        const k = keysOf(resource)
+        keys.push(k.writer, k.readers)
+        args.push(token, ttl)
+      }
+      const reply = (await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [mode], args)) as unknown[]
+      if (!Array.isArray(reply) || reply.length !== leases.length) throw new Error(`rw-extend-many answered ${String(reply)} for ${leases.length} leases`)
+      return reply.map((r) => toNumber(r) === 1)
+    },
+    routeKey: (name) => keysOf(name).writer,
     async release(exec, name, token) {
       return decodeRelease(await release.run(exec, holdersQueue(name), [token, mode, keysOf(name).channel, grace]))
     },

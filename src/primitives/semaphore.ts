@@ -74,6 +74,7 @@ function splitToken(token: string): { base: string; slot: number | undefined } {
 const acquire = bindVariadic(scripts.semaphoreAcquire, ['fence', 'queue', 'queueExpiry', 'limit'], 'slots', ['token', 'ttl', 'retention', 'waiter', 'grace', 'limit', 'score', 'maxTtl'])
 const release = bindVariadic(scripts.semaphoreRelease, ['queue', 'queueExpiry', 'limit'], 'slots', ['token', 'slot', 'channel', 'grace'])
 const extend = bind(scripts.semaphoreExtend, ['slot', 'limit'], ['token', 'ttl'])
+const extendMany = bindVariadic(scripts.semaphoreExtendMany, ['slot', 'limit'], 'further (slot, limit) key pairs', [])
 const leave = bindVariadic(scripts.semaphoreLeave, ['queue', 'queueExpiry'], 'slots', ['waiter', 'channel', 'grace'])
 const inspect = bindVariadic(scripts.semaphoreInspect, ['fence', 'queue', 'queueExpiry', 'limit'], 'slots', [])
 // The quorum write-back is the mutex's, with the permit's slot in place of the lock key.
@@ -129,6 +130,28 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
       if (key === undefined) return false
       return toNumber(await extend.run(exec, [key, k.limit], [base, ttl])) === 1
     },
+    async extendMany(exec, leases) {
+      // A token that names no slot of this limit holds nothing: false, as `extend` answers, unsent.
+      const answers = leases.map(() => false)
+      const sent: number[] = []
+      const keys: string[] = []
+      const args: (string | number)[] = []
+      for (const [i, { resource, token, ttl }] of leases.entries()) {
+        const k = keysOf(resource)
+        const { base, slot } = splitToken(token)
+        const key = slot === undefined ? undefined : k.slots[slot]
+        if (key === undefined) continue
+        sent.push(i)
+        keys.push(key, k.limit)
+        args.push(base, ttl)
+      }
+      if (sent.length === 0) return answers
+      const reply = (await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [], args)) as unknown[]
+      if (!Array.isArray(reply) || reply.length !== sent.length) throw new Error(`semaphore-extend-many answered ${String(reply)} for ${sent.length} permits`)
+      for (const [j, i] of sent.entries()) answers[i] = toNumber(reply[j]) === 1
+      return answers
+    },
+    routeKey: (name) => keysOf(name).limit,
     async release(exec, name, token) {
       const k = keysOf(name)
       const { base, slot } = splitToken(token)
