@@ -90,8 +90,12 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
       expect(permits.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(readers.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
-      // One call per lease would be 600 a period; one per 100 leases is 6.
-      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * ((permits.length + readers.length) / 100))
+      // One call per lease would be 600 a period. Batched, it is one call per renewal grid point (a
+      // tenth of the ttl) and kind, at most 250 leases a call: 4-5 a period when the 600 leases were
+      // taken within a few grid points, more when a loaded machine spread their acquisition over
+      // more of them. Bound: one call per 30 leases per period (the L scenario of `npm run bench`
+      // measures the 1-per-100 target at 50,000 leases).
+      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil((permits.length + readers.length) / 30))
       // Renewed in Redis, not only in the client's books: a permit's slot and a reader's score are fresh.
       expect(Number(await client.command('PTTL', slotKey(prefix, 'pool', limit, permits[299]!)))).toBeGreaterThan(ttl / 3)
       const score = Number(await client.command('ZSCORE', rwKeys(prefix, 'rw299').readers, readers[299]!.token))
@@ -138,7 +142,8 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
       const all = [solo, ...writers, ...readers]
       expect(all.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
-      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil(all.length / 100))
+      // As above: one call per lease would be 401 a period; batched, one per grid point and kind.
+      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil(all.length / 30))
       for (const name of ['solo', 'w0', 'w99']) expect(Number(await client.command('PTTL', rwKeys(prefix, name).writer))).toBeGreaterThan(ttl / 3)
 
       // A writer key deleted, another taken over, one reader removed: those three leases alone are lost.
