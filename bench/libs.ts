@@ -8,12 +8,17 @@ import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex, Semaphore } from 'redis-semaphore'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
+import { mutexKeys } from '../src/primitives/mutex.js'
+import { mutexAcquire, mutexRelease } from '../src/scripts/embedded.js'
 
 /** fencelock quorum mode's maxTtl in the bench: the longest ttl the scenarios ask for. */
 export const QUORUM_MAX_TTL = 10_000
 import { clock, sleep } from './stats.js'
 
-export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock'
+export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock' | 'fencelock-scripts'
+
+/** Rows that are not a library to compare with: they show what part of fencelock's cost is where. */
+export const REFERENCE_KINDS: ReadonlySet<string> = new Set<LibKind>(['fencelock-scripts'])
 
 /** A library with its retry setting: `retry` undefined means the library's defaults. */
 export interface LibSpec {
@@ -34,6 +39,7 @@ export const LIB_NAMES: Record<LibKind, string> = {
   sesame: '@sesamecare-oss/redlock',
   semaphore: 'redis-semaphore Mutex',
   'semaphore-redlock': 'redis-semaphore RedlockMutex',
+  'fencelock-scripts': "fencelock's scripts sent by hand (reference, no library code)",
 }
 
 /** The seed article sleeps 100 ms between attempts; redis-semaphore's default retryInterval is 10 ms. */
@@ -49,6 +55,7 @@ const DEFAULT_RETRY: Partial<Record<LibKind, string>> = {
 export function libLabel(spec: LibSpec): string {
   const name = LIB_NAMES[spec.kind]
   if (spec.kind === 'fencelock') return spec.telemetry ? `${name} + telemetry subscriber` : name
+  if (REFERENCE_KINDS.has(spec.kind)) return name
   if (spec.retry === undefined) return `${name} (defaults: ${DEFAULT_RETRY[spec.kind] ?? '?'})`
   return `${name} (retry ${spec.retry} ms)`
 }
@@ -188,6 +195,32 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
             const lock = await redlock.acquire([key], ttl)
             return { fence: undefined, release: () => lock.release() }
           }),
+        close: async () => {},
+      }
+      return lib
+    }
+    case 'fencelock-scripts': {
+      // fencelock's own acquire and release scripts with the library's default arguments, sent on
+      // the client with nothing of fencelock around them (no waiting: one attempt, as A and B need):
+      // the row shows what the scripts cost in Redis and on the wire, the gap to fencelock's row what
+      // its JavaScript costs. Not a peer: the targets leave it out.
+      const loaded = new Set<string>()
+      const run = (script: { sha: string; source: string }, keys: string[], args: (string | number)[]) => {
+        if (loaded.has(script.sha)) return first.evalsha(script.sha, keys.length, ...keys, ...args)
+        loaded.add(script.sha)
+        return first.eval(script.source, keys.length, ...keys, ...args)
+      }
+      const lib: LockLib = {
+        label,
+        giveUps: 0,
+        async acquire(key, ttl) {
+          const k = mutexKeys('fencelock:', key)
+          const token = randomUUID()
+          const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
+          const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace])) as [number, number]
+          if (granted !== 1) throw new AcquireTimeout(`fencelock's scripts: ${key} is taken (this reference row makes one attempt)`)
+          return { fence, release: () => run(mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]) }
+        },
         close: async () => {},
       }
       return lib

@@ -57,7 +57,9 @@ export const SINGLE: LibSpec[] = [{ kind: 'fencelock' }, { kind: 'seed' }, { kin
  * Scenario A: the single-node libraries, and fencelock again with a subscriber on every
  * `fencelock:*` diagnostics channel, in the same interleaved rounds (telemetry's cost).
  */
-export const LATENCY: LibSpec[] = [SINGLE[0]!, { kind: 'fencelock', telemetry: true }, ...SINGLE.slice(1)]
+export const LATENCY: LibSpec[] = [SINGLE[0]!, { kind: 'fencelock', telemetry: true }, ...SINGLE.slice(1), { kind: 'fencelock-scripts' }]
+/** B: the single-node libraries, and fencelock's scripts sent by hand as a reference row. */
+export const THROUGHPUT: LibSpec[] = [...SINGLE, { kind: 'fencelock-scripts' }]
 
 /** Contended and idle scenarios: every peer at its defaults and tuned to a 10 ms retry. */
 export const CONTENDED: LibSpec[] = [
@@ -173,7 +175,7 @@ export async function scenarioB(pool: Pool, server: Server, cfg: Config): Promis
   const [w] = await pool.take(1)
   const all = new Map<string, ThroughputRow[]>()
   for (let round = 0; round < cfg.latencyRounds; round++) {
-    for (const lib of chosen(cfg, SINGLE)) {
+    for (const lib of chosen(cfg, THROUGHPUT)) {
       const label = libLabel(lib)
       const r = await w!.run<{ cyclesPerSec: number; wirePerCycle: number }>({
         type: 'throughput',
