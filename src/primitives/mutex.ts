@@ -50,6 +50,12 @@ export function decodeRelease(reply: unknown): { released: boolean; refused?: st
   return { released: toNumber(reply) === 1 }
 }
 
+/** A batch script's reply (extend-many): one 1 or 0 per lease, in order; anything else is an error. */
+export function decodeMany(script: string, reply: unknown, count: number): boolean[] {
+  if (!Array.isArray(reply) || reply.length !== count) throw new Error(`${script} answered ${String(reply)} for ${count} leases`)
+  return reply.map((r) => toNumber(r) === 1)
+}
+
 type MutexView = readonly [token: string | null, pttl: number, fence: string | null, waiters: number]
 
 /** A fair mutex: one script call per acquire, extend and release on each node. */
@@ -99,9 +105,7 @@ export function mutex(options: MutexOptions): Primitive<MutexView, LockInfo> {
         locks.push(keysOf(resource).lock)
         args.push(token, ttl)
       }
-      const reply = (await extendMany.run(exec, [locks[0]!], locks.slice(1), [], args)) as unknown[]
-      if (!Array.isArray(reply) || reply.length !== leases.length) throw new Error(`mutex-extend-many answered ${String(reply)} for ${leases.length} leases`)
-      return reply.map((r) => toNumber(r) === 1)
+      return decodeMany('mutex-extend-many', await extendMany.run(exec, [locks[0]!], locks.slice(1), [], args), leases.length)
     },
     routeKey: (resource) => keysOf(resource).lock,
     release: (exec, resource, token) => {

@@ -1,7 +1,7 @@
 import { keyCache } from '../keys.js'
 import { bind, bindVariadic } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
-import { decodeRelease, toNumber } from './mutex.js'
+import { decodeMany, decodeRelease, toNumber } from './mutex.js'
 import type { NodeGrant, Primitive } from './primitive.js'
 
 export interface RwLockOptions {
@@ -105,9 +105,7 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
         keys.push(k.writer, k.readers)
         args.push(token, ttl)
       }
-      const reply = (await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [mode], args)) as unknown[]
-      if (!Array.isArray(reply) || reply.length !== leases.length) throw new Error(`rw-extend-many answered ${String(reply)} for ${leases.length} leases`)
-      return reply.map((r) => toNumber(r) === 1)
+      return decodeMany('rw-extend-many', await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [mode], args), leases.length)
     },
     routeKey: (name) => keysOf(name).writer,
     async release(exec, name, token) {

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../errors.js'
 import { keyCache } from '../keys.js'
 import { bind, bindVariadic } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
-import { decodeRelease, toNumber } from './mutex.js'
+import { decodeMany, decodeRelease, toNumber } from './mutex.js'
 import type { NodeGrant, Primitive } from './primitive.js'
 
 export interface SemaphoreOptions {
@@ -105,6 +105,11 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     const k = keysOf(name)
     return acquire.run(exec, [k.fence, k.queue, k.queueExpiry, k.limit], k.slots, [token, ttl, retention, waiter, grace, limit, score, maxTtl]) as Promise<unknown[]>
   }
+  /** A permit's token without its slot, and its slot key; no key if the token names no slot of this limit. */
+  const permitOf = (name: string, token: string) => {
+    const { base, slot } = splitToken(token)
+    return { base, key: slot === undefined ? undefined : keysOf(name).slots[slot] }
+  }
   return {
     kind: 'semaphore',
     channel: (name) => keysOf(name).channel,
@@ -118,17 +123,14 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     },
     async commit(exec, name, token, fence, waiter) {
       const k = keysOf(name)
-      const { base, slot } = splitToken(token)
-      const key = slot === undefined ? undefined : k.slots[slot]
+      const { base, key } = permitOf(name, token)
       if (key === undefined) return false
       return toNumber(await commit.run(exec, [key, k.fence, k.queue, k.queueExpiry], [base, fence, retention, waiter])) === 1
     },
     async extend(exec, name, token, ttl) {
-      const k = keysOf(name)
-      const { base, slot } = splitToken(token)
-      const key = slot === undefined ? undefined : k.slots[slot]
+      const { base, key } = permitOf(name, token)
       if (key === undefined) return false
-      return toNumber(await extend.run(exec, [key, k.limit], [base, ttl])) === 1
+      return toNumber(await extend.run(exec, [key, keysOf(name).limit], [base, ttl])) === 1
     },
     async extendMany(exec, leases) {
       // A token that names no slot of this limit holds nothing: false, as `extend` answers, unsent.
@@ -137,18 +139,15 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
       const keys: string[] = []
       const args: (string | number)[] = []
       for (const [i, { resource, token, ttl }] of leases.entries()) {
-        const k = keysOf(resource)
-        const { base, slot } = splitToken(token)
-        const key = slot === undefined ? undefined : k.slots[slot]
+        const { base, key } = permitOf(resource, token)
         if (key === undefined) continue
         sent.push(i)
-        keys.push(key, k.limit)
+        keys.push(key, keysOf(resource).limit)
         args.push(base, ttl)
       }
       if (sent.length === 0) return answers
-      const reply = (await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [], args)) as unknown[]
-      if (!Array.isArray(reply) || reply.length !== sent.length) throw new Error(`semaphore-extend-many answered ${String(reply)} for ${sent.length} permits`)
-      for (const [j, i] of sent.entries()) answers[i] = toNumber(reply[j]) === 1
+      const extended = decodeMany('semaphore-extend-many', await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [], args), sent.length)
+      for (const [j, i] of sent.entries()) answers[i] = extended[j]!
       return answers
     },
     routeKey: (name) => keysOf(name).limit,
