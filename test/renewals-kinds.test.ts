@@ -10,16 +10,10 @@ import { rwKeys } from '../src/primitives/rw-lock.js'
 import { semaphoreKeys } from '../src/primitives/semaphore.js'
 import { scripts, type LuaScript } from '../src/scripts/index.js'
 import { adapters, type TestClient } from './support/clients.js'
+import { scriptCalls } from './support/commandstats.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
-/** Script calls (EVALSHA + EVAL) the server has run since the last CONFIG RESETSTAT (copied from renewals.test.ts). */
-async function scriptCalls(redis: RedisProcess): Promise<number> {
-  const stats = await redis.cli('INFO', 'commandstats')
-  let calls = 0
-  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
-}
 
 /** `acquire()` for each of `count`, 100 at a time, so the leases fall on few renewal grid points. */
 async function acquireMany(count: number, acquire: (i: number) => Promise<Lease>): Promise<Lease[]> {

@@ -12,16 +12,10 @@ import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { clusterSlot } from '../src/keys.js'
 import type { RedisClient } from '../src/index.js'
+import { scriptCalls } from './support/commandstats.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
-/** Script calls (EVALSHA + EVAL) the server has run since the last CONFIG RESETSTAT. */
-async function scriptCalls(redis: RedisProcess): Promise<number> {
-  const stats = await redis.cli('INFO', 'commandstats')
-  let calls = 0
-  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
-}
 
 /** Calls of `command` (e.g. 'wait', 'evalsha') the server has run since the last CONFIG RESETSTAT. */
 async function callsOf(redis: RedisProcess, command: string): Promise<number> {
