@@ -55,20 +55,35 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
       // commandTimeout off: ioredis resubscribes after a reconnect without handling the promise, so
       // a timed-out resubscribe would be an unhandled rejection that ends the process. The shared
       // subscriber's own watchdog (subscriber.ts) covers a connection that stops answering.
+      // autoResubscribe off (one node): ioredis' own resubscribe after a reconnect leaves its promise
+      // unhandled, and a close before the reply (locks.close() just after a Redis restart) ended
+      // the process with an unhandled "Connection is closed."; this connection resubscribes itself.
       const overrides = { disconnectTimeout: 0, lazyConnect: false, enableReadyCheck: false, commandTimeout: undefined }
-      const sub = client.isCluster ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false }) : client.duplicate(overrides)
+      const sub = cluster ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false }) : client.duplicate({ ...overrides, autoResubscribe: false })
+      const channels = new Set<string>()
       let ready = false
       sub.on('ready', () => {
-        // ioredis resubscribes by itself; the listeners re-check because messages were missed.
-        if (ready) for (const listener of reconnectListeners) listener()
+        if (ready) {
+          // A refusal or a drop before the reply is not fatal: a drop comes back here once
+          // reconnected, and the waiters' own re-checks cover a channel left unsubscribed.
+          if (!cluster && channels.size > 0) sub.subscribe(...channels).catch(() => {})
+          // Messages may have been missed meanwhile: the listeners look again.
+          for (const listener of reconnectListeners) listener()
+        }
         ready = true
       })
       // Errors surface as reconnects; an unhandled 'error' event would crash the process.
       sub.on('error', () => {})
       const reconnectListeners: (() => void)[] = []
       return {
-        subscribe: async (channel) => void (await sub.subscribe(channel)),
-        unsubscribe: async (channel) => void (await sub.unsubscribe(channel)),
+        subscribe: async (channel) => {
+          channels.add(channel)
+          await sub.subscribe(channel)
+        },
+        unsubscribe: async (channel) => {
+          channels.delete(channel)
+          await sub.unsubscribe(channel)
+        },
         onMessage: (listener) => void sub.on('message', listener),
         onReconnect: (listener) => void reconnectListeners.push(listener),
         // disconnect, not quit: QUIT would sit in the offline queue while the server is down,

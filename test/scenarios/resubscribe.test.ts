@@ -1,0 +1,89 @@
+// fencelock's ioredis pub/sub connection after a reconnect. ioredis resubscribes a subscriber
+// connection by itself and leaves the promise of that SUBSCRIBE unhandled: closing the connection
+// (locks.close()) before the reply came rejected it with "Connection is closed." as an unhandled
+// rejection, which ends a Node process (a CI run lost a quorum test's worker to it: a node had
+// restarted just before the worker closed). fencelock resubscribes its own connection, handled.
+import { Redis } from 'ioredis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createLocks } from '../../src/index.js'
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+
+describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting twice in a row', () => {
+  const cleanup: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step().catch(() => {})
+  })
+
+  it('no unhandled rejection when the instance closes while the resubscribe after a reconnect is unanswered', async () => {
+    const redis: RedisProcess = await startRedis()
+    cleanup.push(() => redis.stop())
+    const proxy: FaultProxy = await startFaultProxy(redis)
+    cleanup.push(() => proxy.close())
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    cleanup.push(async () => void process.off('unhandledRejection', onUnhandled))
+
+    const prefix = uniquePrefix('resubscribe')
+    const direct = new Redis(redis.url)
+    cleanup.push(async () => direct.disconnect())
+    const viaProxy = new Redis(proxy.url, { retryStrategy: () => 50, maxRetriesPerRequest: null })
+    viaProxy.on('error', () => {})
+    cleanup.push(async () => viaProxy.disconnect())
+    const holderLocks = createLocks({ redis: direct, prefix })
+    const waiterLocks = createLocks({ redis: viaProxy, prefix })
+    cleanup.push(() => closeQuietly([holderLocks, waiterLocks]))
+
+    const held = await holderLocks.acquire('r', { ttl: 30_000 })
+    const waiting = waiterLocks.acquire('r', { wait: 25_000 })
+    await waitUntil('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
+    await sleep(200) // its SUBSCRIBE is answered
+
+    // Replies come 400 ms late; the connections drop and come back within ~50 ms, and the pub/sub
+    // connection's resubscribe goes out. Closing the instance before its reply comes ends that
+    // connection by hand: ioredis rejects what it still waits for with "Connection is closed.".
+    proxy.setDelay(400, { direction: 'down' })
+    proxy.resetAll()
+    // Back ~50 ms later; ready once its connection set-up is answered (~450 ms); the resubscribe
+    // goes out then and its reply comes ~400 ms after: close in between.
+    await waitUntil('the client is ready again', () => viaProxy.status === 'ready', 3_000)
+    await sleep(650)
+    await waiterLocks.close()
+    expect(await waiting.then(() => 'acquired', (err: Error) => err.name)).toBe('ClosedError')
+    await sleep(600) // the delayed replies, and anything left to reject
+    proxy.heal()
+    expect(unhandled.map(String)).toEqual([])
+    await held.release()
+  }, 40_000)
+
+  it('after a reconnect the connection is subscribed again: a release wakes the waiter at once, not its re-check a ttl later', async () => {
+    const redis: RedisProcess = await startRedis()
+    cleanup.push(() => redis.stop())
+    const proxy: FaultProxy = await startFaultProxy(redis)
+    cleanup.push(() => proxy.close())
+    const prefix = uniquePrefix('resubscribed')
+    const direct = new Redis(redis.url)
+    cleanup.push(async () => direct.disconnect())
+    const viaProxy = new Redis(proxy.url, { retryStrategy: () => 50, maxRetriesPerRequest: null })
+    viaProxy.on('error', () => {})
+    cleanup.push(async () => viaProxy.disconnect())
+    const holderLocks = createLocks({ redis: direct, prefix })
+    const waiterLocks = createLocks({ redis: viaProxy, prefix })
+    cleanup.push(() => closeQuietly([holderLocks, waiterLocks]))
+
+    const held = await holderLocks.acquire('r', { ttl: 30_000 })
+    const waiting = waiterLocks.acquire('r', { wait: 25_000 })
+    await waitUntil('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
+    await sleep(200)
+    proxy.resetAll()
+    await waitUntil('the channel is subscribed again', async () => ((await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]).length === 1, 3_000)
+    await sleep(300) // the waiter's re-check after the reconnect is done: it sleeps until the holder's ttl
+    const releasedAt = performance.now()
+    await held.release()
+    const lease = await waiting
+    expect(performance.now() - releasedAt).toBeLessThan(2_000)
+    await lease.release()
+  }, 40_000)
+})
