@@ -1,6 +1,7 @@
 import type { Backend } from '../backend.js'
 import { QuorumError, type NodeVote } from '../errors.js'
 import { wakeRefused } from '../failures.js'
+import { clusterSlot } from '../keys.js'
 import type { Primitive, QuorumNodeGrant } from '../primitives/primitive.js'
 import { QuorumNode, type NodeResult } from '../quorum/node.js'
 import { WaiterBook } from '../quorum/waiters.js'
@@ -88,6 +89,38 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
         .catch(() => {})
     }
   }
+
+  /**
+   * Renewals that fall due together, one script call per node and batch: each lease is decided on
+   * its own, as by `extend` (extended on a majority, or lost and given back everywhere). The call
+   * ends as soon as every lease is decided, so a dead node costs no more than with single extends.
+   * Leases of one batch share the node timeout of the shortest ttl among them.
+   */
+  const batched = (many: NonNullable<Primitive<unknown, Info>['extendMany']>, routeKey: (resource: string) => string): Pick<Backend<Info>, 'extendMany' | 'batchKey'> => ({
+    async extendMany(leases) {
+      const ms = options.nodeTimeout(leases.reduce((min, lease) => Math.min(min, lease.ttl), Infinity))
+      const yes = await new Promise<number[]>((resolve) => {
+        const counts = leases.map(() => 0)
+        let pending = nodes.length
+        const decided = () => counts.every((n) => n >= majority || n + pending < majority)
+        for (const node of nodes) {
+          void node.run(() => many(exec(node), leases), ms).then((result) => {
+            pending--
+            // A lease's error on one node (its reply there made no sense) counts as not extended there.
+            if (result.ok) for (let i = 0; i < counts.length; i++) if (result.value[i] === true) counts[i]!++
+            if (pending === 0 || decided()) resolve([...counts])
+          })
+        }
+      })
+      return leases.map((lease, i) => {
+        if (yes[i]! >= majority) return true
+        undo(lease.resource, lease.token)
+        return false
+      })
+    },
+    // Nodes that are clusters take a batch per slot; plain nodes any leases together.
+    batchKey: adapters.some((a) => a.isCluster) ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
+  })
 
   return {
     maxTtl,
@@ -192,6 +225,8 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
       undo(resource, token)
       return false
     },
+
+    ...(primitive.extendMany && primitive.routeKey ? batched(primitive.extendMany, primitive.routeKey) : {}),
 
     async release(resource, token) {
       const results = await majorityOf(
