@@ -6,6 +6,7 @@
 // scripts directly: each lease of a batch gets the answer its own extend would have given.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, type Lease, type Locks } from '../src/index.js'
+import { mutexKeys } from '../src/primitives/mutex.js'
 import { rwKeys } from '../src/primitives/rw-lock.js'
 import { semaphoreKeys } from '../src/primitives/semaphore.js'
 import { scripts, type LuaScript } from '../src/scripts/index.js'
@@ -149,6 +150,31 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
       await locks.close({ release: true })
       locks = undefined
     }, 30_000)
+    it('renews 200 all-or-nothing leases of 3 locks each in a few script calls per period; a lease that lost one of its locks goes alone', async () => {
+      const prefix = uniquePrefix('renewals-multi')
+      locks = createLocks({ redis: client.raw, prefix })
+      const ttl = 1_000
+      const names = (i: number) => [`m${i}:a`, `m${i}:b`, `m${i}:c`]
+      const leases = await acquireMany(200, (i) => locks!.acquireAll(names(i), { ttl, autoExtend: true }))
+      await redis.cli('CONFIG', 'RESETSTAT')
+      const since = performance.now()
+      await sleep(4 * ttl)
+      const calls = await scriptCalls(redis)
+      const periods = (performance.now() - since) / (ttl / 3)
+      expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      expect(calls).toBeGreaterThan(0)
+      // One call per lease would be 200 a period.
+      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil(leases.length / 30))
+      for (const name of names(199)) expect(Number(await client.command('PTTL', mutexKeys(prefix, name).lock))).toBeGreaterThan(ttl / 3)
+
+      // One lock of a lease deleted, one of another lease taken over: those two leases alone are lost.
+      await client.command('DEL', mutexKeys(prefix, 'm3:b').lock)
+      await client.command('SET', mutexKeys(prefix, 'm150:c').lock, 'someone-else', 'PX', 60_000)
+      await expectExactlyLost(leases, new Set([3, 150]), ttl)
+      expect(await client.command('GET', mutexKeys(prefix, 'm150:c').lock)).toBe('someone-else')
+      await locks.close({ release: true })
+      locks = undefined
+    }, 30_000)
   })
 
   describe('the batch scripts answer each lease as its single extend would', () => {
@@ -162,6 +188,32 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
     })
     beforeEach(async () => {
       await client.command('FLUSHALL')
+    })
+
+    it('multi-extend-many: leases of several locks, held, one lock expired, one taken over', async () => {
+      const lock = (name: string) => mutexKeys('t:', name).lock
+      const setup = async () => {
+        await client.command('FLUSHALL')
+        for (const [name, token] of [['a', 'x'], ['b', 'x'], ['c', 'y'], ['d', 'y'], ['e', 'z'], ['f', 'other'], ['g', 'v']]) {
+          await client.command('SET', lock(name!), token!, 'PX', 5_000)
+        }
+      }
+      const leases: [names: string[], token: string, ttl: number][] = [
+        [['a', 'b'], 'x', 20_000],
+        [['c', 'd', 'h'], 'y', 20_000], // h expired
+        [['e', 'f'], 'z', 20_000], // f taken over
+        [['g'], 'v', 1_000],
+      ]
+      await setup()
+      const alone: unknown[] = []
+      for (const [names, token, ttl] of leases) alone.push(await run(scripts.multiExtend, names.map(lock), [token, ttl]))
+      const state = async () => Promise.all('abcdefgh'.split('').map(async (n) => [await client.command('GET', lock(n)), Math.round(Number(await client.command('PTTL', lock(n))) / 1_000)]))
+      const after = await state()
+      await setup()
+      const many = await run(scripts.multiExtendMany, leases.flatMap(([names]) => names.map(lock)), leases.flatMap(([names, token, ttl]) => [names.length, token, ttl]))
+      expect(alone).toEqual([1, 0, 0, 1])
+      expect(many).toEqual(alone)
+      expect(await state()).toEqual(after)
     })
 
     it('semaphore-extend-many: held, expired, taken over, and a missing limit key', async () => {

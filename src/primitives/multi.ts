@@ -1,7 +1,7 @@
 import { keyCache } from '../keys.js'
 import { bindVariadic, type Exec } from '../scripts/binding.js'
 import { scripts } from '../scripts/index.js'
-import { decodeRelease, mutex, mutexKeys, toNumber } from './mutex.js'
+import { decodeMany, decodeRelease, mutex, mutexKeys, toNumber } from './mutex.js'
 import type { LockInfo } from '../backend.js'
 import type { NodeGrant, Primitive } from './primitive.js'
 
@@ -27,6 +27,7 @@ const THREE = ['lock', 'queue', 'queueExpiry'] as const
 const acquire = bindVariadic(scripts.multiAcquire, FOUR, 'the same of each further resource', ['token', 'ttl', 'retention', 'waiter', 'grace', 'score', 'maxTtl'])
 const release = bindVariadic(scripts.multiRelease, THREE, 'the same of each further resource', ['token', 'grace'])
 const extend = bindVariadic(scripts.multiExtend, ['lock'], 'the lock key of each further resource', ['token', 'ttl'])
+const extendMany = bindVariadic(scripts.multiExtendMany, ['lock'], 'the further lock keys of every lease', [])
 const leave = bindVariadic(scripts.multiLeave, THREE, 'the same of each further resource', ['waiter', 'grace'])
 const commit = bindVariadic(scripts.multiCommit, FOUR, 'the same of each further resource', ['token', 'fence', 'retention', 'waiter'])
 
@@ -72,6 +73,18 @@ export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> 
       const [first, ...rest] = keysOf(name).map((k) => k.lock)
       return toNumber(await extend.run(exec, [first!], rest, [token, ttl])) === 1
     },
+    async extendMany(exec, leases) {
+      const locks: string[] = []
+      const args: (string | number)[] = []
+      for (const { resource, token, ttl } of leases) {
+        const keys = keysOf(resource)
+        for (const k of keys) locks.push(k.lock)
+        args.push(keys.length, token, ttl)
+      }
+      return decodeMany('multi-extend-many', await extendMany.run(exec, [locks[0]!], locks.slice(1), [], args), leases.length)
+    },
+    // Every lock of an all-or-nothing lease shares one cluster slot (or it is not atomic).
+    routeKey: (name) => keysOf(name)[0]!.lock,
     async release(exec, name, token) {
       const [first, rest] = split(three(name), 3)
       return decodeRelease(await release.run(exec, first as unknown as typeof THREE, rest, [token, grace], channels(name)))

@@ -38,6 +38,7 @@ export const scripts = {
   rwInspect: define(embedded.rwInspect, 5),
   multiAcquire: define(embedded.multiAcquire, 4, true),
   multiRelease: define(embedded.multiRelease, 3, true),
+  multiExtendMany: define(embedded.multiExtendMany, 1, true),
   multiExtend: define(embedded.multiExtend, 1, true),
   multiLeave: define(embedded.multiLeave, 3, true),
   multiCommit: define(embedded.multiCommit, 4, true),
