@@ -93,6 +93,18 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes
       locks = undefined
     }, 40_000)
 
+    it('close({ release: true }) gives back 10,000 leases: none is failed by the node timeout while the others are being released', async () => {
+      const prefix = uniquePrefix('quorum-close')
+      locks = createLocks({ redis: clients.map((c) => c.raw), prefix, maxTtl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+      const leases: Lease[] = []
+      for (let i = 0; i < 10_000; i += 200) leases.push(...(await Promise.all(Array.from({ length: 200 }, (_, j) => locks!.acquire(`c${i + j}`, { ttl: TTL, autoExtend: true })))))
+      expect(leases.filter((l) => !l.held)).toEqual([])
+      await locks.close({ release: true })
+      locks = undefined
+      expect(leases.filter((l) => l.held)).toEqual([])
+      for (const s of servers) expect(await s.cli('EVAL', `return #redis.call('KEYS', ARGV[1])`, '0', `${prefix}*:L`)).toBe('0')
+    }, 30_000)
+
     it('with one node frozen (SIGSTOP), the other two decide each batch at once, not at the node timeout: every lease is kept', async () => {
       const prefix = uniquePrefix('quorum-renewals-frozen')
       // A node timeout of 900 ms with a ttl of 1 s: a batch that waited for the frozen node would be
