@@ -246,6 +246,40 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     }
   }, 60_000)
 
+  it('inspect <name> --semaphore / --read-write shows that one semaphore or read/write lock, as a listing row (JSON: the row object); with a glob they are refused', async () => {
+    const pool = locks.semaphore('jobs', { limit: 4 })
+    const permits = [await pool.acquire({ ttl: 30_000 }), await pool.acquire({ ttl: 30_000 })]
+    const writer = await locks.readWrite('settings').write({ ttl: 30_000 })
+    try {
+      const [sem, rw, semTable, free, globbed, both] = await Promise.all([
+        on('inspect', 'jobs', '--semaphore', '--json'),
+        on('inspect', 'settings', '--read-write', '--json'),
+        on('inspect', 'jobs', '--semaphore'),
+        on('inspect', 'nothing-here', '--semaphore', '--json'),
+        on('inspect', 'job*', '--semaphore'),
+        on('inspect', 'jobs', '--semaphore', '--read-write'),
+      ])
+      expect(json(sem)).toEqual({
+        kind: 'semaphore',
+        resource: 'jobs',
+        holders: expect.arrayContaining(permits.map((p) => ({ token: p.token, fence: null, ttl: expect.any(Number) }))),
+        fence: Math.max(...permits.map((p) => p.fence)),
+        waiters: 0,
+        limit: 4,
+      })
+      expect(json(rw)).toEqual({ kind: 'read-write', resource: 'settings', holders: [{ token: writer.token, fence: writer.fence, ttl: expect.any(Number), mode: 'write' }], fence: writer.fence, waiters: 0 })
+      expect(semTable.code).toBe(0)
+      expect(semTable.stdout).toMatch(/^KIND +RESOURCE /)
+      expect(semTable.stdout).toMatch(/semaphore +jobs \(2\/4\) /)
+      expect(json(free)).toEqual({ kind: 'semaphore', resource: 'nothing-here', holders: [], fence: null, waiters: 0 })
+      expect(globbed.code).toBe(2)
+      expect(globbed.stderr).toMatch(/--semaphore.*one exact name/)
+      expect(both.code).toBe(2)
+    } finally {
+      await Promise.all([...permits.map((p) => p.release()), writer.release()])
+    }
+  }, 60_000)
+
   it('inspect --watch prints a snapshot every --interval, each followed by a blank line off a terminal, and ends with 0 on SIGINT', async () => {
     const lease = await locks.acquire('watched', { ttl: 30_000 })
     let sent = false

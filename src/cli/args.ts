@@ -35,8 +35,10 @@ export type Command =
   | {
       name: 'inspect'
       connection: Connection
-      /** One exact mutex (the output of earlier versions), or undefined for a listing. */
+      /** One exact name (a mutex unless `kind` says otherwise), or undefined for a listing. */
       resource: string | undefined
+      /** What the exact name is: a mutex (one line, as earlier versions printed), a semaphore or a read/write lock (a listing row). */
+      kind: Kind
       /** Glob over resource names for a listing; undefined: every held or waited-for one. */
       pattern: string | undefined
       json: boolean
@@ -145,20 +147,27 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
   const sub = (name: string, summary: string, description: string) =>
     program.command(name).summary(summary).description(description).allowExcessArguments().configureHelp({ showGlobalOptions: true, ...helpStyle })
 
-  sub('inspect', 'Holders, fences, ttls and waiters', 'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex')
-    .argument('[pattern]', 'a resource name (one mutex), or a glob such as "account:*" (* ? [abc], \\ escapes)')
+  sub('inspect', 'Holders, fences, ttls and waiters', 'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex, semaphore or read/write lock')
+    .argument('[pattern]', 'a resource name (one mutex; with --semaphore or --read-write, one of those), or a glob such as "account:*" (* ? [abc], \\ escapes)')
     .option('--json', 'Print JSON: one document (an array; one exact name: one object)')
     .option('--all', 'Without a pattern: also the free resources that still keep a last fence')
     .option('--watch', 'Print again every --interval until SIGINT or SIGTERM')
     .addOption(new Option('--interval <time>', 'Refresh period of --watch (default: 1s)').argParser(time('--interval', 'period')))
-    .action((pattern: string | undefined, opts: { json?: boolean; all?: boolean; watch?: boolean; interval?: number }, cmd: Program) => {
+    .addOption(new Option('--semaphore', '<pattern> is the exact name of a semaphore: show it').conflicts(['readWrite']))
+    .option('--read-write', '<pattern> is the exact name of a read/write lock: show it')
+    .action((pattern: string | undefined, opts: { json?: boolean; all?: boolean; watch?: boolean; interval?: number; semaphore?: boolean; readWrite?: boolean }, cmd: Program) => {
       dashes('inspect')
       noExtra(cmd.args.slice(1))
       if (pattern === '') throw new UsageError('Invalid <pattern> "": expected a resource name or a glob such as "account:*"')
       const glob = pattern !== undefined && GLOB.test(pattern)
+      const kind: Kind = opts.semaphore ? 'semaphore' : opts.readWrite ? 'read-write' : 'mutex'
+      if (kind !== 'mutex' && (pattern === undefined || glob)) {
+        throw new UsageError(`Option --${kind} applies to one exact name (a listing or a glob shows every kind): usage: fencelock inspect <name> --${kind}`)
+      }
       done({
         name: 'inspect',
         connection: globals(cmd),
+        kind,
         resource: glob ? undefined : pattern,
         pattern: glob ? pattern : undefined,
         json: opts.json === true,

@@ -52,6 +52,10 @@ async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Lo
   const inspector = new Inspector(locks, locksOptions)
   const prefix = command.connection.prefix ?? 'fencelock:'
   const snapshot = async (): Promise<string> => {
+    if (command.resource !== undefined && command.kind !== 'mutex') {
+      const row = await inspector.row({ kind: command.kind, name: command.resource })
+      return command.json ? JSON.stringify(row) : formatTable([row], color)
+    }
     if (command.resource !== undefined) {
       const info = await locks.inspect(command.resource)
       return command.json ? JSON.stringify(info) : describeLock(info)
