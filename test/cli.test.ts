@@ -67,6 +67,9 @@ describe('fencelock command line', () => {
     [['release', 'job', 'tok', '--ttl', '5s'], 'Option --ttl does not apply to release'],
     [['extend', 'job', 'tok', '--wait', '5s'], 'Option --wait does not apply to extend'],
     [['extend', 'job', 'tok', '--ttl', 'soon'], 'Invalid --ttl value "soon"'],
+    [['inspect', 'job*', '--semaphore'], 'Option --semaphore applies to one exact name'],
+    [['inspect', '--read-write'], 'Option --read-write applies to one exact name'],
+    [['inspect', 'job', '--semaphore', '--read-write'], "Option '--semaphore' cannot be used with option '--read-write'"],
   ])('rejects %j', (args, message) => {
     expect(() => parseCommandLine(args, {})).toThrow(UsageError)
     expect(() => parseCommandLine(args, {})).toThrow(message)
@@ -82,8 +85,10 @@ describe('fencelock command line', () => {
       name: 'acquire', connection: { ...connection, redis: ['rediss://h:1'] }, resource: 'job', ttl: 120_000, wait: 0, json: true,
     })
     expect(parseCommandLine(['inspect', 'job', '--redis', 'redis://a:2', '--prefix', 'app:'], { REDIS_URL: 'redis://b:3' })).toEqual({
-      name: 'inspect', connection: { ...connection, redis: ['redis://a:2'], prefix: 'app:' }, resource: 'job', pattern: undefined, json: false, all: false, watch: false, interval: 1_000,
+      name: 'inspect', connection: { ...connection, redis: ['redis://a:2'], prefix: 'app:' }, resource: 'job', kind: 'mutex', pattern: undefined, json: false, all: false, watch: false, interval: 1_000,
     })
+    expect(parseCommandLine(['inspect', 'pool', '--semaphore'], {})).toMatchObject({ name: 'inspect', resource: 'pool', kind: 'semaphore', pattern: undefined })
+    expect(parseCommandLine(['inspect', 'cfg', '--read-write'], {})).toMatchObject({ name: 'inspect', resource: 'cfg', kind: 'read-write', pattern: undefined })
     expect(parseCommandLine(['inspect', '--help'], {})).toMatchObject({ name: 'help', text: expect.stringContaining('Usage: fencelock inspect') })
   })
 })
