@@ -8,21 +8,12 @@
 -- ARGV[3i] its new ttl in ms
 -- Returns {r1, r2, ...}: ri = 1 when lease i was extended (every one of its locks), 0 when its token
 --         no longer holds one of them (the lease is lost; nothing was changed for it)
+--#include lib/extend.lua
 local out = {}
 local k = 0
 for i = 1, #ARGV / 3 do
-  local n, token, ttl = tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1], ARGV[3 * i]
-  local held = true
-  for j = k + 1, k + n do
-    if redis.call('GET', KEYS[j]) ~= token then
-      held = false
-      break
-    end
-  end
-  if held then
-    for j = k + 1, k + n do redis.call('PEXPIRE', KEYS[j], ttl) end
-  end
-  out[i] = held and 1 or 0
+  local n = tonumber(ARGV[3 * i - 2])
+  out[i] = extendAll(k + 1, k + n, ARGV[3 * i - 1], ARGV[3 * i])
   k = k + n
 end
 return out

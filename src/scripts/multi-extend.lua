@@ -5,8 +5,5 @@
 -- ARGV[2] new ttl in ms
 -- Returns 1: extended
 --         0: the token no longer holds one of them: nothing was changed
-for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
-end
-for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
-return 1
+--#include lib/extend.lua
+return extendAll(1, #KEYS, ARGV[1], ARGV[2])

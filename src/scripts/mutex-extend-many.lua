@@ -6,13 +6,7 @@
 -- ARGV[2i] its new ttl in ms
 -- Returns {r1, r2, ...}: ri = 1 when lease i was extended, 0 when its token no longer holds its
 --         lock (the lease is lost; nothing was changed for it)
+--#include lib/extend.lua
 local out = {}
-for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
+for i = 1, #KEYS do out[i] = extendHeld(KEYS[i], ARGV[2 * i - 1], ARGV[2 * i]) end
 return out

@@ -4,6 +4,5 @@
 -- ARGV[2] new ttl in ms
 -- Returns 1: extended
 --         0: not held by this token: the lease is lost, nothing was changed
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
+--#include lib/extend.lua
+return extendHeld(KEYS[1], ARGV[1], ARGV[2])

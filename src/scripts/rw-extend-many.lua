@@ -10,32 +10,15 @@
 -- ARGV[2i+1] its new ttl in ms
 -- Returns {r1, r2, ...}: ri = 1 when lease i was extended, 0 when its token does not hold its side
 --         (expired, released, taken over): nothing was changed for it
+--#include lib/queue.lua
+--#include lib/extend.lua
 local out = {}
 local n = #KEYS / 2
 if ARGV[1] == 'w' then
-  for i = 1, n do
-    if redis.call('GET', KEYS[2 * i - 1]) == ARGV[2 * i] then
-      redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[2 * i + 1])
-      out[i] = 1
-    else
-      out[i] = 0
-    end
-  end
+  for i = 1, n do out[i] = extendHeld(KEYS[2 * i - 1], ARGV[2 * i], ARGV[2 * i + 1]) end
   return out
 end
 -- Readers: one server time for the whole call, as one reader's extend reads it once.
-local t = redis.call('TIME')
-local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i = 1, n do
-  local readers, token = KEYS[2 * i], ARGV[2 * i]
-  local expiry = tonumber(redis.call('ZSCORE', readers, token))
-  if not expiry or expiry <= nowMs then
-    out[i] = 0
-  else
-    redis.call('ZADD', readers, nowMs + tonumber(ARGV[2 * i + 1]), token)
-    local last = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
-    redis.call('PEXPIREAT', readers, last)
-    out[i] = 1
-  end
-end
+local _, nowMs = serverNow()
+for i = 1, n do out[i] = extendReader(KEYS[2 * i], ARGV[2 * i], ARGV[2 * i + 1], nowMs) end
 return out

@@ -8,15 +8,7 @@
 -- Returns {r1, r2, ...}: ri = 1 when permit i was extended (and its limit key lives at least as
 --         long), 0 when its slot is not held by its token (expired, released, taken over): nothing
 --         was changed for it
+--#include lib/extend.lua
 local out = {}
-for i = 1, #KEYS / 2 do
-  local slot, limit, ttl = KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i]
-  if redis.call('GET', slot) == ARGV[2 * i - 1] then
-    redis.call('PEXPIRE', slot, ttl)
-    if redis.call('PTTL', limit) < tonumber(ttl) then redis.call('PEXPIRE', limit, ttl) end
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
+for i = 1, #KEYS / 2 do out[i] = extendPermit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i - 1], ARGV[2 * i]) end
 return out

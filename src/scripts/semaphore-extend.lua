@@ -5,7 +5,5 @@
 -- ARGV[2] new ttl in ms
 -- Returns 1: extended
 --         0: the slot is not held by this token (expired, released, taken over): nothing was changed
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-return 1
+--#include lib/extend.lua
+return extendPermit(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
