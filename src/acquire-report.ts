@@ -13,7 +13,7 @@ export const unreported = (): boolean => !events.acquire.hasSubscribers && !even
  * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
  */
 export function reportAcquire<L extends Lease | null>(kind: string, resource: string, ttl: unknown, wait: unknown, run: (stats: AcquireStats | undefined) => Promise<L>): Promise<L> {
-  if (!events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers) return run(undefined)
+  if (unreported()) return run(undefined)
   const started = performance.now()
   const stats: AcquireStats = { attempts: 0, contended: false }
   emit(events.acquireStart, () => ({ kind, resource, ttl, wait }))
