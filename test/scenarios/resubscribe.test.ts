@@ -16,17 +16,16 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     for (const step of cleanup.splice(0).reverse()) await step().catch(() => {})
   })
 
-  it('no unhandled rejection when the instance closes while the resubscribe after a reconnect is unanswered', async () => {
+  /**
+   * A redis-server, a holder's instance on a direct connection and a waiter's behind a fault proxy
+   * (reconnecting every 50 ms): the holder holds 'r', the waiter waits for it, queued and subscribed.
+   */
+  async function heldAndWaiting(name: string) {
     const redis: RedisProcess = await startRedis()
     cleanup.push(() => redis.stop())
     const proxy: FaultProxy = await startFaultProxy(redis)
     cleanup.push(() => proxy.close())
-    const unhandled: unknown[] = []
-    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
-    process.on('unhandledRejection', onUnhandled)
-    cleanup.push(async () => void process.off('unhandledRejection', onUnhandled))
-
-    const prefix = uniquePrefix('resubscribe')
+    const prefix = uniquePrefix(name)
     const direct = new Redis(redis.url)
     cleanup.push(async () => direct.disconnect())
     const viaProxy = new Redis(proxy.url, { retryStrategy: () => 50, maxRetriesPerRequest: null })
@@ -40,6 +39,15 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     const waiting = waiterLocks.acquire('r', { wait: 25_000 })
     await waitUntil('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
     await sleep(200) // its SUBSCRIBE is answered
+    return { proxy, direct, viaProxy, prefix, held, waiting, waiterLocks }
+  }
+
+  it('no unhandled rejection when the instance closes while the resubscribe after a reconnect is unanswered', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    cleanup.push(async () => void process.off('unhandledRejection', onUnhandled))
+    const { proxy, viaProxy, held, waiting, waiterLocks } = await heldAndWaiting('resubscribe')
 
     // Replies come 400 ms late; the connections drop and come back within ~50 ms, and the pub/sub
     // connection's resubscribe goes out. Closing the instance before its reply comes ends that
@@ -59,24 +67,7 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
   }, 40_000)
 
   it('after a reconnect the connection is subscribed again: a release wakes the waiter at once, not its re-check a ttl later', async () => {
-    const redis: RedisProcess = await startRedis()
-    cleanup.push(() => redis.stop())
-    const proxy: FaultProxy = await startFaultProxy(redis)
-    cleanup.push(() => proxy.close())
-    const prefix = uniquePrefix('resubscribed')
-    const direct = new Redis(redis.url)
-    cleanup.push(async () => direct.disconnect())
-    const viaProxy = new Redis(proxy.url, { retryStrategy: () => 50, maxRetriesPerRequest: null })
-    viaProxy.on('error', () => {})
-    cleanup.push(async () => viaProxy.disconnect())
-    const holderLocks = createLocks({ redis: direct, prefix })
-    const waiterLocks = createLocks({ redis: viaProxy, prefix })
-    cleanup.push(() => closeQuietly([holderLocks, waiterLocks]))
-
-    const held = await holderLocks.acquire('r', { ttl: 30_000 })
-    const waiting = waiterLocks.acquire('r', { wait: 25_000 })
-    await waitUntil('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
-    await sleep(200)
+    const { proxy, direct, prefix, held, waiting } = await heldAndWaiting('resubscribed')
     proxy.resetAll()
     await waitUntil('the channel is subscribed again', async () => ((await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]).length === 1, 3_000)
     await sleep(300) // the waiter's re-check after the reconnect is done: it sleeps until the holder's ttl
