@@ -5,7 +5,7 @@ import { createClient } from 'redis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, QuorumError, type Lease, type Locks, type RedisClient } from '../src/index.js'
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
@@ -60,20 +60,12 @@ async function locksOn(nodes: RedisProcess[], offset = 0, urls = nodes.map((n) =
   return locks
 }
 
-/** Waits until every server's uptime makes it count (uptime >= maxTtl, in whole seconds). */
-async function mature(nodes: RedisProcess[], maxTtl = MAX_TTL): Promise<void> {
-  for (;;) {
-    const up = await Promise.all(nodes.map(async (s) => Number(/uptime_in_seconds:(\d+)/.exec(await s.cli('INFO', 'server'))?.[1])))
-    if (up.every((u) => u * 1000 >= maxTtl)) return
-    await sleep(100)
-  }
-}
 
 describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
   it('keeps granting, one holder at a time, while one of 5 nodes is killed with -9', async () => {
     const nodes = await servers(5)
     const sets = [await locksOn(nodes), await locksOn(nodes, 1)]
-    await mature(nodes)
+    await mature(nodes, MAX_TTL)
     // Overlap = a lease granted while another one still believes it holds the lock (a lease whose
     // deadline passed, e.g. during a scheduling stall of this busy machine, no longer does).
     let current: Lease | undefined
@@ -106,7 +98,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
   it('fails with QuorumError, not a hang, when a majority is killed', async () => {
     const nodes = await servers(5)
     const locks = await locksOn(nodes)
-    await mature(nodes)
+    await mature(nodes, MAX_TTL)
     const held = await locks.acquire('f:majority')
     await Promise.all([nodes[0]!.kill9(), nodes[1]!.kill9(), nodes[3]!.kill9()])
     await held.release().catch(() => {}) // two nodes still answer
@@ -179,11 +171,11 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
   it('the holder that saw the node restart (its run_id changed) leaves it out too', async () => {
     const nodes = await servers(3)
     const a = await locksOn(nodes)
-    await mature(nodes)
+    await mature(nodes, MAX_TTL)
     await (await a.acquire('f:runid')).release()
     await nodes[0]!.restart()
     await nodes[1]!.restart()
-    await mature(nodes) // the restarted nodes' uptime is past maxTtl again...
+    await mature(nodes, MAX_TTL) // the restarted nodes' uptime is past maxTtl again...
     // ...but this client saw their run_id change only now: it waits maxTtl on its own clock.
     const started = performance.now()
     // Free everywhere, kept out only by nodes that do not count yet: tryAcquire says so.
@@ -205,7 +197,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const slow = createLocks({ redis: await clients(proxies.map((p) => p.url)), maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 900 } })
     teardown.push(() => slow.close())
     const observer = await locksOn(nodes, 1)
-    await mature(nodes)
+    await mature(nodes, MAX_TTL)
     proxies[0]!.setDelay(600, { direction: 'up' })
     proxies[1]!.setDelay(600, { direction: 'up' })
     // Nodes 0 and 1 grant at ~600 ms (their locks would last until ~1,600 ms), the write-back
@@ -228,7 +220,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const proxies = await proxiesFor(nodes)
     const locks = await locksOn(nodes, 0, proxies.map((p) => p.url))
     const observer = await locksOn(nodes, 1)
-    await mature(nodes)
+    await mature(nodes, MAX_TTL)
     const lease = await locks.acquire('f:partition', { autoExtend: true })
     await sleep(50)
     proxies[0]!.partition()

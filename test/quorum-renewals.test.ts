@@ -8,34 +8,19 @@ import { createLocks, LockLostError, type Lease, type Locks } from '../src/index
 import { mutexKeys } from '../src/primitives/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { scriptCalls } from './support/commandstats.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { acquireMany, closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
 // A node counts once it has been up for maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
 const TTL = 1_000
 
-/** Waits until every server's uptime makes it count (uptime >= maxTtl, in whole seconds). */
-async function mature(servers: readonly RedisProcess[], maxTtl = MAX_TTL): Promise<void> {
-  await waitUntil(
-    'every node to count towards a quorum',
-    async () => (await Promise.all(servers.map(async (s) => Number(/uptime_in_seconds:(\d+)/.exec(await s.cli('INFO', 'server'))?.[1])))).every((u) => u * 1000 >= maxTtl),
-    maxTtl + 5_000,
-  )
-}
-
-/** `acquire()` for each of `count`, 100 at a time, so the leases fall on few renewal grid points. */
-async function acquireMany(count: number, acquire: (i: number) => Promise<Lease>): Promise<Lease[]> {
-  const leases: Lease[] = []
-  for (let i = 0; i < count; i += 100) leases.push(...(await Promise.all(Array.from({ length: Math.min(100, count - i) }, (_, j) => acquire(i + j)))))
-  return leases
-}
 
 describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes)', () => {
   let servers: RedisProcess[] = []
   beforeAll(async () => {
     servers = await Promise.all([0, 1, 2].map(() => startRedis()))
-    await mature(servers)
+    await mature(servers, MAX_TTL)
   })
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()))

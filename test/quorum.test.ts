@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../src/index.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
@@ -35,14 +35,6 @@ async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: R
   return { raw, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
 }
 
-/** Waits until every server's uptime makes it count (uptime >= maxTtl, in whole seconds). */
-async function mature(servers: RedisProcess[]): Promise<void> {
-  for (;;) {
-    const up = await Promise.all(servers.map(async (s) => Number(/uptime_in_seconds:(\d+)/.exec(await s.cli('INFO', 'server'))?.[1])))
-    if (up.every((u) => u * 1000 >= MAX_TTL)) return
-    await sleep(100)
-  }
-}
 
 describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   let servers: RedisProcess[] = []
@@ -57,7 +49,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     cleanup.push(a, b)
     locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
     other = createLocks({ redis: b.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
-    await mature(servers)
+    await mature(servers, MAX_TTL)
   })
 
   afterAll(async () => {
@@ -241,7 +233,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 4 masters', () => {
     const a = await clientsFor(servers)
     clients = a
     locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
-    await mature(servers)
+    await mature(servers, MAX_TTL)
   })
 
   afterAll(async () => {

@@ -13,15 +13,7 @@ import { scripts, type LuaScript } from '../src/scripts/index.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { scriptCalls } from './support/commandstats.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
-
-
-/** `acquire()` for each of `count`, 100 at a time, so the leases fall on few renewal grid points. */
-async function acquireMany(count: number, acquire: (i: number) => Promise<Lease>): Promise<Lease[]> {
-  const leases: Lease[] = []
-  for (let i = 0; i < count; i += 100) leases.push(...(await Promise.all(Array.from({ length: Math.min(100, count - i) }, (_, j) => acquire(i + j)))))
-  return leases
-}
+import { acquireMany, closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
 /** The slot key of a permit: its token ends with `@<slot>`. */
 const slotKey = (prefix: string, name: string, limit: number, permit: Lease): string => {

@@ -12,21 +12,9 @@ import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { clusterSlot } from '../src/keys.js'
 import type { RedisClient } from '../src/index.js'
-import { scriptCalls } from './support/commandstats.js'
+import { callsOfAll, scriptCalls } from './support/commandstats.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
-
-
-/** Calls of `command` (e.g. 'wait', 'evalsha') the server has run since the last CONFIG RESETSTAT. */
-async function callsOf(redis: RedisProcess, command: string): Promise<number> {
-  return (await callsOfAll(redis, [command]))[0]!
-}
-
-/** Several commands' call counts from ONE `INFO commandstats`: renewals go on between two reads. */
-async function callsOfAll(redis: RedisProcess, commands: readonly string[]): Promise<number[]> {
-  const info = await redis.cli('INFO', 'commandstats')
-  return commands.map((command) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0))
-}
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
   const leases: Lease[] = []
@@ -218,7 +206,7 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
         await sleep(2 * ttl)
         expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
         let calls = 0
-        for (const m of masters) calls += (await callsOf(m, 'evalsha')) + (await callsOf(m, 'eval'))
+        for (const m of masters) calls += await scriptCalls(m)
         const periods = Math.ceil((2 * ttl) / (ttl / 3) + 1)
         // Per period: at most one call for the 200 of one slot, and at most one per spread lease.
         expect(calls).toBeLessThanOrEqual(periods * (1 + spread.length))

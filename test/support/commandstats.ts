@@ -1,10 +1,14 @@
 // Counting what a real redis-server ran, from INFO commandstats (reset with CONFIG RESETSTAT).
 import type { RedisProcess } from './redis-server.js'
 
+/** Several commands' call counts from ONE `INFO commandstats` (work may go on between two reads). */
+export async function callsOfAll(redis: RedisProcess, commands: readonly string[]): Promise<number[]> {
+  const info = await redis.cli('INFO', 'commandstats')
+  return commands.map((command) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0))
+}
+
 /** Script calls (EVALSHA + EVAL) the server has run since the last CONFIG RESETSTAT. */
 export async function scriptCalls(redis: RedisProcess): Promise<number> {
-  const stats = await redis.cli('INFO', 'commandstats')
-  let calls = 0
-  for (const m of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
+  const [evalsha, evals] = await callsOfAll(redis, ['evalsha', 'eval'])
+  return evalsha! + evals!
 }

@@ -173,6 +173,15 @@ function waitForExit(child: ChildProcess): Promise<void> {
 
 // ---------------------------------------------------------- startRedis
 
+/** Waits until every server has been up for `maxTtl` (whole seconds of uptime): a quorum counts a node only then. */
+export async function mature(servers: readonly RedisProcess[], maxTtl: number): Promise<void> {
+  for (;;) {
+    const up = await Promise.all(servers.map(async (s) => Number(/uptime_in_seconds:(\d+)/.exec(await s.cli('INFO', 'server'))?.[1])))
+    if (up.every((u) => u * 1000 >= maxTtl)) return
+    await new Promise<void>((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 export async function startRedis(opts: { args?: string[]; port?: number } = {}): Promise<RedisProcess> {
   if (!hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH');
   installExitHook();
