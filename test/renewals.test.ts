@@ -128,8 +128,11 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
     })
 
     it('renews a batch with one WAIT behind it; a paused replica loses every lease of the batch at its deadline', async () => {
-      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('renewals-replica'), replicas: { count: 1, timeout: 100 } })
-      const ttl = 900
+      // A WAIT timeout of an eighth of the ttl: a replica that a loaded machine leaves unscheduled for
+      // a few hundred ms must not fail every renewal before the pause (a CI run lost 146 of 600 leases
+      // with 100 ms and a ttl of 900 ms).
+      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('renewals-replica'), replicas: { count: 1, timeout: 250 } })
+      const ttl = 2_000
       const leases = await acquireMany(locks, Array.from({ length: 600 }, (_, i) => `p${i}`), ttl)
       await primary.cli('CONFIG', 'RESETSTAT')
       await sleep(2 * ttl)
@@ -147,7 +150,7 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
       }
       // Every lease is lost by its deadline. Most say their renewals failed ('unreachable', with the
       // ReplicationError). A group whose renewal was still unanswered at its deadline says 'expired'
-      // (about 1 run in 4): each WAIT blocks the one connection for its 100 ms timeout while the
+      // (about 1 run in 4): each WAIT blocks the one connection for its 250 ms timeout while the
       // replica is paused, so the batches queued behind it can be answered too late.
       const reasons = leases.map((lease) => lease.signal.reason as LockLostError)
       for (const reason of reasons) {
