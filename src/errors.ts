@@ -143,16 +143,18 @@ export class QuorumError extends FencelockError {
 }
 
 /**
- * The call chain that asks for the lock already holds it (inside its `withLock`), and the instance
- * is not `reentrant`: waiting would be waiting for itself.
+ * The call chain that asks for a lock already holds it (inside its `withLock`, `withLocks`,
+ * `withRead`, `withWrite` or `withPermit`), and re-entering is not allowed: the instance is not
+ * `reentrant`, or it asks for a write lease inside its own read lease. Waiting would be waiting
+ * for itself.
  */
 export class LockReentryError extends FencelockError {
-  /** The resource the call chain already holds. */
+  /** The resource (or semaphore's or read/write lock's name) the call chain already holds; the first one, for `acquireAll`. */
   readonly resource: string
-  constructor(resource: string) {
+  constructor(resource: string, message?: string) {
     super(
       'LOCK_REENTRY',
-      `Lock "${resource}" is already held by this call chain (an enclosing withLock); waiting for it would wait for itself. Use the outer lease, or createLocks({ reentrant: true })`,
+      message ?? `Lock "${resource}" is already held by this call chain (an enclosing withLock); waiting for it would wait for itself. Use the outer lease, or createLocks({ reentrant: true })`,
     )
     this.resource = resource
   }

@@ -41,9 +41,9 @@ export interface Lease extends AsyncDisposable {
 
 /**
  * A `Lease` that reads everything from `lease` (its getters run on it: they read private state),
- * with some members replaced: a reentered handle, a lease of several resources.
+ * with some members replaced: a reentered handle, a lease of several resources, one resource of it.
  */
-export function delegatingLease<Extra extends object>(lease: Lease, overrides: Partial<Pick<Lease, 'remaining' | 'held' | 'release' | typeof Symbol.asyncDispose>> & Extra): Lease & Extra {
+export function delegatingLease<Extra extends object>(lease: Lease, overrides: Partial<Pick<Lease, 'resource' | 'fence' | 'remaining' | 'held' | 'release' | typeof Symbol.asyncDispose>> & Extra): Lease & Extra {
   const view = {
     get resource() {
       return lease.resource

@@ -5,7 +5,7 @@ import type { LocksOptions } from './locks-options.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex, mutexKeys } from './primitives/mutex.js'
 import { multi, multiName } from './primitives/multi.js'
-import { acquireOrdered, atomicLease, checkResources, type MultiLease } from './multi-lock.js'
+import { acquireOrdered, atomicLease, checkResources, combinedLease, leasesOf, type MultiLease } from './multi-lock.js'
 import { sameSlot } from './keys.js'
 import { semaphore } from './primitives/semaphore.js'
 import { rwLock } from './primitives/rw-lock.js'
@@ -159,6 +159,15 @@ class LockSet implements Locks {
 
   async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
     const names = checkResources(resources)
+    const reentered = this.#chain.reenterSome(names)
+    if (reentered === undefined) return this.#acquireAll(names, options)
+    // Only what the chain does not hold yet is taken (all or nothing); the rest is re-entered.
+    const rest = names.filter((r) => !reentered.has(r))
+    const taken = rest.length === 0 ? [] : [await this.#acquireAll(rest, options)]
+    return combinedLease(names, [...reentered.values(), ...taken])
+  }
+
+  async #acquireAll(names: readonly string[], options: AcquireOptions): Promise<MultiLease> {
     if (this.#atomic(names)) {
       this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi')
       return atomicLease(await this.#multi.acquire(multiName(names), options))
@@ -168,7 +177,8 @@ class LockSet implements Locks {
 
   async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
-    return holding(await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true }), fn)
+    const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
+    return holding(lease, (l) => this.#chain.run('mutex', 'withLocks', leasesOf(l).values(), () => fn(l)))
   }
 
   readWrite(name: string): ReadWriteLock {
@@ -177,7 +187,7 @@ class LockSet implements Locks {
       read: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'r')), 'read', ':r'),
       write: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'w')), 'write', ':w'),
     }
-    return readWriteHandle(name, this.#rw.read, this.#rw.write)
+    return readWriteHandle(name, this.#rw.read, this.#rw.write, this.#chain)
   }
 
   semaphore(name: string, options: SemaphoreOptions): Semaphore {
@@ -189,7 +199,7 @@ class LockSet implements Locks {
       return existing
     }
     const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })), 'semaphore')
-    const handle = semaphoreHandle(name, limit, ops)
+    const handle = semaphoreHandle(name, limit, ops, this.#chain)
     this.#semaphores.set(name, handle)
     return handle
   }
@@ -198,29 +208,20 @@ class LockSet implements Locks {
     return this.#runtime.closed
   }
 
+  // A nested acquisition is answered from the call chain (no async wrapper on the hot path).
   acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
-    return this.#reentered(resource) ?? this.#mutex.acquire(resource, options)
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.acquire(resource, options)
   }
 
   tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
-    return this.#reentered(resource) ?? this.#mutex.tryAcquire(resource, options)
-  }
-
-  /** A nested acquisition answered from the call chain (no async wrapper on the hot path), or undefined. */
-  #reentered(resource: string): Promise<Lease> | undefined {
-    try {
-      const lease = this.#chain.reenter(resource)
-      return lease && Promise.resolve(lease)
-    } catch (err) {
-      return Promise.reject(err)
-    }
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.tryAcquire(resource, options)
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
     checkFunction(fn, 'fn')
-    const reentered = this.#chain.reenter(resource)
+    const reentered = this.#chain.reenter('mutex', resource)
     if (reentered) return fn(reentered)
-    return this.#mutex.withLock(resource, (lease) => this.#chain.run(lease, () => fn(lease)), options)
+    return this.#mutex.withLock(resource, (lease) => this.#chain.run('mutex', 'withLock', [lease], () => fn(lease)), options)
   }
 
   release(resource: string, token: string): Promise<boolean> {

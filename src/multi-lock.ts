@@ -1,15 +1,31 @@
 import { delegatingLease, lossOf, type Lease } from './lease.js'
 import type { AcquireOptions } from './options.js'
-import { multiResources } from './primitives/multi.js'
+import { multiName, multiResources } from './primitives/multi.js'
 import { checkResource } from './validate.js'
 import { InvalidArgumentError } from './errors.js'
 
 /** A lease on several resources at once (`acquireAll`): one `Lease`, plus each resource's fence. */
 export interface MultiLease extends Lease {
-  /** The locked resources, sorted (the order they are always taken in). */
+  /**
+   * The locked resources as one name for messages and telemetry: each name JSON-escaped, joined by
+   * `", "` (`a", "b`), so that a message reads `lock "a", "b"`. Use `resources` for the names.
+   */
+  readonly resource: string
+  /** The locked resources, distinct and sorted (the order they are always taken in), as the caller spelled them. */
   readonly resources: readonly string[]
   /** Each resource's fence: larger than every earlier acquisition's fence of that resource. */
   readonly fences: Readonly<Record<string, number>>
+}
+
+// The lease of each resource of a lease made of several (taken one by one, or partly re-entered).
+const parts = new WeakMap<MultiLease, ReadonlyMap<string, Lease>>()
+
+/**
+ * The lease of each resource of `lease`, under that resource's name and with its fence: what a
+ * nested acquisition of one of them re-enters.
+ */
+export function leasesOf(lease: MultiLease): ReadonlyMap<string, Lease> {
+  return parts.get(lease) ?? new Map(lease.resources.map((r) => [r, delegatingLease(lease, { resource: r, fence: lease.fences[r]! })]))
 }
 
 /** The distinct resource names, validated and sorted: one global order, so [a, b] and [b, a] are one lock. */
@@ -29,17 +45,21 @@ export function atomicLease(lease: Lease): MultiLease {
 }
 
 /**
- * Several leases taken one by one in the global order (resources on different cluster slots), as
- * one: its signal aborts when any of them is lost, extend and release act on all of them.
+ * Several leases (of one resource each, or multi leases) as one lease of `resources`, the sorted
+ * names they cover: its signal aborts when any of them is lost, extend and release act on all of them.
  */
-export function combinedLease(leases: readonly Lease[]): MultiLease {
-  const resources = leases.map((l) => l.resource)
-  const fences = Object.fromEntries(leases.map((l) => [l.resource, l.fence]))
+export function combinedLease(resources: readonly string[], leases: readonly (Lease | MultiLease)[]): MultiLease {
+  const byResource = new Map<string, Lease>()
+  for (const l of leases) {
+    if ('fences' in l) for (const [r, part] of leasesOf(l)) byResource.set(r, part)
+    else byResource.set(l.resource, l)
+  }
+  const fences = Object.fromEntries(resources.map((r) => [r, byResource.get(r)!.fence]))
   const signal = AbortSignal.any(leases.map((l) => l.signal))
   const lost = () => leases.find((l) => !l.held)
   const releaseAll = async () => (await Promise.all(leases.map((l) => l.release()))).every(Boolean)
-  return {
-    resource: JSON.stringify(resources),
+  const lease: MultiLease = {
+    resource: multiName(resources),
     token: leases.map((l) => l.token).join(' '),
     fence: Math.max(...leases.map((l) => l.fence)),
     resources,
@@ -67,6 +87,8 @@ export function combinedLease(leases: readonly Lease[]): MultiLease {
       if (gone) throw lossOf(gone)
     },
   }
+  parts.set(lease, byResource)
+  return lease
 }
 
 /**
@@ -87,5 +109,5 @@ export async function acquireOrdered(resources: readonly string[], options: Acqu
     await Promise.allSettled(taken.map((l) => l.release()))
     throw err
   }
-  return combinedLease(taken)
+  return combinedLease(resources, taken)
 }

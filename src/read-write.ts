@@ -1,6 +1,8 @@
 import type { Lease } from './lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from './operations.js'
 import type { ReadWriteInfo } from './primitives/rw-lock.js'
+import type { CallChain } from './reentrancy.js'
+import { checkFunction } from './validate.js'
 
 export type { ReadWriteInfo } from './primitives/rw-lock.js'
 
@@ -39,15 +41,22 @@ export interface ReadWriteLock {
   inspect(): Promise<ReadWriteInfo>
 }
 
-export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, write: Operations<ReadWriteInfo>): ReadWriteLock {
+/** The handle of `name`; `chain` answers nested acquisitions (see src/reentrancy.ts for the rules). */
+export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, write: Operations<ReadWriteInfo>, chain: CallChain): ReadWriteLock {
+  const within = async <T>(side: 'read' | 'write', ops: Operations<ReadWriteInfo>, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> => {
+    checkFunction(fn, 'fn')
+    const reentered = chain.reenter(side, name)
+    if (reentered) return fn(reentered)
+    return ops.withLock(name, (lease) => chain.run(side, side === 'read' ? 'withRead' : 'withWrite', [lease], () => fn(lease)), options)
+  }
   return {
     name,
-    read: (options) => read.acquire(name, options),
-    write: (options) => write.acquire(name, options),
-    tryRead: (options) => read.tryAcquire(name, options),
-    tryWrite: (options) => write.tryAcquire(name, options),
-    withRead: (fn, options) => read.withLock(name, fn, options),
-    withWrite: (fn, options) => write.withLock(name, fn, options),
+    read: (options) => chain.answer('read', name) ?? read.acquire(name, options),
+    write: (options) => chain.answer('write', name) ?? write.acquire(name, options),
+    tryRead: (options) => chain.answer('read', name) ?? read.tryAcquire(name, options),
+    tryWrite: (options) => chain.answer('write', name) ?? write.tryAcquire(name, options),
+    withRead: (fn, options) => within('read', read, fn, options),
+    withWrite: (fn, options) => within('write', write, fn, options),
     // A token holds one side or none: the write side is tried first (one compare in Redis), then the read side.
     release: async (token) => (await write.release(name, token)) || read.release(name, token),
     extend: async (token, ttl) => (await write.extend(name, token, ttl)) || read.extend(name, token, ttl),

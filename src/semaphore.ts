@@ -2,7 +2,8 @@ import { InvalidArgumentError } from './errors.js'
 import type { Lease } from './lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from './operations.js'
 import type { SemaphoreInfo } from './primitives/semaphore.js'
-import { describeValue } from './validate.js'
+import type { CallChain } from './reentrancy.js'
+import { checkFunction, describeValue } from './validate.js'
 
 export type { SemaphoreInfo } from './primitives/semaphore.js'
 
@@ -48,13 +49,19 @@ export function checkLimit(options: unknown): number {
   return limit
 }
 
-export function semaphoreHandle(name: string, limit: number, ops: Operations<SemaphoreInfo>): Semaphore {
+/** The handle of `name`; `chain` answers nested acquisitions (see src/reentrancy.ts for the rules). */
+export function semaphoreHandle(name: string, limit: number, ops: Operations<SemaphoreInfo>, chain: CallChain): Semaphore {
   return {
     name,
     limit,
-    acquire: (options) => ops.acquire(name, options),
-    tryAcquire: (options) => ops.tryAcquire(name, options),
-    withPermit: (fn, options) => ops.withLock(name, fn, options),
+    acquire: (options) => chain.answer('semaphore', name) ?? ops.acquire(name, options),
+    tryAcquire: (options) => chain.answer('semaphore', name) ?? ops.tryAcquire(name, options),
+    withPermit: async (fn, options) => {
+      checkFunction(fn, 'fn')
+      const reentered = chain.reenter('semaphore', name)
+      if (reentered) return fn(reentered)
+      return ops.withLock(name, (permit) => chain.run('semaphore', 'withPermit', [permit], () => fn(permit)), options)
+    },
     release: (token) => ops.release(name, token),
     extend: (token, ttl) => ops.extend(name, token, ttl),
     inspect: () => ops.inspect(name),
