@@ -2,6 +2,7 @@
 // every earlier one of that resource, no deadlock between [a, b] and [b, a], nothing held by a
 // failed attempt, a multi-waiter not starved by single-resource lockers, a signal that aborts when
 // any resource is lost.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, LockTimeoutError, type Locks } from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
@@ -115,6 +116,48 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
       await expect(a.acquireAll([])).rejects.toThrow(/`resources`/)
       await expect(a.acquireAll(['ok', ''])).rejects.toThrow(/`resource`/)
       await expect(a.acquireAll('x' as unknown as string[])).rejects.toThrow(/`resources`/)
+    })
+
+    it('names its resources readably: `resources` as the caller spelled them (distinct, sorted), and messages, errors and telemetry say lock "a", "b", not JSON', async () => {
+      n++
+      const label = `${acct(1)}", "${acct(2)}`
+      const seen: { kind: string; resource: string }[] = []
+      const listener = (message: unknown) => void seen.push(message as { kind: string; resource: string })
+      subscribe('fencelock:acquire', listener)
+      try {
+        const lease = await a.acquireAll([acct(2), acct(1)])
+        expect(lease.resources).toEqual([acct(1), acct(2)])
+        expect(lease.resource).toBe(label)
+        const timeout = await b.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
+        expect(timeout).toBeInstanceOf(LockTimeoutError)
+        expect((timeout as LockTimeoutError).resource).toBe(label)
+        expect((timeout as Error).message).toContain(`lock "${label}"`)
+        expect((timeout as Error).message).not.toContain('[')
+        await lease.release()
+      } finally {
+        unsubscribe('fencelock:acquire', listener)
+      }
+      const multis = seen.filter((m) => m.kind === 'multi')
+      expect(multis.length).toBeGreaterThanOrEqual(2)
+      for (const m of multis) expect(m.resource).toBe(label)
+
+      const lost = await a
+        .withLocks([acct(2), acct(1)], async (lease) => {
+          await client.command('DEL', keysOf(prefix, acct(1)).lock)
+          await lease.extend().catch(() => {})
+        }, { ttl: 5_000 })
+        .then((v) => v, (e: unknown) => e)
+      expect(lost).toBeInstanceOf(LockLostError)
+      expect((lost as Error).message).toMatch(new RegExp(`^Lost lock "${acct(1)}", "${acct(2)}"`))
+    })
+
+    it('names with quotes, backslashes and the separator itself are locked exactly', async () => {
+      const odd = [`${n}"x", "y`, `${n}z\\`, `${n}w"`]
+      const lease = await a.acquireAll(odd)
+      expect(lease.resources).toEqual([...odd].sort())
+      for (const r of odd) expect((await a.inspect(r)).token).toBe(lease.token)
+      expect(await lease.release()).toBe(true)
+      for (const r of odd) expect((await a.inspect(r)).held).toBe(false)
     })
   })
 })
