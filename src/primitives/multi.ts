@@ -15,11 +15,17 @@ export interface MultiOptions {
 
 /**
  * The name under which an all-or-nothing lock of several resources runs (its waiters queue, its
- * lease is known): the sorted, distinct names as JSON. Sorted, so that [a, b] and [b, a] are one
- * lock, and so that the ordered fallback takes them in one global order.
+ * lease is known, messages and telemetry name it): the sorted, distinct names, each JSON-escaped,
+ * joined by `", "`, so that `lock "${name}"` reads `lock "a", "b"`. A `"` inside a name is always
+ * escaped, so the separator cannot occur in one and the names parse back. Sorted, so that [a, b]
+ * and [b, a] are one lock, and so that the ordered fallback takes them in one global order.
  */
-export const multiName = (resources: readonly string[]): string => JSON.stringify([...new Set(resources)].sort())
-export const multiResources = (name: string): string[] => JSON.parse(name) as string[]
+export const multiName = (resources: readonly string[]): string =>
+  [...new Set(resources)]
+    .sort()
+    .map((r) => JSON.stringify(r).slice(1, -1))
+    .join('", "')
+export const multiResources = (name: string): string[] => JSON.parse(`["${name}"]`) as string[]
 
 // The first resource's keys are named; each further resource's follow in the same order.
 const FOUR = ['lock', 'fence', 'queue', 'queueExpiry'] as const
