@@ -1,11 +1,15 @@
-// The published types, as a strict consumer sees them: the package is built (into a private
-// directory, so a concurrent `dist/` build cannot race with it), installed under the name
-// `fencelock` next to the real client packages, and the consumer files in test/types/ are
-// type-checked with skipLibCheck off, with and without `lib: DOM`. They pass every supported
-// client major (ioredis 5/6, iovalkey, node-redis 4/5/6: client, cluster, sentinel) as `redis`,
-// and a URL string must not compile (`@ts-expect-error`).
+// The published types, as consumers see them: the package is built (into a private directory, so
+// a concurrent `dist/` build cannot race with it), installed under the name `fencelock` next to
+// the real client packages, and the consumer files in test/types/ are type-checked by TypeScript 5
+// (`typescript`) and TypeScript 7 (`typescript7`, what `npm i -D typescript` installs today):
+// - strictly (skipLibCheck off), with and without `lib: DOM`, passing every supported client major
+//   (ioredis 5/6, iovalkey, node-redis 4/5/6: client, cluster, sentinel) as `redis`, a URL string
+//   must not compile (`@ts-expect-error`);
+// - a file importing only fencelock, ESM and CommonJS, under each compiler's own `tsc --init`
+//   (`"types": []`: no @types is visible unless a declaration asks for it) and under a tsconfig
+//   that sets nothing but `module: nodenext`.
 import { execFile } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -15,16 +19,25 @@ const run = promisify(execFile)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sources = path.join(root, 'test', 'types')
 
+// Each by its own path: both packages have a `tsc` bin, so `npx tsc` names whichever npm linked last.
+const compilers = [
+  { name: 'TypeScript 5', major: 5, tsc: path.join(root, 'node_modules', 'typescript', 'bin', 'tsc') },
+  { name: 'TypeScript 7', major: 7, tsc: path.join(root, 'node_modules', 'typescript7', 'bin', 'tsc') },
+] as const
+type Compiler = (typeof compilers)[number]
+
 /** tsc's output when it fails, so the test report shows the type errors themselves. */
-async function tsc(project: string): Promise<string> {
+async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<string> {
   try {
-    await run('npx', ['tsc', '-p', project], { cwd: path.dirname(project), maxBuffer: 16 << 20 })
+    await run(process.execPath, [compiler.tsc, ...args], { cwd, maxBuffer: 16 << 20 })
     return ''
   } catch (err) {
     const { stdout, stderr, message } = err as { stdout?: string; stderr?: string; message: string }
     return `${stdout ?? ''}${stderr ?? ''}` || message
   }
 }
+
+const onlyFencelock = ['only-fencelock.mts', 'only-fencelock.cts']
 
 describe('published types', () => {
   let project: string
@@ -44,6 +57,17 @@ describe('published types', () => {
       const text = readFileSync(path.join(sources, file), 'utf8').replace(/^\/\/ @ts-nocheck.*\n/, '')
       writeFileSync(path.join(project, file), text)
     }
+    for (const compiler of compilers) {
+      // `tsc --init` writes ./tsconfig.json: one directory per compiler, extended below.
+      const init = path.join(project, `init-${compiler.major}`)
+      mkdirSync(init)
+      expect(await tsc(compiler, ['--init'], init)).toBe('')
+      expect(existsSync(path.join(init, 'tsconfig.json'))).toBe(true)
+      const extend = { extends: `./init-${compiler.major}/tsconfig.json`, compilerOptions: { noEmit: true, skipLibCheck: false }, files: onlyFencelock }
+      writeFileSync(path.join(project, `tsconfig.init-${compiler.major}.json`), JSON.stringify(extend, null, 2))
+    }
+    const bare = { compilerOptions: { module: 'nodenext', noEmit: true }, files: onlyFencelock }
+    writeFileSync(path.join(project, 'tsconfig.bare.json'), JSON.stringify(bare, null, 2))
   }, 300_000)
   afterAll(() => {
     if (project) rmSync(project, { recursive: true, force: true })
@@ -57,11 +81,26 @@ describe('published types', () => {
     }
   })
 
-  it('compile for a strict consumer with lib DOM (ESM and CommonJS)', { timeout: 300_000 }, async () => {
-    expect(await tsc(path.join(project, 'tsconfig.json'))).toBe('')
-  })
+  describe.each(compilers)('$name', (compiler) => {
+    it('is the version it is named for', async () => {
+      const { stdout } = await run(process.execPath, [compiler.tsc, '--version'])
+      expect(stdout).toMatch(new RegExp(`^Version ${compiler.major}\\.`))
+    })
 
-  it('compile for a strict consumer without lib DOM (lib ES2022, types node)', { timeout: 300_000 }, async () => {
-    expect(await tsc(path.join(project, 'tsconfig.no-dom.json'))).toBe('')
+    it('compiles a strict consumer with lib DOM (ESM and CommonJS)', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.json'], project)).toBe('')
+    })
+
+    it('compiles a strict consumer without lib DOM (lib ES2022, types node)', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.no-dom.json'], project)).toBe('')
+    })
+
+    it("compiles a file importing only fencelock under this compiler's tsc --init (types: [])", { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', `tsconfig.init-${compiler.major}.json`], project)).toBe('')
+    })
+
+    it('compiles a file importing only fencelock with no option but module nodenext', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.bare.json'], project)).toBe('')
+    })
   })
 })
