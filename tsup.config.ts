@@ -33,9 +33,9 @@ export default defineConfig([
     entry: { index: 'src/index.ts', otel: 'src/otel/index.ts' },
     format: ['esm', 'cjs'],
     dts: {
-      // The declarations name Node's types (\`node:diagnostics_channel\`'s Channel, AsyncDisposable,
+      // The declarations name Node's types (`node:diagnostics_channel`'s Channel, AsyncDisposable,
       // AbortSignal): a consumer whose tsconfig lists no @types (TypeScript 7's default, and
-      // \`tsc --init\`'s \`"types": []\` since 5.9) still gets them, from the @types/node it has.
+      // `tsc --init`'s `"types": []` since 5.9) still gets them, from the @types/node it has.
       banner: '/// <reference types="node" />',
     },
     clean: true,
