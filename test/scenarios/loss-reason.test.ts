@@ -1,0 +1,229 @@
+// A lost lease's `reason` says what happened (issue 18, item 4): no reply from Redis before the
+// deadline is 'unreachable', a refusal is 'refused', a deadline that passed while Redis answered
+// (or was never asked in time) is 'expired'. With the clients at their DEFAULT options: ioredis
+// queues a renewal (offline queue, no command timeout) instead of failing it, node-redis too.
+// Also: extend() after the lease's own release() (item 7a), and the client's own reason for a
+// "no reply" (item 7b).
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix } from './fixtures/util.js'
+
+interface DefaultClient {
+  readonly raw: RedisClient
+  close(): void
+}
+
+/** Each client library at its default options; only an 'error' listener, as every user adds. */
+const defaults = [
+  {
+    name: 'ioredis',
+    async connect(url: string): Promise<DefaultClient> {
+      const client = new Redis(url)
+      client.on('error', () => {})
+      await new Promise<void>((resolve) => client.once('ready', () => resolve()))
+      return { raw: client, close: () => client.disconnect() }
+    },
+  },
+  {
+    name: 'node-redis',
+    async connect(url: string): Promise<DefaultClient> {
+      const client = createClient({ url })
+      client.on('error', () => {})
+      await client.connect()
+      return { raw: client, close: () => void (client.isOpen && client.destroy()) }
+    },
+  },
+] as const
+
+/** The lease's LockLostError and when its signal aborted. */
+const lossOf = (lease: Lease, within: number) =>
+  new Promise<{ error: LockLostError; at: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the lease was not lost within ${within} ms`)), within)
+    lease.signal.addEventListener('abort', () => {
+      clearTimeout(timer)
+      resolve({ error: lease.signal.reason as LockLostError, at: performance.now() })
+    }, { once: true })
+  })
+
+/** Every message along the `cause` chain. */
+const causeText = (err: unknown): string => {
+  const parts: string[] = []
+  for (let e = err; e instanceof Error && parts.length < 5; e = e.cause) parts.push(e.message)
+  return parts.join(' <- ')
+}
+
+describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () => {
+  describe.each(defaults)('$name at its default options', (library) => {
+    let redis: RedisProcess
+    let client: DefaultClient | undefined
+    let other: DefaultClient | undefined
+    let locks: Locks | undefined
+    let rival: Locks | undefined
+    let prefix: string
+    beforeAll(async () => {
+      redis = await startRedis()
+    })
+    afterAll(() => redis?.stop())
+    // Fresh clients per test: one that a kill left reconnecting must not disturb the next test.
+    beforeEach(async () => {
+      prefix = uniquePrefix(`reason-${library.name}`)
+      client = await library.connect(redis.url)
+      other = await library.connect(redis.url)
+      locks = createLocks({ redis: client.raw, prefix })
+      rival = createLocks({ redis: other.raw, prefix })
+    })
+    afterEach(async () => {
+      await closeQuietly([locks, rival])
+      client?.close()
+      other?.close()
+    })
+
+    it('Redis paused (SIGSTOP) under an auto-extended lease: lost at its deadline with reason "unreachable"', async () => {
+      const ttl = 600
+      const lease = await locks!.acquire('paused', { ttl, autoExtend: true })
+      redis.pause()
+      try {
+        const { error, at } = await lossOf(lease, ttl * 3)
+        expect(error).toBeInstanceOf(LockLostError)
+        expect(error.reason).toBe('unreachable')
+        expect(error.cause).toBeInstanceOf(RedisError)
+        expect((error.cause as Error).message).toMatch(/no reply/i)
+        expect(at).toBeLessThan(lease.deadline + 250)
+      } finally {
+        redis.resume()
+      }
+    })
+
+    it('Redis killed (-9) under an auto-extended lease: "unreachable", and the cause carries what the client reported (ECONNREFUSED)', async () => {
+      const ttl = 900
+      const lease = await locks!.acquire('killed', { ttl, autoExtend: true })
+      await redis.kill9()
+      try {
+        const { error, at } = await lossOf(lease, ttl * 3)
+        expect(error.reason).toBe('unreachable')
+        expect(at).toBeLessThan(lease.deadline + 250)
+        expect(causeText(error)).toMatch(/ECONNREFUSED/)
+      } finally {
+        await redis.restart()
+      }
+    })
+
+    it('Redis down: tryAcquire\'s "no reply" RedisError names the client\'s ECONNREFUSED in its message and cause', async () => {
+      await redis.kill9()
+      try {
+        await sleep(300) // the client has tried to reconnect by now
+        const err = await locks!.tryAcquire('down', { timeout: 500 }).then(() => 'acquired', (e: unknown) => e)
+        expect(err).toBeInstanceOf(RedisError)
+        expect((err as Error).message).toMatch(/no reply/i)
+        expect((err as Error).message).toMatch(/ECONNREFUSED/)
+        expect(causeText((err as Error).cause)).toMatch(/ECONNREFUSED/)
+      } finally {
+        await redis.restart()
+      }
+    })
+
+    it('the lock deleted and taken by another behind an auto-extended holder: "refused" at its next renewal', async () => {
+      const ttl = 900
+      const lease = await locks!.acquire('taken', { ttl, autoExtend: true })
+      const lost = lossOf(lease, ttl * 2)
+      await redis.cli('DEL', keysOf(prefix, 'taken').lock)
+      const next = await rival!.acquire('taken', { ttl: 5_000, wait: 0 })
+      const { error, at } = await lost
+      expect(error.reason).toBe('refused')
+      expect(at).toBeLessThan(lease.deadline - 100) // told by Redis, not by the clock
+      expect(await next.release()).toBe(true)
+    })
+
+    it('Redis answers, but later than the new ttl: the extension rejects with reason "expired"', async () => {
+      const proxy: FaultProxy = await startFaultProxy({ host: redis.host, port: redis.port })
+      const slow = await library.connect(proxy.url)
+      const own = createLocks({ redis: slow.raw, prefix })
+      try {
+        const lease = await own.acquire('late', { ttl: 5_000 })
+        proxy.setDelay(300)
+        const err = await lease.extend(150).then(() => 'extended', (e: unknown) => e)
+        expect(err).toBeInstanceOf(LockLostError)
+        expect((err as LockLostError).reason).toBe('expired')
+        expect((lease.signal.reason as LockLostError).reason).toBe('expired')
+      } finally {
+        proxy.heal()
+        await closeQuietly([own])
+        slow.close()
+        await proxy.close()
+      }
+    })
+
+    it('the event loop blocked past the deadline of an auto-extended lease: "expired" (Redis was never asked in time), and no late renewal is sent', async () => {
+      const ttl = 300
+      const lease = await locks!.acquire('blocked', { ttl, autoExtend: true })
+      await redis.cli('CONFIG', 'RESETSTAT')
+      const until = performance.now() + ttl + 100
+      while (performance.now() < until) {
+        // a long synchronous computation: no timer runs, the renewal at ttl/3 is never sent in time
+      }
+      const { error } = await lossOf(lease, 1_000)
+      expect(error.reason).toBe('expired')
+      expect(await redis.cli('INFO', 'commandstats')).not.toMatch(/cmdstat_eval/) // EVALSHA, or EVAL on a new client
+    })
+
+    it('extend() after the lease\'s own release(): LockLostError with reason "released" that says so, not a Redis refusal', async () => {
+      const lease = await locks!.acquire('released', { ttl: 5_000 })
+      expect(await lease.release()).toBe(true)
+      const err = await lease.extend().then(() => 'extended', (e: unknown) => e)
+      expect(err).toBeInstanceOf(LockLostError)
+      expect((err as LockLostError).reason).toBe('released')
+      expect((err as Error).message).toMatch(/released/)
+      expect((err as Error).message).not.toMatch(/Redis reports/)
+      // While the release is still in flight, too.
+      const second = await locks!.acquire('released', { ttl: 5_000 })
+      const releasing = second.release()
+      await expect(second.extend()).rejects.toMatchObject({ name: 'LockLostError', reason: 'released' })
+      expect(await releasing).toBe(true)
+    })
+  })
+
+  describe('quorum of 3 (ioredis, node-redis, ioredis at their defaults)', () => {
+    const MAX_TTL = 1_000
+    let nodes: RedisProcess[]
+    let clients: DefaultClient[]
+    let locks: Locks
+    beforeAll(async () => {
+      nodes = await Promise.all([startRedis(), startRedis(), startRedis()])
+      clients = await Promise.all(nodes.map((n, i) => defaults[i % 2]!.connect(n.url)))
+      locks = createLocks({ redis: clients.map((c) => c.raw), prefix: uniquePrefix('reason-quorum'), maxTtl: MAX_TTL, ttl: MAX_TTL })
+      await mature(nodes, MAX_TTL)
+    })
+    afterAll(async () => {
+      await closeQuietly([locks])
+      for (const c of clients ?? []) c.close()
+      await Promise.all((nodes ?? []).map((n) => n.stop()))
+    })
+
+    it('a majority paused under an auto-extended lease: lost at its first unconfirmed renewal with reason "unreachable"', async () => {
+      const lease = await locks.acquire('q-paused', { autoExtend: true })
+      nodes[0]!.pause()
+      nodes[1]!.pause()
+      try {
+        const { error, at } = await lossOf(lease, MAX_TTL * 3)
+        expect(error.reason).toBe('unreachable')
+        expect(at).toBeLessThan(lease.deadline)
+      } finally {
+        nodes[0]!.resume()
+        nodes[1]!.resume()
+      }
+    })
+
+    it('the lock deleted on a majority: "refused"', async () => {
+      const lease = await locks.acquire('q-deleted', { autoExtend: true })
+      const lost = lossOf(lease, MAX_TTL * 3)
+      const [key] = await nodes[0]!.cli('KEYS', '*{q-deleted}:L').then((k) => k.split('\n'))
+      await Promise.all([nodes[0]!.cli('DEL', key!), nodes[1]!.cli('DEL', key!)])
+      const { error } = await lost
+      expect(error.reason).toBe('refused')
+    })
+  })
+})
