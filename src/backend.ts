@@ -54,8 +54,16 @@ export interface Backend<Info = LockInfo> {
   readonly maxTtl: number
   readonly wake: WakeSource
   isClosed(): boolean
+  /** Why the client gets no reply, where it said so (its last 'error' since it was ready); absent in quorum mode, whose votes say it per node. */
+  clientError?(): Error | undefined
   /** One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. */
   attempt(resource: string, token: string, ttl: number, waiter: string): Promise<Attempt>
+  /**
+   * True when extended, false when Redis says this lease no longer holds the lock. Rejects with
+   * `LockLostError` when the lease is lost for another reason that is already certain (a quorum
+   * that a majority of nodes did not answer: `unreachable`), with any other error when it may
+   * still be extended before its deadline.
+   */
   extend(resource: string, token: string, ttl: number): Promise<boolean>
   /**
    * `extend` for several leases whose `batchKey` is equal, in one call: one answer per lease, in

@@ -54,17 +54,24 @@ export class LockTimeoutError extends FencelockError {
 export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
 
 /**
- * The lease can no longer be trusted: its deadline passed without a successful extension
- * (`expired`), Redis said another owner holds it or it is gone (`refused`), Redis could not be
- * reached before the deadline (`unreachable`), or `locks.close()` was called (`closed`).
+ * The lease can no longer be trusted. `reason` says what happened:
+ * - `unreachable`: no reply from Redis before the deadline: a renewal was sent (or queued by the
+ *   client) and nothing came back, or it failed (connection lost, WAIT short of replicas; `cause`
+ *   says which); in quorum mode, a majority could not be confirmed because nodes did not answer.
+ * - `refused`: Redis answered that this lease no longer holds the lock (taken, expired there, gone).
+ * - `expired`: the deadline passed while Redis answered, but no extension was done in time: none
+ *   was asked for (no `autoExtend`, a blocked event loop), or its reply came after the new ttl.
+ * - `closed`: `locks.close()` was called.
+ * - `released`: only from `extend()` on a lease this process released itself (its signal never
+ *   aborts with it).
  */
 export class LockLostError extends FencelockError {
   /** The resource whose lease was lost. */
   readonly resource: string
-  /** Why it was lost: `expired`, `refused`, `unreachable` or `closed`. */
-  readonly reason: LockLostReason
-  constructor(resource: string, reason: LockLostReason, options?: { cause?: unknown }) {
-    super('LOCK_LOST', `Lost lock "${resource}": ${lostText[reason]}`, options)
+  /** Why: `expired`, `refused`, `unreachable` or `closed` (the signal's); `released` from `extend()` after `release()`. */
+  readonly reason: LockLostReason | 'released'
+  constructor(resource: string, reason: LockLostReason | 'released', options?: { cause?: unknown }) {
+    super('LOCK_LOST', reason === 'released' ? `Lock "${resource}" was released by this lease: a released lease cannot be extended` : `Lost lock "${resource}": ${lostText[reason]}`, options)
     this.resource = resource
     this.reason = reason
   }
@@ -73,7 +80,7 @@ export class LockLostError extends FencelockError {
 const lostText: Record<LockLostReason, string> = {
   expired: 'its deadline passed without a successful extension',
   refused: 'Redis reports that it is no longer held by this lease',
-  unreachable: 'Redis could not be reached before the deadline',
+  unreachable: 'Redis did not answer before the deadline (no reply, or the call failed)',
   closed: 'the locks instance was closed',
 }
 

@@ -21,9 +21,20 @@ export function redisFailure(what: string, err: unknown): FencelockError {
   return new RedisError(`Could not ${what}: ${errorText(err)}`, { cause: err })
 }
 
-/** No reply within `ms`. */
-export const noReply = (what: string, ms: number, consequence = ''): RedisError =>
-  new RedisError(`No reply from Redis within ${Math.round(ms)} ms: could not ${what}${consequence}`)
+/**
+ * No reply within `ms`; `text` follows "No reply from Redis within N ms". Where the client said why
+ * (its last 'error': ECONNREFUSED while it reconnects with the call queued), the message says it and
+ * `cause` holds it; otherwise `guess` says what silence can mean.
+ */
+export function noReplyError(ms: number, text: string, clientError: Error | undefined, guess = ''): RedisError {
+  const lead = `No reply from Redis within ${Math.round(ms)} ms`
+  if (clientError === undefined) return new RedisError(`${lead}${guess}${text}`)
+  return new RedisError(`${lead} (the client last reported: ${errorText(clientError)})${text}`, { cause: clientError })
+}
+
+/** No reply within `ms` to `what` ("release lock \"r\""). */
+export const noReply = (what: string, ms: number, clientError: Error | undefined, consequence = ''): RedisError =>
+  noReplyError(ms, `: could not ${what}${consequence}`, clientError)
 
 /** A failed acquisition attempt: says whether Redis refused or could not be reached. */
 export function attemptError(resource: string, failure: { error: unknown; permanent: boolean }): FencelockError {

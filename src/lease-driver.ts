@@ -3,12 +3,15 @@ import type { LeaseState } from './lease-state.js'
 /** What a primitive's operations supply to their leases: the Redis side of extend and release. */
 export interface LeaseDriver {
   /**
-   * Resolves true when extended, false when Redis says this lease no longer holds the lock.
+   * Resolves true when extended, false when Redis says this lease no longer holds the lock;
+   * rejects with `LockLostError` when it is lost for another certain reason (see `Backend.extend`).
    * `renewal`: an automatic renewal, which may go out in one call with others that fall due with it.
    */
   extend(lease: LeaseState, ttl: number, renewal: boolean): Promise<boolean>
   /** Resolves true when this call released the lock, false when it was no longer held. */
   release(lease: LeaseState): Promise<boolean>
+  /** Why Redis does not answer, where the client said so (see `Backend.clientError`). */
+  clientError(): Error | undefined
   /** Safety margin subtracted from every validity window (clock drift between client and Redis). */
   drift(ttl: number): number
   /** Longest ttl this driver accepts (quorum mode bounds it by `maxTtl`). */

@@ -1,5 +1,6 @@
 import { Alarm, cancelAlarm, replyWithin, setAlarm } from './alarms.js'
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from './errors.js'
+import { noReplyError } from './failures.js'
 import { NO_REPLY } from './limit.js'
 import { emit, events } from './telemetry.js'
 import { checkLeaseTtl } from './validate.js'
@@ -22,8 +23,8 @@ export class LeaseState implements Lease {
   #controller: AbortController | undefined
   /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
   #reason: LockLostError | undefined
-  /** Extensions in flight that stop waiting for their reply when the lease is lost. */
-  #watchers: Set<() => void> | undefined
+  /** Extensions in flight (and when each was sent), which stop waiting for their reply when the lease is lost. */
+  #watchers: Map<() => void, number> | undefined
   #ttl: number
   #deadline: number
   #state: State = 'held'
@@ -94,14 +95,25 @@ export class LeaseState implements Lease {
   async #extend(ttl: number, renewal: boolean): Promise<void> {
     checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
     if (this.#state === 'lost') throw this.#reason!
-    if (this.#state === 'released') throw new LockLostError(this.resource, 'refused')
+    if (this.#state === 'released') throw new LockLostError(this.resource, 'released')
     const start = performance.now()
-    let ok: boolean | 'lost'
+    if (start >= this.#deadline) {
+      // Too late to ask (a blocked event loop kept this from running in time): no request whose
+      // silence would read as Redis not answering; the deadline's own verdict.
+      this.#expire()
+      throw this.#reason!
+    }
+    let ok: boolean | 'lost' | LockLostError
     const extending = this.#driver.extend(this, ttl, renewal)
     if (events.extend.hasSubscribers) {
       extending.then(
         (ok) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: ok ? 'extended' : 'lost' })),
-        (error: unknown) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'error', error })),
+        (error: unknown) =>
+          emit(events.extend, () =>
+            error instanceof LockLostError
+              ? { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'lost' }
+              : { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'error', error },
+          ),
       )
     }
     // A reply that has not come by the deadline comes too late: the lease is lost (its signal
@@ -110,12 +122,16 @@ export class LeaseState implements Lease {
     try {
       ok = await new Promise<boolean | 'lost'>((resolve, reject) => {
         onLost = () => resolve('lost')
-        ;(this.#watchers ??= new Set()).add(onLost)
+        ;(this.#watchers ??= new Map()).set(onLost, start)
         extending.then(resolve, reject)
       })
     } catch (err) {
-      this.#lastError = err
-      throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+      // The backend knows the lease is lost already (a quorum whose majority did not answer).
+      if (err instanceof LockLostError) ok = err
+      else {
+        this.#lastError = err
+        throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+      }
     } finally {
       this.#watchers!.delete(onLost!)
     }
@@ -124,13 +140,19 @@ export class LeaseState implements Lease {
       if (this.#state === 'lost') throw this.#reason!
       return // released while the extend was in flight: nothing more to do
     }
+    if (ok instanceof LockLostError) {
+      this.#lose(ok.reason as LockLostReason, ok.cause)
+      throw this.#reason!
+    }
     if (!ok) {
       this.#lose('refused')
       throw this.#reason!
     }
     const deadline = start + ttl - this.#driver.drift(ttl)
-    if (deadline <= performance.now()) {
-      // The reply took longer than the new ttl: the lock may already be gone.
+    const now = performance.now()
+    if (deadline <= now || this.#deadline <= now) {
+      // Redis answered, but too late: after the new ttl (the lock may already be gone), or after
+      // the old deadline (read late, see #onDeadline): a lease past its deadline stays lost.
       this.#lose('expired')
       throw this.#reason!
     }
@@ -184,7 +206,7 @@ export class LeaseState implements Lease {
     // Handlers, not an async function: one promise and one hop less on every release.
     return replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit).then(
       (outcome) => {
-        if (outcome === NO_REPLY) throw new RedisError(`No reply from Redis to the release of lock "${this.resource}" within ${limit} ms; it expires at its ttl`)
+        if (outcome === NO_REPLY) throw noReplyError(limit, ` to the release of lock "${this.resource}"; it expires at its ttl`, this.#driver.clientError())
         if (!outcome && wasHeld && this.#reason === undefined) {
           // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
           const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
@@ -211,7 +233,7 @@ export class LeaseState implements Lease {
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#state === 'released') return // released by hand in the block: its caller saw the outcome
     // Past the deadline even if the expiry timer has not run yet (a blocked event loop).
-    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
     const lost = this.#state === 'lost'
     const released = await this.release().catch(() => undefined)
     if (lost || released === false) throw this.#reason ?? new LockLostError(this.resource, 'refused')
@@ -219,7 +241,7 @@ export class LeaseState implements Lease {
 
   /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
   lostError(): LockLostError | undefined {
-    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#lose('expired')
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
     return this.#state === 'lost' ? this.#reason : undefined
   }
 
@@ -245,15 +267,51 @@ export class LeaseState implements Lease {
     this.#emitLost(reason)
   }
 
-  /** The deadline passed: lost, and 'unreachable' if the last renewal failed (Redis did not answer or refused). */
+  /**
+   * The deadline alarm. With an extension waiting for its reply, the verdict waits one turn of the
+   * event loop: a blocked loop may have left the reply unread, and a reply is Redis answering
+   * (too late: 'expired', see #extend), not Redis silent.
+   */
+  #onDeadline(): void {
+    if (this.#waitingSince() === undefined) return this.#expire()
+    setImmediate(() => {
+      if (this.#state === 'held') this.#expire()
+    })
+  }
+
+  /**
+   * The deadline passed: 'unreachable' if Redis did not answer (an extension is still waiting for
+   * its reply, or the last one failed: a lost connection, WAIT short of replicas), else 'expired'
+   * (none was asked for in time: no autoExtend, a blocked event loop). The cause is the newest
+   * news (the silence, with what the client last reported), unless the last failure was Redis'
+   * own word on this lease (a ReplicationError), which says more than the silence it leads to.
+   */
   #expire(): void {
-    this.#lose(this.#lastError === undefined ? 'expired' : 'unreachable')
+    const since = this.#waitingSince()
+    if (since !== undefined && !(this.#lastError instanceof FencelockError)) {
+      const silence = noReplyError(performance.now() - since, ` to the extension of lock "${this.resource}"`, this.#driver.clientError())
+      return this.#lose('unreachable', silence)
+    }
+    this.#lose(since === undefined && this.#lastError === undefined ? 'expired' : 'unreachable')
+  }
+
+  /**
+   * When the oldest extension still waiting for its reply was sent. One sent within the drift
+   * margin before the deadline does not count: it started too late for its silence to say
+   * anything about Redis.
+   */
+  #waitingSince(): number | undefined {
+    if (!this.#watchers?.size) return undefined
+    const late = this.#deadline - this.#driver.drift(this.#ttl)
+    let since: number | undefined
+    for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
+    return since
   }
 
   #abort(reason: LockLostError): void {
     this.#reason = reason
     this.#controller?.abort(reason)
-    if (this.#watchers) for (const watcher of this.#watchers) watcher()
+    if (this.#watchers) for (const watcher of this.#watchers.keys()) watcher()
   }
 
   #emitLost(reason: LockLostReason): void {
@@ -273,7 +331,7 @@ export class LeaseState implements Lease {
       return this.#expire()
     }
     // Alarms never keep the process alive: an abandoned lease simply expires in Redis.
-    setAlarm((this.#expiry ??= new Alarm(() => this.#expire())), this.#deadline, this.#ttl)
+    setAlarm((this.#expiry ??= new Alarm(() => this.#onDeadline())), this.#deadline, this.#ttl)
     if (!this.#autoExtend) {
       if (this.#renewal) cancelAlarm(this.#renewal)
       return

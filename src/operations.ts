@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Attempt, Backend } from './backend.js'
 import { reportAcquire, unreported } from './acquire-report.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from './errors.js'
-import { attemptError, isPermanent, noReply, redisFailure } from './failures.js'
+import { attemptError, isPermanent, noReply, noReplyError, redisFailure } from './failures.js'
 import { keyCache } from './keys.js'
 import { holding, type Lease } from './lease.js'
 import type { LeaseDriver } from './lease-driver.js'
@@ -48,6 +48,7 @@ export class Operations<Info> {
       extend: (lease, ttl, renewal) => (renewal && renewals ? renewals.extend(lease.resource, lease.token, ttl) : backend.extend(lease.resource, lease.token, ttl)),
       release: (lease) => backend.release(lease.resource, lease.token),
       drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
+      clientError: () => backend.clientError?.(),
       settled: (lease) => void runtime.leases.delete(lease),
     }
     this.#waiting = new WaitQueues({
@@ -194,8 +195,13 @@ export class Operations<Info> {
         throw err
       }
     }
-    // A reply later than the new ttl minus drift extends nothing the caller can count on.
-    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), this.#backend.extend(resource, token, ms))
+    // A reply later than the new ttl minus drift extends nothing the caller can count on. A lease
+    // the backend already knows lost (a quorum majority silent) is not extended: false, as refused.
+    const extending = this.#backend.extend(resource, token, ms).catch((err: unknown) => {
+      if (err instanceof LockLostError) return false
+      throw err
+    })
+    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), extending)
   }
 
   async inspect(resource: string): Promise<Info> {
@@ -237,7 +243,7 @@ export class Operations<Info> {
     } catch (err) {
       throw redisFailure(what, err)
     }
-    if (outcome === NO_REPLY) throw noReply(what, limit)
+    if (outcome === NO_REPLY) throw noReply(what, limit, this.#backend.clientError?.())
     return outcome
   }
 
@@ -270,7 +276,8 @@ export class Operations<Info> {
               },
               () => {},
             )
-            return { error: new RedisError(`No reply from Redis within ${Math.round(limit)} ms (Redis down, paused or unreachable, or the client is reconnecting)`), permanent: false, silent: limit }
+            const error = noReplyError(limit, '', this.#backend.clientError?.(), ' (Redis down, paused or unreachable, or the client is reconnecting)')
+            return { error, permanent: false, silent: limit }
           }
           if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
           if (performance.now() - start >= budget) {

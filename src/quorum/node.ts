@@ -3,9 +3,10 @@ import type { RedisAdapter } from '../redis/adapter.js'
 /** Outcome of one call to one node, bounded by the node timeout. */
 export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boolean; error: unknown }
 
+/** A node's call got no reply in time; where its client said why (ECONNREFUSED), the message says it and `cause` holds it. */
 export class NodeTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`No reply within ${ms} ms`)
+  constructor(ms: number, clientError?: Error) {
+    super(`No reply within ${ms} ms${clientError ? ` (the client last reported: ${clientError.message})` : ''}`, clientError ? { cause: clientError } : undefined)
     this.name = 'NodeTimeoutError'
   }
 }
@@ -30,7 +31,7 @@ export class QuorumNode {
   /** Runs `call` with a timeout; the call itself is not cancelled (its reply is simply ignored). */
   run<T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ ok: false, timeout: true, error: new NodeTimeoutError(ms) }), ms)
+      const timer = setTimeout(() => resolve({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }), ms)
       let pending: Promise<T>
       try {
         pending = call(this.redis)

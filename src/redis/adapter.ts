@@ -12,6 +12,8 @@ export interface RedisAdapter {
   readonly isCluster: boolean
   /** True once the user's client was closed for good: no call can succeed. */
   isClosed(): boolean
+  /** The client's last 'error' event (ECONNREFUSED while it reconnects) since it was last ready: why a call gets no reply. */
+  clientError(): Error | undefined
   /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
   /** `evalScript` followed by a pipelined `WAIT count timeout`: the reply and the replicas that acknowledged. */
@@ -31,6 +33,29 @@ export interface SubscriberConnection {
   /** Called after the connection came back: messages may have been lost meanwhile. */
   onReconnect(listener: () => void): void
   close(): Promise<void>
+}
+
+/** What `lastClientError` listens on: the user's client (an EventEmitter). */
+export interface ErrorEmitter {
+  on(event: string, listener: (...args: any[]) => void): unknown
+  listenerCount?(event: string): number
+}
+
+/**
+ * The client's last 'error' event until it is 'ready' again. ioredis and node-redis queue a call
+ * while they reconnect and fail it only much later, if ever, so its timeout is all fencelock sees;
+ * the client knows why (ECONNREFUSED) and says it only in this event. Remembered here, it costs
+ * nothing per call. Listening must not change the user's client: where this is its only 'error'
+ * listener, `unheard` does what that client does with an error nobody listens to.
+ */
+export function lastClientError(client: ErrorEmitter, unheard: (err: unknown) => void): () => Error | undefined {
+  let last: Error | undefined
+  client.on('error', (err: unknown) => {
+    if (err instanceof Error) last = err
+    if (client.listenerCount?.('error') === 1) unheard(err)
+  })
+  client.on('ready', () => void (last = undefined))
+  return () => last
 }
 
 const NOSCRIPT = /^NOSCRIPT/

@@ -1,4 +1,4 @@
-import { retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { lastClientError, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 import { scriptRunner } from './script-runner.js'
 
 /** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
@@ -10,6 +10,7 @@ export interface IORedisLike {
   call(command: string, ...args: (string | number)[]): Promise<unknown>
   duplicate(...args: any[]): IORedisLike
   on(event: string, listener: (...args: any[]) => void): unknown
+  listenerCount?(event: string): number
   subscribe(...channels: string[]): Promise<unknown>
   unsubscribe(...channels: string[]): Promise<unknown>
   quit(): Promise<unknown>
@@ -39,10 +40,15 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
         }
       : sender,
   )
+  // ioredis prints an 'error' that nobody listens to (and carries on).
+  const clientError = lastClientError(client, (err) => {
+    if (err instanceof Error) console.error('[ioredis] Unhandled error event:', err.stack)
+  })
   return {
     kind: 'ioredis',
     isCluster: cluster,
     isClosed: () => client.status === 'end',
+    clientError,
     evalScript: runner.evalScript,
     evalThenWait: runner.evalThenWait,
     command: ([name, ...args]) => client.call(name!, ...args),

@@ -1,4 +1,4 @@
-import { retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { lastClientError, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 import { scriptRunner } from './script-runner.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
@@ -86,10 +86,15 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     eval: (source, keys, args) => call('EVAL', source, keys, args),
     command: (args, key) => send(args, key),
   })
+  // node-redis is an EventEmitter: an 'error' that nobody listens to is thrown where it is emitted.
+  const clientError = lastClientError(client, (err) => {
+    throw err
+  })
   return {
     kind: 'node-redis',
     isCluster: cluster,
     isClosed: () => !client.isOpen,
+    clientError,
     evalScript: runner.evalScript,
     evalThenWait: runner.evalThenWait,
     command: (args, key) => send([...args], key),

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend.js'
-import { QuorumError, type NodeVote } from '../errors.js'
+import { LockLostError, QuorumError, type NodeVote } from '../errors.js'
 import { wakeRefused } from '../failures.js'
 import { clusterSlot } from '../keys.js'
 import type { Primitive, QuorumNodeGrant } from '../primitives/primitive.js'
@@ -76,6 +76,20 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
   const vote = (node: QuorumNode, result: NodeResult<unknown>, outcome: NodeVote['outcome']): NodeVote =>
     result.ok ? { node: node.index, outcome } : { node: node.index, outcome: result.timeout ? 'timeout' : 'error', cause: result.error }
 
+  /**
+   * A lease that a majority did not confirm, undone everywhere: false (Redis refused it) when the
+   * refusals alone leave no majority, else lost as 'unreachable' (the verdict to reject with): the
+   * nodes that did not answer (timed out, failed) are why, and its QuorumError says what each did.
+   */
+  const unconfirmed = (resource: string, token: string, results: readonly (NodeResult<boolean> | undefined)[]): false | LockLostError => {
+    undo(resource, token)
+    const yes = results.filter((r) => r?.ok && r.value).length
+    const no = results.filter((r) => r?.ok && !r.value).length
+    if (yes + (nodes.length - yes - no) < majority) return false
+    const votes = results.map((r, i): NodeVote => (r ? vote(nodes[i]!, r, 'replied') : { node: i, outcome: 'timeout' }))
+    return new LockLostError(resource, 'unreachable', { cause: new QuorumError(resource, 'extend', votes, majority) })
+  }
+
   const undo = (resource: string, token: string): void => {
     // Every node, including those that timed out: their acquire may still land. Each client sends
     // this release after the acquire on the same connection, so Redis runs them in that order.
@@ -99,23 +113,25 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
   const batched = (many: NonNullable<Primitive<unknown, Info>['extendMany']>, routeKey: (resource: string) => string): Pick<Backend<Info>, 'extendMany' | 'batchKey'> => ({
     async extendMany(leases) {
       const ms = options.nodeTimeout(leases.reduce((min, lease) => Math.min(min, lease.ttl), Infinity))
-      const yes = await new Promise<number[]>((resolve) => {
+      const results = await new Promise<(NodeResult<readonly (boolean | Error)[]> | undefined)[]>((resolve) => {
+        const got: (NodeResult<readonly (boolean | Error)[]> | undefined)[] = nodes.map(() => undefined)
         const counts = leases.map(() => 0)
         let pending = nodes.length
         const decided = () => counts.every((n) => n >= majority || n + pending < majority)
-        for (const node of nodes) {
+        nodes.forEach((node, n) => {
           void node.run(() => many(exec(node), leases), ms).then((result) => {
             pending--
-            // A lease's error on one node (its reply there made no sense) counts as not extended there.
+            got[n] = result
             if (result.ok) for (let i = 0; i < counts.length; i++) if (result.value[i] === true) counts[i]!++
-            if (pending === 0 || decided()) resolve([...counts])
+            if (pending === 0 || decided()) resolve([...got])
           })
-        }
+        })
       })
       return leases.map((lease, i) => {
-        if (yes[i]! >= majority) return true
-        undo(lease.resource, lease.token)
-        return false
+        // A lease's error on one node (its reply there made no sense) counts as not extended there.
+        const answers = results.map((r): NodeResult<boolean> | undefined => (r?.ok ? { ok: true, value: r.value[i] === true } : r))
+        if (answers.filter((a) => a?.ok && a.value).length >= majority) return true
+        return unconfirmed(lease.resource, lease.token, answers)
       })
     },
     // Nodes that are clusters take a batch per slot; plain nodes any leases together.
@@ -222,7 +238,8 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primi
       if (results.filter((r) => r?.ok && r.value).length >= majority) return true
       // A majority can no longer be confirmed: the lease ends now rather than at its deadline, and
       // what is left of the lock on the other nodes is given back at once.
-      undo(resource, token)
+      const lost = unconfirmed(resource, token, results)
+      if (lost) throw lost
       return false
     },
 

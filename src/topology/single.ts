@@ -17,6 +17,7 @@ export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, 
     maxTtl,
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
+    clientError: () => redis.clientError(),
     attempt: (resource, token, ttl, waiter) =>
       primitive.acquire(exec, resource, { token, ttl, waiter }).then((grant) => {
         if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
