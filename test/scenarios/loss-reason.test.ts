@@ -6,10 +6,10 @@
 // "no reply" (item 7b).
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLocks, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
-import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
+import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix } from './fixtures/util.js'
 
 interface DefaultClient {
@@ -186,6 +186,23 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     })
   })
 
+  it('remembering the client\'s errors changes nothing for its user: ioredis with no \'error\' listener of theirs still prints its own "Unhandled error event"', async () => {
+    const port = await freePort() // nothing listens there
+    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true })
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const locks = createLocks({ redis: client, prefix: uniquePrefix('unheard') })
+    try {
+      client.connect().catch(() => {})
+      const err = await locks.tryAcquire('r', { timeout: 300 }).then(() => 'acquired', (e: unknown) => e)
+      expect((err as Error).message).toMatch(/ECONNREFUSED/)
+      expect(printed.mock.calls.some(([first]) => first === '[ioredis] Unhandled error event:')).toBe(true)
+    } finally {
+      printed.mockRestore()
+      await closeQuietly([locks])
+      client.disconnect()
+    }
+  })
+
   describe('quorum of 3 (ioredis, node-redis, ioredis at their defaults)', () => {
     const MAX_TTL = 1_000
     let nodes: RedisProcess[]
@@ -203,14 +220,21 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       await Promise.all((nodes ?? []).map((n) => n.stop()))
     })
 
-    it('a majority paused under an auto-extended lease: lost at its first unconfirmed renewal with reason "unreachable"', async () => {
-      const lease = await locks.acquire('q-paused', { autoExtend: true })
+    it('a majority paused under auto-extended leases (alone, and renewed in one batch): lost at the first unconfirmed renewal with reason "unreachable"', async () => {
+      const alone = await locks.acquire('q-paused', { autoExtend: true })
+      await sleep(MAX_TTL / 10) // off the others' renewal grid point
+      const batch = await Promise.all(['q-b1', 'q-b2', 'q-b3'].map((r) => locks.acquire(r, { autoExtend: true })))
+      const leases = [alone, ...batch]
+      const losses = leases.map((lease) => lossOf(lease, MAX_TTL * 3))
       nodes[0]!.pause()
       nodes[1]!.pause()
       try {
-        const { error, at } = await lossOf(lease, MAX_TTL * 3)
-        expect(error.reason).toBe('unreachable')
-        expect(at).toBeLessThan(lease.deadline)
+        for (const [i, lease] of leases.entries()) {
+          const { error, at } = await losses[i]!
+          expect(error.reason).toBe('unreachable')
+          expect(error.cause).toMatchObject({ name: 'QuorumError' })
+          expect(at).toBeLessThan(lease.deadline)
+        }
       } finally {
         nodes[0]!.resume()
         nodes[1]!.resume()
