@@ -170,6 +170,32 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       expect(await redis.cli('INFO', 'commandstats')).not.toMatch(/cmdstat_eval/) // EVALSHA, or EVAL on a new client
     })
 
+    it('the event loop blocked while a renewal\'s reply was on its way: "expired" (Redis answered; the reply was read late), not "unreachable"', async () => {
+      const proxy: FaultProxy = await startFaultProxy({ host: redis.host, port: redis.port })
+      const slow = await library.connect(proxy.url)
+      const own = createLocks({ redis: slow.raw, prefix })
+      try {
+        proxy.setDelay(100, { direction: 'down' }) // replies take 100 ms; requests arrive at once
+        const ttl = 600
+        const lease = await own.acquire('read-late', { ttl, autoExtend: true })
+        const created = performance.now()
+        // The renewal goes out between ttl/3 and ttl/3 + ttl/10 after the lease was made; its reply
+        // comes 100 ms after that. Block from just after the latest send until past the deadline.
+        await sleep(ttl / 3 + ttl / 10 + 10 - (performance.now() - created))
+        const until = lease.deadline + 150
+        while (performance.now() < until) {
+          // a long synchronous computation: the reply arrives meanwhile, unread
+        }
+        const { error } = await lossOf(lease, 1_000)
+        expect(error.reason).toBe('expired')
+      } finally {
+        proxy.heal()
+        await closeQuietly([own])
+        slow.close()
+        await proxy.close()
+      }
+    })
+
     it('extend() after the lease\'s own release(): LockLostError with reason "released" that says so, not a Redis refusal', async () => {
       const lease = await locks!.acquire('released', { ttl: 5_000 })
       expect(await lease.release()).toBe(true)
