@@ -75,4 +75,24 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on Redis Cluster', () => {
       await Promise.all(leases.map((l) => l.release()))
     }
   }, 60_000)
+
+  // Last: a paused node leaves the cluster's state disturbed for a while after it is continued.
+  it('a seed that takes connections but never answers: --cluster inspect and run exit 69 within seconds (ioredis and node-redis)', async () => {
+    const seed = cluster.nodes[2]!
+    seed.pause()
+    try {
+      const args = ['--cluster', '--redis', seed.url, '--prefix', prefix]
+      const results = await Promise.all([
+        cli([...args, 'inspect']),
+        cli([...args, '--client', 'node-redis', 'inspect']),
+        cli([...args, 'run', 'job-paused', '--wait', '0', '--', 'true']),
+        cli([...args, '--client', 'node-redis', 'run', 'job-paused', '--wait', '0', '--', 'true']),
+      ])
+      for (const result of results) {
+        expect(result).toMatchObject({ code: 69, stdout: '', stderr: expect.stringContaining(`Redis at ${seed.url} did not answer within`) })
+      }
+    } finally {
+      seed.resume()
+    }
+  }, 60_000)
 })

@@ -125,7 +125,7 @@ describe('fencelock CLI: parts without Redis', () => {
     }
   })
 
-  it('says what to install when neither ioredis nor node-redis can be loaded (exit 1)', async () => {
+  it('says what to install when the chosen client, or both, cannot be loaded: a set-up problem, exit 2', async () => {
     // A module hook makes both packages unresolvable in the CLI's process, as if not installed.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-noclient-'))
     try {
@@ -143,9 +143,14 @@ describe('fencelock CLI: parts without Redis', () => {
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
         return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })))
       }
-      const [neither, chosen] = await Promise.all([run('inspect', '--redis', 'redis://127.0.0.1:1'), run('--client', 'node-redis', 'inspect', '--redis', 'redis://127.0.0.1:1')])
-      expect(neither).toEqual({ code: 1, stderr: expect.stringContaining('neither is installed: run `npm install ioredis` (or `npm install redis`)') })
-      expect(chosen).toEqual({ code: 1, stderr: expect.stringContaining('--client node-redis: the redis package is not installed: run `npm install redis`') })
+      const [neither, chosen, io] = await Promise.all([
+        run('inspect', '--redis', 'redis://127.0.0.1:1'),
+        run('--client', 'node-redis', 'inspect', '--redis', 'redis://127.0.0.1:1'),
+        run('--client', 'ioredis', 'run', 'job', '--redis', 'redis://127.0.0.1:1', '--', 'true'),
+      ])
+      expect(neither).toEqual({ code: 2, stderr: expect.stringContaining('neither is installed: run `npm install ioredis` (or `npm install redis`)') })
+      expect(chosen).toEqual({ code: 2, stderr: expect.stringContaining('--client node-redis: the redis package is not installed: run `npm install redis`') })
+      expect(io).toEqual({ code: 2, stderr: expect.stringContaining('--client ioredis: the ioredis package is not installed: run `npm install ioredis`') })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -111,9 +111,9 @@ describe('fencelock CLI without Redis', () => {
     expect(env).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('Invalid REDIS_URL value "http://example.com"') })
   })
 
-  it('says which Redis it could not reach, with exit code 1 and no password', async () => {
+  it('says which Redis it could not reach, with exit code 69 (EX_UNAVAILABLE) and no password', async () => {
     const result = await cli(['inspect', 'job', '--redis', 'redis://:hunter2@127.0.0.1:1'])
-    expect(result.code).toBe(1)
+    expect(result.code).toBe(69)
     expect(result.stderr).toContain('cannot connect to Redis at redis://:***@127.0.0.1:1')
     expect(result.stderr).not.toContain('hunter2')
   })
@@ -148,12 +148,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     expect(info.ttl).toBeGreaterThan(10_000)
     expect((await on('inspect', 'inspect-me')).stdout).toMatch(new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`))
 
-    // Readable acquire output, and a busy lock: exit 1 once --wait runs out.
+    // Readable acquire output, and a busy lock: exit 1 once --wait runs out, naming the holder.
     const plain = await on('acquire', 'inspect-me-too', '--ttl', '5000ms')
     expect(plain.stdout).toMatch(/^token=[\w-]+ fence=\d+ ttl=5000\n$/)
     const busy = await on('acquire', 'inspect-me', '--wait', '0')
     expect(busy.code).toBe(1)
-    expect(busy.stderr).toContain('Timed out after')
+    expect(busy.stderr).toContain(`lock "inspect-me" is held by token ${lease.token}`)
   }, 60_000)
 
   it('release and extend take the token that acquire printed; a wrong or stale token exits 1 and changes nothing', async () => {

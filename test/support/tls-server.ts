@@ -26,6 +26,10 @@ export interface TlsRedis {
   file(name: string): string
   /** Contents of such a file. */
   pem(name: string): Buffer
+  /** SIGSTOP: the kernel still accepts connections, the server answers nothing (not even TLS). */
+  pause(): void
+  /** SIGCONT */
+  resume(): void
   stop(): void
 }
 
@@ -64,5 +68,5 @@ export async function startTlsRedis(auth: string[], probe: { username?: string; 
   } finally {
     client.disconnect()
   }
-  return { port, file, pem, stop }
+  return { port, file, pem, stop, pause: () => void server.kill('SIGSTOP'), resume: () => void server.kill('SIGCONT') }
 }
