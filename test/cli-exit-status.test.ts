@@ -31,10 +31,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI exit statuses', () => {
   let locks: Locks
   const prefix = uniquePrefix('cli-exit')
   beforeAll(async () => {
-    // `guarded`: the default user is off; `ops` may run everything but EVAL and EVALSHA.
+    // `guarded`: the default user may run everything but scripts; `ops` has a password.
     ;[redis, guarded] = await Promise.all([
       startRedis(),
-      startRedis({ args: ['--user', 'default', 'off', '--user', 'ops', 'on', '>ops-secret', '~*', '&*', '+@all', '-eval', '-evalsha', '-fcall'] }),
+      startRedis({ args: ['--user', 'default', 'on', 'nopass', '~*', '&*', '+@all', '-eval', '-evalsha', '-fcall', '--user', 'ops', 'on', '>ops-secret', '~*', '&*', '+@all'] }),
     ])
     client = new Redis(redis.url, { lazyConnect: true })
     await client.connect()
@@ -94,11 +94,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI exit statuses', () => {
   }, 60_000)
 
   it.each(CLIENTS)('Redis refusing the password exits 77, and refusing a command (an ACL without EVALSHA) too (--client %s)', async (name) => {
-    const url = `redis://ops@127.0.0.1:${guarded.port}`
     const [wrong, refused, inspected] = await Promise.all([
-      cli(['--client', name, '--redis', url, 'inspect', 'job'], { env: { REDIS_PASSWORD: 'not-it' } }),
-      cli(['--client', name, '--redis', url, 'acquire', 'job', '--wait', '0'], { env: { REDIS_PASSWORD: 'ops-secret' } }),
-      cli(['--client', name, '--redis', url, 'inspect'], { env: { REDIS_PASSWORD: 'ops-secret' } }),
+      cli(['--client', name, '--redis', `redis://ops@127.0.0.1:${guarded.port}`, 'inspect', 'job'], { env: { REDIS_PASSWORD: 'not-it' } }),
+      cli(['--client', name, '--redis', guarded.url, 'acquire', 'job', '--wait', '0']),
+      cli(['--client', name, '--redis', guarded.url, 'inspect']),
     ])
     expect(wrong).toMatchObject({ code: 77, stderr: expect.stringMatching(/WRONGPASS|invalid username-password/) })
     expect(wrong.stderr).not.toContain('not-it')
