@@ -210,7 +210,7 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
   sub('release', 'Release a lock by token, or --force', 'Release the lock held under <token> (from acquire); with --force, whoever holds it')
     .argument('<resource>', 'the lock (or semaphore, or read/write lock)')
     .argument('[token]', 'the token that acquire printed')
-    .option('--force', 'Remove the current holder (every holder of a semaphore or read/write lock), whose token you do not have (asks first; see docs/cli.md)')
+    .option('--force', 'Remove the current holder (every holder of a semaphore or read/write lock), whose token you do not have (asks first)')
     .option('-y, --yes', 'With --force: do not ask (required when stdin is not a terminal)')
     .addOption(new Option('--semaphore', '<resource> is a semaphore: release a permit by token, or with --force every permit').conflicts(['readWrite']))
     .option('--read-write', '<resource> is a read/write lock: release the writer or a reader by token, or with --force every holder')

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs'
 import type { RedisClient } from '../index.js'
 import type { Connection } from './args.js'
-import { Exit, within } from './exit.js'
+import { RedisError } from '../index.js'
+import { answerWithin, Exit, isPermissionError, Status, within } from './exit.js'
 import { redact, type ClientName } from './values.js'
 
 /** One Redis node that SCAN can walk (a quorum node, or one master of a cluster). */
@@ -26,7 +27,15 @@ export interface Connected {
 
 // Variables, not literals: bundlers would otherwise copy the clients into dist/cli.js.
 const MODULES: Record<ClientName, string> = { ioredis: 'ioredis', 'node-redis': 'redis' }
+// The whole connect, TCP and handshake: the clients' connectTimeout covers only the TCP part, and a
+// paused Redis gets its connections accepted by the kernel but answers nothing.
 const CONNECT_TIMEOUT_MS = 5_000
+// The clients' own TCP timeout, later: the whole connect's deadline speaks first, in its words.
+const TCP_TIMEOUT_MS = CONNECT_TIMEOUT_MS + 1_000
+/** ioredis asks one seed after another for the slots, each for at most this long. */
+const SLOTS_TIMEOUT_MS = 2_000
+/** How long one SCAN step (and a cluster node's connection for it) may take before inspect gives up. */
+const SCAN_TIMEOUT_MS = 5_000
 
 async function load(name: ClientName): Promise<unknown> {
   try {
@@ -44,7 +53,7 @@ async function library(wanted: ClientName | undefined): Promise<{ name: ClientNa
     if (mod) return { name, mod }
   }
   throw new Exit(
-    1,
+    Status.USAGE,
     wanted
       ? `--client ${wanted}: the ${MODULES[wanted]} package is not installed: run \`npm install ${MODULES[wanted]}\``
       : 'the CLI talks to Redis through ioredis or node-redis, and neither is installed: run `npm install ioredis` (or `npm install redis`)',
@@ -122,7 +131,42 @@ interface Opened {
   close(): Promise<void>
 }
 
-const unreachable = (url: string, err: unknown) => new Exit(1, `cannot connect to Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err })
+const unreachable = (url: string, err: unknown) =>
+  new Exit(isPermissionError(err) ? Status.NOPERM : Status.UNAVAILABLE, `cannot connect to Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err })
+
+interface Connectable {
+  connect(): Promise<unknown>
+  once(event: 'connect', listener: () => void): unknown
+}
+
+/**
+ * `client.connect()` (which settles once the handshake is answered), or Exit(69) after
+ * CONNECT_TIMEOUT_MS; one node's client tells whether Redis took the connection at all (a
+ * cluster client's 'connect' comes only after the slots are read). `abandon` ends the attempt.
+ */
+async function handshake(url: string, client: Connectable, abandon: () => unknown, kind: 'node' | 'cluster' = 'node'): Promise<void> {
+  let accepted = false
+  if (kind === 'node') client.once('connect', () => void (accepted = true))
+  const why = () =>
+    kind === 'cluster'
+      ? 'no reply from this cluster seed (Redis paused or overloaded, or a firewall?)'
+      : accepted
+        ? 'the connection was accepted but no reply came (Redis paused or overloaded?)'
+        : 'no connection was established (a wrong address, a firewall, or a paused server behind TLS?)'
+  const silent = () => new Exit(Status.UNAVAILABLE, `Redis at ${redact(url)} did not answer within ${CONNECT_TIMEOUT_MS} ms: ${why()}`)
+  try {
+    await answerWithin(CONNECT_TIMEOUT_MS, client.connect(), silent)
+  } catch (err) {
+    await within(1_000, Promise.resolve().then(abandon))
+    throw err
+  }
+}
+
+/** A SCAN step, or a RedisError once SCAN_TIMEOUT_MS pass (inspect --watch reports it and goes on). */
+const scanWithin = <T>(url: string, promise: Promise<T>): Promise<T> =>
+  answerWithin(SCAN_TIMEOUT_MS, promise, () => new RedisError(`Redis did not answer the SCAN of ${redact(url)} within ${SCAN_TIMEOUT_MS} ms (paused, overloaded, or unreachable)`)).catch((err: unknown) => {
+    throw err instanceof RedisError ? err : new RedisError(`SCAN of ${redact(url)} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err })
+  })
 
 async function ioredisClient(mod: any, e: Endpoint, auth: object, tls: object | undefined): Promise<Opened> {
   const Redis = mod.Redis ?? mod.default
@@ -134,7 +178,7 @@ async function ioredisClient(mod: any, e: Endpoint, auth: object, tls: object | 
     ...auth,
     ...(tls && { tls }),
     lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
+    connectTimeout: TCP_TIMEOUT_MS,
     maxRetriesPerRequest: 3,
     // disconnect() at the end must not keep a timer of ioredis' waiting for a FIN.
     disconnectTimeout: 0,
@@ -145,14 +189,14 @@ async function ioredisClient(mod: any, e: Endpoint, auth: object, tls: object | 
   // Later errors surface as failed commands or a lost lease; ioredis reconnects by itself.
   client.on('error', (err: Error) => void (lastError = err))
   try {
-    await client.connect()
+    await handshake(e.url, client, () => client.disconnect())
     connected = true
   } catch (err) {
-    throw unreachable(e.url, lastError ?? err)
+    throw err instanceof Exit ? err : unreachable(e.url, lastError ?? err)
   }
   return {
     raw: client,
-    node: ioredisNode(client),
+    node: ioredisNode(client, e.url),
     close: async () => {
       await within(1_000, client.quit())
       client.disconnect()
@@ -160,8 +204,8 @@ async function ioredisClient(mod: any, e: Endpoint, auth: object, tls: object | 
   }
 }
 
-const ioredisNode = (client: any): ScanNode => ({
-  scan: async (cursor, match, count) => (await client.call('SCAN', cursor, 'MATCH', match, 'COUNT', count)) as [string, string[]],
+const ioredisNode = (client: any, url: string): ScanNode => ({
+  scan: (cursor, match, count) => scanWithin(url, client.call('SCAN', cursor, 'MATCH', match, 'COUNT', count) as Promise<[string, string[]]>),
 })
 
 async function nodeRedisClient(mod: any, e: Endpoint, auth: object, tls: object | undefined): Promise<Opened> {
@@ -173,24 +217,24 @@ async function nodeRedisClient(mod: any, e: Endpoint, auth: object, tls: object 
       host: e.host,
       port: e.port,
       ...(tls && { tls: true, ...tls }),
-      connectTimeout: CONNECT_TIMEOUT_MS,
+      connectTimeout: TCP_TIMEOUT_MS,
       // An Error ends the reconnecting: fail at once if Redis is not there to begin with.
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(retries * 100, 2_000) : cause),
     },
   })
   client.on('error', () => {})
   try {
-    await client.connect()
+    await handshake(e.url, client, () => client.destroy())
     connected = true
   } catch (err) {
-    throw unreachable(e.url, err)
+    throw err instanceof Exit ? err : unreachable(e.url, err)
   }
-  return { raw: client, node: nodeRedisNode(client), close: () => closeNodeRedis(client) }
+  return { raw: client, node: nodeRedisNode(client, e.url), close: () => closeNodeRedis(client) }
 }
 
-const nodeRedisNode = (client: any): ScanNode => ({
+const nodeRedisNode = (client: any, url: string): ScanNode => ({
   scan: async (cursor, match, count) => {
-    const [next, keys] = (await client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', String(count)])) as [unknown, unknown[]]
+    const [next, keys] = (await scanWithin(url, client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', String(count)]))) as [unknown, unknown[]]
     return [String(next), keys.map(String)]
   },
 })
@@ -201,7 +245,7 @@ async function closeNodeRedis(client: any): Promise<void> {
   if (client.isOpen) client.destroy()
 }
 
-function ioredisCluster(mod: any, endpoints: Endpoint[], connection: Connection, env: NodeJS.ProcessEnv, tls: object, useTls: (e: Endpoint) => boolean): Promise<Connected> {
+async function ioredisCluster(mod: any, endpoints: Endpoint[], connection: Connection, env: NodeJS.ProcessEnv, tls: object, useTls: (e: Endpoint) => boolean): Promise<Connected> {
   const Cluster = mod.Cluster ?? mod.default?.Cluster
   const first = endpoints[0]!
   const secure = endpoints.some(useTls)
@@ -211,31 +255,36 @@ function ioredisCluster(mod: any, endpoints: Endpoint[], connection: Connection,
     {
       lazyConnect: true,
       clusterRetryStrategy: (attempt: number) => (connected ? Math.min(attempt * 100, 2_000) : null),
+      slotsRefreshTimeout: SLOTS_TIMEOUT_MS,
       // TLS certificates name hosts; keep the names the seeds were given by.
       ...(secure && { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }),
-      redisOptions: { ...credentials(first.url, connection, env), ...(secure && { tls }), connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 3, disconnectTimeout: 0 },
+      redisOptions: { ...credentials(first.url, connection, env), ...(secure && { tls }), connectTimeout: TCP_TIMEOUT_MS, maxRetriesPerRequest: 3, disconnectTimeout: 0 },
     },
   )
   let lastError: Error | undefined
   cluster.on('error', (err: Error) => void (lastError = err))
-  return cluster.connect().then(
-    () => {
-      connected = true
-      return {
-        client: 'ioredis' as const,
-        redis: cluster,
-        scanNodes: async () => (cluster.nodes('master') as unknown[]).map(ioredisNode),
-        close: async () => {
-          await within(1_000, cluster.quit())
-          cluster.disconnect()
-        },
-      }
-    },
-    (err: unknown) => {
+  try {
+    await handshake(first.url, cluster, () => cluster.disconnect(), 'cluster')
+    connected = true
+  } catch (err) {
+    cluster.disconnect()
+    if (err instanceof Exit) throw err
+    // No seed answered CLUSTER SLOTS in time (ioredis' own timeout spoke first); the 'error' event tells it.
+    if ((lastError as { lastNodeError?: Error } | undefined)?.lastNodeError?.message === 'timeout') {
+      throw new Exit(Status.UNAVAILABLE, `Redis at ${redact(first.url)} did not answer within ${SLOTS_TIMEOUT_MS} ms: no cluster seed answered CLUSTER SLOTS (Redis paused or overloaded, or a firewall?)`, { cause: err })
+    }
+    throw unreachable(first.url, lastError ?? err)
+  }
+  const urlOf = (node: any) => `${secure ? 'rediss' : 'redis'}://${node.options.host}:${node.options.port}`
+  return {
+    client: 'ioredis',
+    redis: cluster,
+    scanNodes: async () => (cluster.nodes('master') as unknown[]).map((node) => ioredisNode(node, urlOf(node))),
+    close: async () => {
+      await within(1_000, cluster.quit())
       cluster.disconnect()
-      throw unreachable(first.url, lastError ?? err)
     },
-  )
+  }
 }
 
 async function nodeRedisCluster(mod: any, endpoints: Endpoint[], connection: Connection, env: NodeJS.ProcessEnv, tls: object, useTls: (e: Endpoint) => boolean): Promise<Connected> {
@@ -248,23 +297,25 @@ async function nodeRedisCluster(mod: any, endpoints: Endpoint[], connection: Con
       ...credentials(first.url, connection, env),
       socket: {
         ...(secure && { tls: true, ...tls }),
-        connectTimeout: CONNECT_TIMEOUT_MS,
+        connectTimeout: TCP_TIMEOUT_MS,
         reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(retries * 100, 2_000) : cause),
       },
     },
   })
   cluster.on('error', () => {})
   try {
-    await cluster.connect()
+    await handshake(first.url, cluster, () => cluster.destroy(), 'cluster')
     connected = true
   } catch (err) {
     await within(1_000, Promise.resolve().then(() => cluster.destroy()))
-    throw unreachable(first.url, err)
+    throw err instanceof Exit ? err : unreachable(first.url, err)
   }
+  const urlOf = (m: { host: string; port: number }) => `${secure ? 'rediss' : 'redis'}://${m.host}:${m.port}`
   return {
     client: 'node-redis',
     redis: cluster,
-    scanNodes: async () => Promise.all((cluster.masters as unknown[]).map(async (m) => nodeRedisNode(await cluster.nodeClient(m)))),
+    // nodeClient connects to a master on first use: bounded like the SCAN that follows.
+    scanNodes: async () => Promise.all((cluster.masters as { host: string; port: number }[]).map(async (m) => nodeRedisNode(await scanWithin(urlOf(m), Promise.resolve(cluster.nodeClient(m))), urlOf(m)))),
     close: async () => {
       await within(1_000, cluster.close())
       if (cluster.isOpen) cluster.destroy()

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The `fencelock` command. It uses only the public API, with ioredis or node-redis as the client.
-import { createLocks, InvalidArgumentError, LockAbortedError, LockTimeoutError, type AcquireOptions, type Lease, type Locks, type LocksOptions } from '../index.js'
+import { createLocks, LockAbortedError, LockTimeoutError, type AcquireOptions, type Lease, type Locks, type LocksOptions } from '../index.js'
 import { parseCommandLine, UsageError, type Command, type Hold } from './args.js'
+import { busy } from './busy.js'
 import { useColor } from './color.js'
 import { connect, type Connected } from './connect.js'
-import { Exit, log, print, within } from './exit.js'
+import { Exit, log, print, Status, statusOf, within } from './exit.js'
 import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
 import type { Kind } from './scan.js'
 import { describeLock, formatTable, Inspector, mutexRow } from './inspect.js'
@@ -14,8 +15,11 @@ import { watch } from './watch.js'
 
 type Connecting = Exclude<Command, { name: 'help' | 'version' }>
 
-/** The lease `run` or `acquire` asks for; SIGINT/SIGTERM/SIGHUP while waiting give up the wait cleanly. */
-async function acquire(locks: Locks, resource: string, hold: Hold, options: AcquireOptions): Promise<Lease> {
+/**
+ * The lease `run` or `acquire` asks for; SIGINT/SIGTERM/SIGHUP while waiting give up the wait
+ * cleanly, and a lock still held when the wait ends is an Exit(1) that says who holds it.
+ */
+async function acquire(locks: Locks, locksOptions: LocksOptions, resource: string, hold: Hold, options: AcquireOptions): Promise<Lease> {
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals) => controller.abort(signal)
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
@@ -34,6 +38,7 @@ async function acquire(locks: Locks, resource: string, hold: Hold, options: Acqu
     }
     return hold satisfies never
   } catch (err) {
+    if (err instanceof LockTimeoutError) throw await busy(err, hold, options.wait, locks, locksOptions)
     if (!(err instanceof LockAbortedError)) throw err
     const signal = controller.signal.reason as NodeJS.Signals
     throw new Exit(signalExit(signal), `${signal} while waiting for lock "${resource}"; gave up`)
@@ -84,7 +89,7 @@ async function execute(command: Connecting, locks: Locks, locksOptions: LocksOpt
       return inspect(command, locks, locksOptions, connected)
     case 'acquire': {
       // Not extended and not released: the lock lives for its ttl, for whoever uses the fence.
-      const lease = await acquire(locks, command.resource, { kind: 'mutex' }, options(command.ttl, command.wait))
+      const lease = await acquire(locks, locksOptions, command.resource, { kind: 'mutex' }, options(command.ttl, command.wait))
       const { resource, token, fence, ttl } = lease
       print(command.json ? JSON.stringify({ resource, token, fence, ttl }) : `token=${token} fence=${fence} ttl=${ttl}`)
       return 0
@@ -98,7 +103,7 @@ async function execute(command: Connecting, locks: Locks, locksOptions: LocksOpt
         const released = await releaseToken(locks, inspector, command.kind, command.resource, command.token!)
         const what = command.kind === 'mutex' ? 'lock' : command.kind === 'semaphore' ? 'semaphore' : 'read/write lock'
         if (!released) log(`${what} "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
-        return released ? 0 : 1
+        return released ? Status.OK : Status.NO
       } finally {
         await within(1_000, inspector.close())
       }
@@ -106,10 +111,10 @@ async function execute(command: Connecting, locks: Locks, locksOptions: LocksOpt
     case 'extend': {
       const extended = await locks.extend(command.resource, command.token, command.ttl)
       if (!extended) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)
-      return extended ? 0 : 1
+      return extended ? Status.OK : Status.NO
     }
     case 'run': {
-      const lease = await acquire(locks, command.resource, command.hold, { ...options(command.ttl, command.wait), autoExtend: true })
+      const lease = await acquire(locks, locksOptions, command.resource, command.hold, { ...options(command.ttl, command.wait), autoExtend: true })
       const code = await runHolding(lease, command.command, log)
       if (!lease.signal.aborted) {
         await lease.release().catch((err: Error) => log(`${err.message}; it expires within its ttl`))
@@ -131,7 +136,7 @@ async function main(argv: string[]): Promise<number> {
     if (!(err instanceof UsageError)) throw err
     log(err.message)
     log('see `fencelock --help` (or `fencelock <command> --help`) for usage')
-    return 2
+    return Status.USAGE
   }
   if (command.name === 'help') return void process.stdout.write(command.text), 0
   if (command.name === 'version') return print(packageVersion()), 0
@@ -158,13 +163,8 @@ function exit(code: number): void {
 }
 
 main(process.argv.slice(2)).then(exit, (err: unknown) => {
-  if (err instanceof Exit) {
-    log(err.message)
-    return exit(err.code)
-  }
-  log(err instanceof Error ? err.message : String(err))
-  // The library checked a value the command line passed on (for example a resource name too long).
-  if (err instanceof InvalidArgumentError) return exit(2)
-  if (err instanceof LockTimeoutError) log('another process holds the lock; use --wait to wait longer')
-  exit(1)
+  const status = statusOf(err)
+  const message = err instanceof Error ? err.message : String(err)
+  log(status === Status.SOFTWARE ? `unexpected error (please report it): ${err instanceof Error ? (err.stack ?? message) : message}` : message)
+  exit(status)
 })

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Lease } from '../index.js'
+import { Status } from './exit.js'
 
-/** Exit status when the lease was lost while the command ran (EX_TEMPFAIL: try again later). */
-export const EXIT_LOST = 75
 /** After SIGTERM, how long the command gets to stop before SIGKILL. */
 const KILL_AFTER_MS = 10_000
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
@@ -14,7 +13,7 @@ type Outcome = { code: number | null; signal: NodeJS.Signals | null } | { error:
 
 /**
  * Runs `command` while `lease` is held and resolves with the exit status to use: the command's
- * own, or `EXIT_LOST` if the lease was lost meanwhile (the command is then sent SIGTERM, and
+ * own, or `Status.LOST` (75) if the lease was lost meanwhile (the command is then sent SIGTERM, and
  * SIGKILL if it outlives KILL_AFTER_MS). Signals sent to fencelock are passed on to the command,
  * so it ends first and the lock is released after it.
  */
@@ -43,7 +42,7 @@ export async function runHolding(lease: Lease, command: string[], log: (line: st
   for (const signal of FORWARDED) process.on(signal, forward)
   try {
     const result = await outcome
-    if (lost) return EXIT_LOST
+    if (lost) return Status.LOST
     if ('error' in result) {
       log(`cannot run ${JSON.stringify(file)}: ${result.error.message}`)
       return result.error.code === 'ENOENT' ? 127 : 126

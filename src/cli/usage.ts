@@ -24,13 +24,17 @@ the URL or $REDIS_PASSWORD, never from a flag.
 
 Exit status:
   0      done (run: the command exited with 0)
-  1      the lock was not acquired within --wait (release, extend: <token> does not hold it;
-         release --force: nothing held, or the holder changed), or Redis failed
-  2      bad usage
+  1      the lock is held: not acquired within --wait (the message names the holder);
+         release, extend: <token> does not hold it; release --force: nothing held, not
+         confirmed, or the holder changed
+  2      bad usage, or the client library (ioredis, redis) is not installed
+  69     Redis could not be reached, did not answer in time, or failed (EX_UNAVAILABLE)
+  70     an unexpected error in fencelock: please report it (EX_SOFTWARE)
   75     run: the lock was lost while the command ran; the command was sent SIGTERM
+  77     Redis refused the password or a command: WRONGPASS, NOAUTH, NOPERM (EX_NOPERM)
   126    run: the command could not be executed; 127: it was not found
   128+n  fencelock or the command was ended by signal n
-  other  run: the command's own exit status
+  other  run: the command's own exit status (stderr says when fencelock itself failed)
 
 Examples:
   fencelock run nightly-backup --ttl 30s --wait 0 -- ./backup.sh --full
@@ -40,7 +44,8 @@ Examples:
   fencelock release nightly-backup --force
   eval "$(fencelock acquire report --ttl 5m)" && make report; fencelock release report "$token"
 
-Operator documentation: docs/cli.md`
+One command's flags: fencelock <command> --help. More: the README.md that comes with fencelock
+(in the package's folder, e.g. node_modules/fencelock/README.md), section "Command line".`
 
 /** The subcommand named on the command line, if any. */
 const commandIn = (args: string[]): string | undefined => args.find((a) => (COMMANDS as readonly string[]).includes(a))

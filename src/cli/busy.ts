@@ -1,0 +1,40 @@
+// Why `run` or `acquire` did not get the lock: who holds it. Read with inspect on this failure path
+// only, so the acquire itself makes no extra round trip.
+import type { LockTimeoutError, Locks, LocksOptions } from '../index.js'
+import type { Hold } from './args.js'
+import { Exit, Status, within } from './exit.js'
+import { formatTtl, Inspector, type Holder, type Row } from './inspect.js'
+
+const WHAT: Record<Hold['kind'], string> = { mutex: 'lock', semaphore: 'semaphore', read: 'read/write lock', write: 'read/write lock' }
+
+const holderText = (h: Holder) => `token ${h.token} (${h.mode ? `${h.mode}, ` : ''}${h.fence !== null ? `fence ${h.fence}, ` : ''}${formatTtl(h.ttl)} left)`
+
+function holdersText(row: Row): string {
+  const waiting = row.waiters > 0 ? `; ${row.waiters} waiting` : ''
+  if (row.holders.length === 0) return `nobody now (released or expired since${waiting})`
+  const limit = row.limit !== undefined ? `${row.holders.length} of ${row.limit} permits: ` : ''
+  return `${limit}${row.holders.map(holderText).join(', ')}${waiting}`
+}
+
+/**
+ * The Exit (status 1) for a lock that `--wait` ran out on: "lock "x" is held by token … (fence …,
+ * 9.8s left)". If inspect fails too, the message says so and keeps to what is known.
+ */
+export async function busy(err: LockTimeoutError, hold: Hold, wait: number | undefined, locks: Locks, options: LocksOptions): Promise<Exit> {
+  const what = `${WHAT[hold.kind]} "${err.resource}"`
+  const inspector = new Inspector(locks, options)
+  let by: string
+  try {
+    const kind = hold.kind === 'read' || hold.kind === 'write' ? 'read-write' : hold.kind
+    by = `by ${holdersText(await inspector.row({ kind, name: err.resource }))}`
+  } catch (cause) {
+    by = `(who holds it could not be read: ${cause instanceof Error ? cause.message : String(cause)})`
+  } finally {
+    await within(1_000, inspector.close())
+  }
+  const message =
+    wait === 0
+      ? `${what} is held ${by}; not acquired (--wait 0 makes one attempt; give --wait to wait for it)`
+      : `${what} is still held after waiting ${Math.round(err.waited)} ms, ${by}; not acquired (a longer --wait waits longer)`
+  return new Exit(Status.NO, message, { cause: err })
+}
