@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs'
 import type { RedisClient } from '../index.js'
 import type { Connection } from './args.js'
-import { RedisError } from '../index.js'
-import { answerWithin, Exit, isPermissionError, Status, within } from './exit.js'
+import { handshake, scanWithin, SLOTS_TIMEOUT_MS, TCP_TIMEOUT_MS } from './deadlines.js'
+import { Exit, isPermissionError, Status, within } from './exit.js'
 import { redact, type ClientName } from './values.js'
 
 /** One Redis node that SCAN can walk (a quorum node, or one master of a cluster). */
@@ -27,15 +27,6 @@ export interface Connected {
 
 // Variables, not literals: bundlers would otherwise copy the clients into dist/cli.js.
 const MODULES: Record<ClientName, string> = { ioredis: 'ioredis', 'node-redis': 'redis' }
-// The whole connect, TCP and handshake: the clients' connectTimeout covers only the TCP part, and a
-// paused Redis gets its connections accepted by the kernel but answers nothing.
-const CONNECT_TIMEOUT_MS = 5_000
-// The clients' own TCP timeout, later: the whole connect's deadline speaks first, in its words.
-const TCP_TIMEOUT_MS = CONNECT_TIMEOUT_MS + 1_000
-/** ioredis asks one seed after another for the slots, each for at most this long. */
-const SLOTS_TIMEOUT_MS = 2_000
-/** How long one SCAN step (and a cluster node's connection for it) may take before inspect gives up. */
-const SCAN_TIMEOUT_MS = 5_000
 
 async function load(name: ClientName): Promise<unknown> {
   try {
@@ -99,7 +90,7 @@ function tlsOptions(connection: Connection): { ca?: Buffer; cert?: Buffer; key?:
   return { ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) }
 }
 
-/** Connects as the command line says, or throws Exit(1) naming the (redacted) URL that failed. */
+/** Connects as the command line says, or throws Exit (69, or 77 if refused) naming the (redacted) URL that failed. */
 export async function connect(connection: Connection, env: NodeJS.ProcessEnv = process.env): Promise<Connected> {
   const { name, mod } = await library(connection.client)
   const tls = tlsOptions(connection)
@@ -133,40 +124,6 @@ interface Opened {
 
 const unreachable = (url: string, err: unknown) =>
   new Exit(isPermissionError(err) ? Status.NOPERM : Status.UNAVAILABLE, `cannot connect to Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err })
-
-interface Connectable {
-  connect(): Promise<unknown>
-  once(event: 'connect', listener: () => void): unknown
-}
-
-/**
- * `client.connect()` (which settles once the handshake is answered), or Exit(69) after
- * CONNECT_TIMEOUT_MS; one node's client tells whether Redis took the connection at all (a
- * cluster client's 'connect' comes only after the slots are read). `abandon` ends the attempt.
- */
-async function handshake(url: string, client: Connectable, abandon: () => unknown, kind: 'node' | 'cluster' = 'node'): Promise<void> {
-  let accepted = false
-  if (kind === 'node') client.once('connect', () => void (accepted = true))
-  const why = () =>
-    kind === 'cluster'
-      ? 'no reply from this cluster seed (Redis paused or overloaded, or a firewall?)'
-      : accepted
-        ? 'the connection was accepted but no reply came (Redis paused or overloaded?)'
-        : 'no connection was established (a wrong address, a firewall, or a paused server behind TLS?)'
-  const silent = () => new Exit(Status.UNAVAILABLE, `Redis at ${redact(url)} did not answer within ${CONNECT_TIMEOUT_MS} ms: ${why()}`)
-  try {
-    await answerWithin(CONNECT_TIMEOUT_MS, client.connect(), silent)
-  } catch (err) {
-    await within(1_000, Promise.resolve().then(abandon))
-    throw err
-  }
-}
-
-/** A SCAN step, or a RedisError once SCAN_TIMEOUT_MS pass (inspect --watch reports it and goes on). */
-const scanWithin = <T>(url: string, promise: Promise<T>): Promise<T> =>
-  answerWithin(SCAN_TIMEOUT_MS, promise, () => new RedisError(`Redis did not answer the SCAN of ${redact(url)} within ${SCAN_TIMEOUT_MS} ms (paused, overloaded, or unreachable)`)).catch((err: unknown) => {
-    throw err instanceof RedisError ? err : new RedisError(`SCAN of ${redact(url)} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err })
-  })
 
 async function ioredisClient(mod: any, e: Endpoint, auth: object, tls: object | undefined): Promise<Opened> {
   const Redis = mod.Redis ?? mod.default
