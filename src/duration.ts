@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js'
+import { checkOptions, describeValue, optionNames } from './validate.js'
 
 /** Options of {@link parseDuration}. */
 export interface ParseDurationOptions {
@@ -9,6 +10,8 @@ export interface ParseDurationOptions {
   /** Refuse `0`. Default: false. */
   positive?: boolean
 }
+
+const DURATION_OPTIONS = optionNames<ParseDurationOptions>('parseDuration', { name: true, infinity: true, positive: true })
 
 const UNIT_MS = { d: 86_400_000n, h: 3_600_000n, m: 60_000n, s: 1_000n, ms: 1n } as const
 type Unit = keyof typeof UNIT_MS
@@ -24,9 +27,10 @@ const EXAMPLES = 'such as 250ms, 1.5s, 30s, 1m30s, 5m, 1h or 2d'
  * take numbers of milliseconds: `ttl: parseDuration('30s')`; the CLI reads every time flag with it.
  */
 export function parseDuration(text: string, options: ParseDurationOptions = {}): number {
+  checkOptions(options, DURATION_OPTIONS)
   const { name = 'duration', infinity = false, positive = false } = options
   const fail = (problem: string): never => {
-    throw new InvalidArgumentError(`Invalid ${name} ${typeof text === 'string' ? JSON.stringify(text) : String(text)}: ${problem}`)
+    throw new InvalidArgumentError(`Invalid ${name} ${describeValue(text)}: ${problem}`)
   }
   if (typeof text !== 'string') return fail(`expected a string ${EXAMPLES}`)
   if (text === '') return fail(`expected a duration ${EXAMPLES}`)

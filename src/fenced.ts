@@ -7,7 +7,7 @@ import { emit, events } from './telemetry.js'
 import { scripts } from './scripts/index.js'
 import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
-import { checkOptions, checkString, checkTtl, describeValue } from './validate.js'
+import { checkOptions, checkString, checkTtl, describeValue, optionNames } from './validate.js'
 
 /** Options of {@link fencedSet} and {@link claimFence}. */
 export interface FencedSetOptions {
@@ -35,8 +35,10 @@ const checkFence = (fence: unknown): number => {
   return fence
 }
 
+const GUARD_OPTIONS = optionNames<FencedSetOptions>('fencedSet/claimFence', { px: true, timeout: true })
+
 const checkGuardOptions = (options: FencedSetOptions | undefined): { px: number; timeout: number } => {
-  checkOptions(options)
+  checkOptions(options, GUARD_OPTIONS)
   return {
     px: options?.px === undefined ? 0 : checkTtl(options.px, 'px'),
     timeout: options?.timeout === undefined ? GUARD_TIMEOUT : checkTtl(options.timeout, 'timeout'),

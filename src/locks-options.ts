@@ -1,4 +1,6 @@
+import { InvalidArgumentError } from './errors.js'
 import type { RedisClient } from './redis/client-types.js'
+import { checkOptions, describeValue, optionNames } from './validate.js'
 
 /** What `createLocks` takes. */
 export interface LocksOptions {
@@ -71,4 +73,33 @@ export interface LocksOptions {
     /** How long WAIT may block, in ms. */
     timeout: number
   }
+}
+
+const LOCKS_OPTIONS = optionNames<LocksOptions>(
+  'createLocks',
+  {
+    redis: true,
+    prefix: true,
+    ttl: true,
+    wait: true,
+    driftFactor: true,
+    fenceRetention: true,
+    waiterGrace: true,
+    maxTtl: true,
+    allowShortTtl: true,
+    reentrant: true,
+    tryTimeout: true,
+    quorum: true,
+    replicas: true,
+  },
+  { client: 'did you mean `redis` (the client)?', url: 'fencelock takes a client, not a URL: pass `redis: new Redis(url)` (ioredis) or a connected node-redis client' },
+)
+
+/** `createLocks`' argument: an object with known option names (each value is checked where it is read). */
+export function checkLocksOptions(options: unknown): asserts options is LocksOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    const quorum = Array.isArray(options) ? ': for quorum mode, pass the clients as { redis: [client1, client2, client3] }' : ''
+    throw new InvalidArgumentError(`Expected \`options\` to be an object { redis, ... }, got ${describeValue(options)}${quorum}`)
+  }
+  checkOptions(options, LOCKS_OPTIONS)
 }

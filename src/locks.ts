@@ -1,7 +1,7 @@
 import type { Backend, LockInfo } from './backend.js'
 import { InvalidArgumentError } from './errors.js'
 import { holding, type Lease } from './lease.js'
-import type { LocksOptions } from './locks-options.js'
+import { checkLocksOptions, type LocksOptions } from './locks-options.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex, mutexKeys } from './primitives/mutex.js'
 import { multi, multiName } from './primitives/multi.js'
@@ -93,7 +93,7 @@ const DAY = 86_400_000
  * a signal that aborts when it is lost.
  */
 export function createLocks(options: LocksOptions): Locks {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected options to be an object, got ${String(options)}`)
+  checkLocksOptions(options)
   const isQuorum = Array.isArray(options.redis)
   const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
   const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')

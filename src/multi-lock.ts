@@ -1,7 +1,7 @@
 import { delegatingLease, lossOf, type Lease } from './lease.js'
 import type { AcquireOptions } from './options.js'
 import { multiName, multiResources } from './primitives/multi.js'
-import { checkResource } from './validate.js'
+import { checkResource, describeValue } from './validate.js'
 import { InvalidArgumentError } from './errors.js'
 
 /** A lease on several resources at once (`acquireAll`): one `Lease`, plus each resource's fence. */
@@ -31,7 +31,7 @@ export function leasesOf(lease: MultiLease): ReadonlyMap<string, Lease> {
 /** The distinct resource names, validated and sorted: one global order, so [a, b] and [b, a] are one lock. */
 export function checkResources(resources: unknown): string[] {
   if (!Array.isArray(resources) || resources.length === 0) {
-    throw new InvalidArgumentError(`Expected \`resources\` to be a non-empty array of resource names, got ${Array.isArray(resources) ? 'an empty array' : String(resources)}`)
+    throw new InvalidArgumentError(`Expected \`resources\` to be a non-empty array of resource names, got ${describeValue(resources)}`)
   }
   if (resources.length > 100) throw new InvalidArgumentError(`Expected at most 100 resources, got ${resources.length}`)
   return [...new Set(resources.map((r) => checkResource(r)))].sort()

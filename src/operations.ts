@@ -14,7 +14,7 @@ import type { Runtime } from './runtime.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
-import type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
+import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type Defaults, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
@@ -97,7 +97,7 @@ export class Operations<Info> {
 
   async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
     checkResource(resource)
-    checkOptions(options)
+    checkOptions(options, ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
@@ -148,7 +148,7 @@ export class Operations<Info> {
 
   async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
     checkResource(resource)
-    checkOptions(options)
+    checkOptions(options, TRY_ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#runtime.checkOpen(this.#backend)
@@ -164,7 +164,7 @@ export class Operations<Info> {
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
-    checkOptions(options)
+    checkOptions(options, ACQUIRE_OPTIONS)
     const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
     return holding(lease, fn, (l) => l.lostError())
   }

@@ -1,3 +1,5 @@
+import { optionNames } from './validate.js'
+
 /** Options of every acquire, and the instance's defaults for them. */
 
 export interface Defaults {
@@ -40,3 +42,18 @@ export interface TryAcquireOptions {
   /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
   timeout?: number
 }
+
+/** The names `checkOptions` accepts in each (a new option added above must be listed here: tsc checks it). */
+export const ACQUIRE_OPTIONS = optionNames<AcquireOptions>(
+  'acquire',
+  { ttl: true, wait: true, signal: true, autoExtend: true },
+  { timeout: 'did you mean `wait` (how long to wait for the lock, in ms)?' },
+)
+
+const NEVER_WAITS = 'a try (tryAcquire, tryRead, tryWrite) never waits for the lock; to wait, use acquire, read or write with { wait }'
+
+export const TRY_ACQUIRE_OPTIONS = optionNames<TryAcquireOptions>(
+  'tryAcquire',
+  { ttl: true, autoExtend: true, timeout: true },
+  { wait: NEVER_WAITS, signal: `${NEVER_WAITS} (no signal needed: \`timeout\` bounds the wait for Redis' answer)` },
+)

@@ -7,7 +7,7 @@ import type { LeaseState } from './lease-state.js'
 import type { FencelockError } from './errors.js'
 import type { Defaults } from './options.js'
 import { closedClient } from './redis/index.js'
-import { checkBoolean } from './validate.js'
+import { checkBoolean, checkOptions, optionNames } from './validate.js'
 
 /** Options of `locks.close()`. */
 export interface CloseOptions {
@@ -18,6 +18,8 @@ export interface CloseOptions {
    */
   release?: boolean
 }
+
+const CLOSE_OPTIONS = optionNames<CloseOptions>('close', { release: true })
 
 /**
  * What exists once per `createLocks` instance, whatever the primitive: the instance id (wake-up
@@ -64,7 +66,7 @@ export class Runtime {
   }
 
   async close(options: CloseOptions = {}): Promise<void> {
-    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected close options to be an object, got ${String(options)}`)
+    checkOptions(options, CLOSE_OPTIONS)
     const release = options.release === undefined ? false : checkBoolean(options.release, 'release')
     if (this.#closed) return
     this.#closed = true

@@ -3,7 +3,7 @@ import type { Lease } from './lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from './operations.js'
 import type { SemaphoreInfo } from './primitives/semaphore.js'
 import type { CallChain } from './reentrancy.js'
-import { checkFunction, describeValue } from './validate.js'
+import { checkFunction, checkOptions, describeValue, optionNames } from './validate.js'
 
 export type { SemaphoreInfo } from './primitives/semaphore.js'
 
@@ -40,8 +40,11 @@ export interface Semaphore {
 
 export const MAX_LIMIT = 1_000
 
+const SEMAPHORE_OPTIONS = optionNames<SemaphoreOptions>('semaphore', { limit: true })
+
 export function checkLimit(options: unknown): number {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
+  checkOptions(options, SEMAPHORE_OPTIONS)
   const { limit } = options as { limit?: unknown }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidArgumentError(`Expected \`limit\` to be an integer from 1 to ${MAX_LIMIT}, got ${describeValue(limit)}`)

@@ -1,4 +1,6 @@
+import { describeValue as show } from './describe-value.js'
 import { InvalidArgumentError } from './errors.js'
+import { unknownOptionMessage } from './unknown-option.js'
 
 /** Longest TTL accepted anywhere: 24 days, below setTimeout's 2^31-1 ms limit. */
 export const MAX_TTL = 2_073_600_000
@@ -10,13 +12,6 @@ export const MAX_RESOURCE_LENGTH = 1024
  * written where milliseconds are meant (`ttl: 30`).
  */
 export const MIN_TTL = 100
-
-const show = (value: unknown): string => {
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
-  if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value)
-  return Object.prototype.toString.call(value)
-}
 
 export const MAX_TOKEN_LENGTH = 256
 
@@ -74,10 +69,14 @@ export function checkWait(value: unknown, name = 'wait'): number {
   return value
 }
 
+/** `acquire(['a', 'b'])` is how node-redlock takes several locks; here that is acquireAll. */
+const severalHint = (value: unknown, name: string): string =>
+  Array.isArray(value) && name === 'resource' ? ': to lock several resources at once (all or nothing), use acquireAll(resources) or withLocks(resources, fn)' : ''
+
 export function checkResource(value: unknown, name = 'resource'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RESOURCE_LENGTH) {
     throw new InvalidArgumentError(
-      `Expected \`${name}\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}`,
+      `Expected \`${name}\` to be a non-empty string of at most ${MAX_RESOURCE_LENGTH} characters, got ${show(value)}${severalHint(value, name)}`,
     )
   }
   return checkWellFormed(value, name)
@@ -114,11 +113,37 @@ export function checkString(value: unknown, name: string, allowEmpty = false): s
   return checkWellFormed(value, name)
 }
 
-/** An options argument: absent, or an object (a null or a number would otherwise fail as a TypeError). */
-export function checkOptions(value: unknown, name = 'options'): void {
-  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+/** The option names of one options argument, and what to say of a name that is a known mistake there. */
+export interface OptionNames {
+  /** What the options belong to, for the message: `acquire`, `createLocks`, ... */
+  readonly of: string
+  readonly names: readonly string[]
+  readonly hints?: Readonly<Record<string, string>>
+}
+
+/**
+ * The names of the options type `T`, listed once: tsc refuses a list that misses one of its keys
+ * or names one it lacks, so a new option cannot be forgotten here and then refused at run time.
+ */
+export const optionNames = <T extends object>(of: string, names: Record<keyof T, true>, hints?: Readonly<Record<string, string>>): OptionNames => ({
+  of,
+  names: Object.keys(names),
+  ...(hints && { hints }),
+})
+
+/**
+ * An options argument: absent, or a plain object (a null or a number would otherwise fail as a
+ * TypeError) whose every key is one of `known` (a misspelt `tll` would otherwise be ignored, and
+ * the default used without a word).
+ */
+export function checkOptions(value: unknown, known?: OptionNames, name = 'options'): void {
+  if (value === undefined) return
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(`Expected \`${name}\` to be an object, got ${show(value)}`)
   }
+  if (known === undefined) return
+  const unknown = unknownOptionMessage(value, known.names, known.of, known.hints)
+  if (unknown !== undefined) throw new InvalidArgumentError(unknown)
 }
 
 export function checkFunction(value: unknown, name: string): void {
@@ -130,4 +155,4 @@ export function checkBoolean(value: unknown, name: string): boolean {
   return value
 }
 
-export { show as describeValue }
+export { describeValue } from './describe-value.js'

@@ -15,16 +15,4 @@ export class InvalidArgumentError extends Error {
   }
 }
 
-/** A value as it should appear in an error message: short, and never `[object Object]`. */
-export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
-  if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`
-  if (Array.isArray(value)) return `an array of ${value.length}`
-  if (typeof value === 'object' && value !== null) {
-    const keys = Object.keys(value)
-    const named = value.constructor?.name && value.constructor !== Object ? `a ${value.constructor.name}` : 'an object'
-    return keys.length === 0 ? `${named} with no own keys` : `${named} with keys ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`
-  }
-  return String(value)
-}
+export { describeValue } from '../describe-value.js'

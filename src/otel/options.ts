@@ -1,4 +1,5 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api'
+import { unknownOptionMessage } from '../unknown-option.js'
 import { describeValue, InvalidArgumentError } from './errors.js'
 
 /** Options of `instrument()`. */
@@ -47,10 +48,8 @@ export function checkOptions(options: unknown): CheckedOptions {
     throw new InvalidArgumentError(`Expected \`options\` to be an object, got ${describeValue(options)}`)
   }
   // A misspelt provider option would otherwise send everything to the global provider, silently.
-  const unknown = Object.keys(options).find((key) => !(KNOWN as readonly string[]).includes(key))
-  if (unknown !== undefined) {
-    throw new InvalidArgumentError(`Unknown option ${describeValue(unknown)} for instrument(); the options are ${KNOWN.join(', ')}`)
-  }
+  const unknown = unknownOptionMessage(options, KNOWN, 'instrument')
+  if (unknown !== undefined) throw new InvalidArgumentError(unknown)
   const { tracerProvider, meterProvider, includeResourceInMetrics } = options as Record<string, unknown>
   checkProvider(tracerProvider, 'tracerProvider', 'getTracer', 'TracerProvider')
   checkProvider(meterProvider, 'meterProvider', 'getMeter', 'MeterProvider')

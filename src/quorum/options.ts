@@ -1,5 +1,9 @@
 import { InvalidArgumentError } from '../errors.js'
-import { checkTtl, describeValue } from '../validate.js'
+import type { LocksOptions } from '../locks-options.js'
+import { checkOptions, checkTtl, describeValue, optionNames } from '../validate.js'
+
+const QUORUM_OPTIONS = optionNames<NonNullable<LocksOptions['quorum']>>('createLocks `quorum`', { nodeTimeout: true })
+const REPLICAS_OPTIONS = optionNames<NonNullable<LocksOptions['replicas']>>('createLocks `replicas`', { count: true, timeout: true })
 
 /** The per-node timeout for a given ttl: fixed if the caller chose one, else a tenth of the ttl (10 to 1,000 ms). */
 export function quorumNodeTimeout(options: unknown): (ttl: number) => number {
@@ -7,6 +11,7 @@ export function quorumNodeTimeout(options: unknown): (ttl: number) => number {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`Expected \`quorum\` to be an object, got ${describeValue(options)}`)
   }
+  checkOptions(options, QUORUM_OPTIONS, 'quorum')
   const { nodeTimeout } = options as { nodeTimeout?: unknown }
   if (nodeTimeout === undefined) return defaultNodeTimeout
   const fixed = checkTtl(nodeTimeout, 'quorum.nodeTimeout')
@@ -19,6 +24,7 @@ export function checkReplicas(options: unknown): { count: number; timeout: numbe
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`Expected \`replicas\` to be an object { count, timeout }, got ${describeValue(options)}`)
   }
+  checkOptions(options, REPLICAS_OPTIONS, 'replicas')
   const { count, timeout } = options as { count?: unknown; timeout?: unknown }
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1_000) {
     throw new InvalidArgumentError(`Expected \`replicas.count\` to be an integer from 1 to 1000, got ${describeValue(count)}`)
