@@ -13,6 +13,7 @@ export type FencelockErrorCode =
   | 'QUORUM_FAILED'
   | 'REPLICATION_FAILED'
   | 'LOCK_REENTRY'
+  | 'WRONG_TYPE'
 
 /**
  * The base class of every error fencelock throws or rejects with. `name` is the subclass's name
@@ -183,5 +184,22 @@ export class ReplicationError extends FencelockError {
     this.resource = resource
     this.acknowledged = acknowledged
     this.required = required
+  }
+}
+
+/**
+ * `fencedSet` or `claimFence` found a key holding something it must not overwrite: the data key
+ * holds another type than a string (a list, a hash, ...), or the guard key holds anything but a
+ * fence. Nothing was changed: the script checks before it writes.
+ */
+export class KeyTypeError extends FencelockError {
+  /** The key that holds the other value: the data key, or its guard key (`key` + `:fence`). */
+  readonly key: string
+  /** What the key holds, as Redis' `TYPE` names it (`list`, `hash`, `set`, `zset`, `stream`; `string` for a guard that is not a fence). */
+  readonly type: string
+  constructor(key: string, type: string, message: string) {
+    super('WRONG_TYPE', message)
+    this.key = key
+    this.type = type
   }
 }

@@ -32,6 +32,7 @@ export {
   QuorumError,
   ReplicationError,
   LockReentryError,
+  KeyTypeError,
   type NodeVote,
   type FencelockErrorCode,
   type LockLostReason,

@@ -2,7 +2,7 @@
 // redis-server: every error is a FencelockError with the client's error in `cause`, and every
 // call has a time bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, ClosedError, fencedSet, FencelockError, InvalidArgumentError, RedisError } from '../src/index.js'
+import { claimFence, ClosedError, fencedSet, FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
@@ -61,20 +61,54 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
     }
   })
 
-  it('a key of the wrong type: RedisError with the reply in cause and message', async () => {
-    // The guard key of `wrong` is `{wrong}:fence`; a list there makes the script's GET fail.
-    await client.command('DEL', '{wrong}:fence')
-    await client.command('RPUSH', '{wrong}:fence', 'x')
-    for (const call of [() => fencedSet(client.raw, 'wrong', 'v', 5), () => claimFence(client.raw, 'wrong', 5)]) {
-      const err = await call().catch((e: unknown) => e)
-      expect(err).toBeInstanceOf(RedisError)
-      expect((err as RedisError).code).toBe('REDIS_ERROR')
-      expect((err as Error).message).toMatch(/WRONGTYPE/)
-      expect((err as Error).message).toMatch(/"wrong"/)
-      expect((err as RedisError).cause).toBeInstanceOf(Error)
-      expect((err as RedisError).cause).not.toBeInstanceOf(FencelockError)
-      expect(((err as RedisError).cause as Error).message).toMatch(/WRONGTYPE/)
+  it('a data key of another type (list, hash, set, zset, stream): KeyTypeError, and the key and its guard are left as they were', async () => {
+    const kinds: [string, string[]][] = [
+      ['list', ['RPUSH', 'tlist', 'a', 'b']],
+      ['hash', ['HSET', 'thash', 'f', 'v']],
+      ['set', ['SADD', 'tset', 'm']],
+      ['zset', ['ZADD', 'tzset', '1', 'm']],
+      ['stream', ['XADD', 'tstream', '*', 'f', 'v']],
+    ]
+    for (const [type, [command, key, ...args]] of kinds) {
+      await client.command('DEL', key!, `{${key}}:fence`)
+      await client.command(command!, key!, ...args)
+      const before = await client.command('DUMP', key!)
+      for (const call of [() => fencedSet(client.raw, key!, 'v', 5), () => fencedSet(client.raw, key!, 'v', 5, { px: 60_000 })]) {
+        const err = await call().catch((e: unknown) => e)
+        expect(err, type).toBeInstanceOf(KeyTypeError)
+        expect(err).toBeInstanceOf(FencelockError)
+        expect(err).toMatchObject({ code: 'WRONG_TYPE', key, type })
+        expect((err as Error).message).toContain(`"${key}" holds a ${type}`)
+        expect((err as Error).message).toMatch(/nothing was changed/)
+      }
+      expect(await client.command('TYPE', key!)).toBe(type)
+      expect(await client.command('DUMP', key!)).toEqual(before)
+      expect(await client.command('PTTL', key!)).toBe(-1)
+      expect(await client.command('EXISTS', `{${key}}:fence`)).toBe(0) // no guard written for a refused write
     }
+  })
+
+  it('a guard key of another type, or not holding a fence: KeyTypeError naming the guard, for fencedSet and claimFence; nothing changed', async () => {
+    // The guard key of `wrong` is `{wrong}:fence`.
+    const guards: [string, string[]][] = [
+      ['list', ['RPUSH', '{wrong}:fence', 'x']],
+      ['string', ['SET', '{wrong}:fence', 'not-a-number']],
+    ]
+    for (const [type, [command, guard, ...args]] of guards) {
+      await client.command('DEL', guard!)
+      await client.command(command!, guard!, ...args)
+      await client.command('SET', 'wrong', 'kept')
+      for (const call of [() => fencedSet(client.raw, 'wrong', 'v', 5), () => claimFence(client.raw, 'wrong', 5)]) {
+        const err = await call().catch((e: unknown) => e)
+        expect(err, type).toBeInstanceOf(KeyTypeError)
+        expect(err).toMatchObject({ code: 'WRONG_TYPE', key: guard, type })
+        expect((err as Error).message).toContain(`"{wrong}:fence"`)
+        expect((err as Error).message).toContain('"wrong"')
+      }
+      expect(await client.command('GET', 'wrong')).toBe('kept')
+      expect(await client.command('TYPE', guard!)).toBe(type)
+    }
+    await client.command('DEL', '{wrong}:fence', 'wrong')
   })
 
   it('a Redis user without EVAL/EVALSHA: RedisError that names the missing permission', async () => {
