@@ -5,7 +5,7 @@ import { sameSlotKey } from './keys.js'
 import { bind, type Exec } from './scripts/binding.js'
 import { emit, events } from './telemetry.js'
 import { scripts } from './scripts/index.js'
-import { FencelockError, InvalidArgumentError, RedisError } from './errors.js'
+import { FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
 import { checkOptions, checkString, checkTtl, describeValue, optionNames } from './validate.js'
 
@@ -53,7 +53,7 @@ const permissionHint = (message: string): string =>
  * Runs one guard script, bounded by `timeout`: every failure leaves as a `FencelockError`
  * (`ClosedError` for a closed client, otherwise `RedisError` with the client's error in `cause`).
  */
-async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => Promise<unknown>, timeout: number): Promise<boolean> {
+async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => Promise<unknown>, timeout: number): Promise<unknown> {
   const adapter = adapterFor(redis)
   if (adapter.isClosed()) throw closedClient()
   let reply: unknown
@@ -69,7 +69,26 @@ async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => 
     throw new RedisError(`${verb} ${what}: ${message}${permissionHint(message)}`, { cause: err })
   }
   if (reply === NO_REPLY) throw new RedisError(`No reply from Redis within ${timeout} ms: could not ${what} (the script may still run later, fenced as ever)`)
-  return Number(reply) === 1
+  return reply
+}
+
+const an = (type: string): string => `${/^[aeiou]/i.test(type) ? 'an' : 'a'} ${type}`
+
+/**
+ * The guard scripts' reply: 1 accepted, 0 stale, or `[code, type]` for a key that holds what the
+ * script must not overwrite (the script checked before writing: nothing was changed).
+ */
+function accepted(reply: unknown, operation: 'fencedSet' | 'claimFence', key: string, guard: string): boolean {
+  if (!Array.isArray(reply)) return Number(reply) === 1
+  const [code, type] = [Number(reply[0]), String(reply[1])]
+  const done = operation === 'fencedSet' ? `fencedSet did not write ${describeValue(key)}` : `claimFence did not claim ${describeValue(key)}`
+  if (code === -1) throw new KeyTypeError(key, type, `${done}: ${describeValue(key)} holds ${an(type)}, not a string value; nothing was changed`)
+  const held = type === 'string' ? 'a string that is not a fence' : `${an(type)}, not a fence`
+  throw new KeyTypeError(
+    guard,
+    type,
+    `${done}: its guard key ${describeValue(guard)} holds ${held}; nothing was changed (the guard key is fencelock's own: is something else writing to it?)`,
+  )
 }
 
 /**
@@ -77,7 +96,9 @@ async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => 
  * atomically (one script). Resolves true when written, false when refused as stale. The highest
  * fence is kept in a guard key in the same cluster slot (`key` + `:fence`, hash-tagged). Rejects
  * with `RedisError` (the client's error in `cause`) if Redis fails or does not answer within
- * `options.timeout` (default 2 s), `ClosedError` if the client is closed.
+ * `options.timeout` (default 2 s), `ClosedError` if the client is closed, and `KeyTypeError` if
+ * `key` holds another type than a string (a list, a hash, ...) or its guard key holds anything but
+ * a fence: then nothing was changed.
  */
 export async function fencedSet(redis: RedisClient, key: string, value: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
   adapterFor(redis)
@@ -85,9 +106,11 @@ export async function fencedSet(redis: RedisClient, key: string, value: string, 
   checkString(value, 'value', true)
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  const accepted = await runGuard(redis, `fenced-set ${describeValue(key)}`, (exec) => fencedSetScript.run(exec, [key, sameSlotKey(key, ':fence')], [value, fence, px]), timeout)
-  emit(events.fencedWrite, () => ({ key, fence, accepted, operation: 'fencedSet' }))
-  return accepted
+  const guard = sameSlotKey(key, ':fence')
+  const reply = await runGuard(redis, `fenced-set ${describeValue(key)}`, (exec) => fencedSetScript.run(exec, [key, guard], [value, fence, px]), timeout)
+  const written = accepted(reply, 'fencedSet', key, guard)
+  emit(events.fencedWrite, () => ({ key, fence, accepted: written, operation: 'fencedSet' }))
+  return written
 }
 
 /**
@@ -102,7 +125,9 @@ export async function claimFence(redis: RedisClient, key: string, fence: number,
   checkString(key, 'key')
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
-  const accepted = await runGuard(redis, `claim the fence of ${describeValue(key)}`, (exec) => fenceClaimScript.run(exec, [sameSlotKey(key, ':fence')], [fence, px]), timeout)
-  emit(events.fencedWrite, () => ({ key, fence, accepted, operation: 'claimFence' }))
-  return accepted
+  const guard = sameSlotKey(key, ':fence')
+  const reply = await runGuard(redis, `claim the fence of ${describeValue(key)}`, (exec) => fenceClaimScript.run(exec, [guard], [fence, px]), timeout)
+  const claimed = accepted(reply, 'claimFence', key, guard)
+  emit(events.fencedWrite, () => ({ key, fence, accepted: claimed, operation: 'claimFence' }))
+  return claimed
 }

@@ -6,8 +6,11 @@
 -- ARGV[2] expiry of the guard in ms, or '0' for none
 -- Returns 1: claimed, the guard now holds this fence (or held it already)
 --         0: refused, a larger fence was accepted before; nothing was changed
-local seen = redis.call('GET', KEYS[1])
-if seen and tonumber(seen) > tonumber(ARGV[1]) then return 0 end
+--         {-2, type}: refused, the guard key holds something other than a fence; nothing was changed
+--#include lib/guard.lua
+local seen, other = readGuard(KEYS[1])
+if seen == nil then return {-2, other} end
+if seen and seen > tonumber(ARGV[1]) then return 0 end
 if ARGV[2] == '0' then
   redis.call('SET', KEYS[1], ARGV[1])
 else

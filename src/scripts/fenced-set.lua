@@ -6,9 +6,15 @@
 -- ARGV[3] expiry of the data key and guard in ms, or '0' for none
 -- Returns 1: written, the guard now holds this fence
 --         0: refused, a larger fence was accepted before; nothing was changed
+--         {-1, type}: refused, the data key holds another type (list, hash, ...); nothing was changed
+--         {-2, type}: refused, the guard key holds something other than a fence; nothing was changed
+--#include lib/guard.lua
 local fence = tonumber(ARGV[2])
-local seen = redis.call('GET', KEYS[2])
-if seen and tonumber(seen) > fence then return 0 end
+local data = redis.call('TYPE', KEYS[1]).ok
+if data ~= 'none' and data ~= 'string' then return {-1, data} end
+local seen, other = readGuard(KEYS[2])
+if seen == nil then return {-2, other} end
+if seen and seen > fence then return 0 end
 if ARGV[3] == '0' then
   redis.call('SET', KEYS[1], ARGV[1])
   redis.call('SET', KEYS[2], ARGV[2])
