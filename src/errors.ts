@@ -195,7 +195,10 @@ export class ReplicationError extends FencelockError {
 export class KeyTypeError extends FencelockError {
   /** The key that holds the other value: the data key, or its guard key (`key` + `:fence`). */
   readonly key: string
-  /** What the key holds, as Redis' `TYPE` names it (`list`, `hash`, `set`, `zset`, `stream`; `string` for a guard that is not a fence). */
+  /**
+   * What the key holds, as Redis' `TYPE` names it (`list`, `hash`, `set`, `zset`, `stream`;
+   * `string` for a guard that is not a fence), or `unknown` when the Redis user may not run `TYPE`.
+   */
   readonly type: string
   constructor(key: string, type: string, message: string) {
     super('WRONG_TYPE', message)
