@@ -1,7 +1,9 @@
 import { LockAbortedError, LockTimeoutError } from './errors.js'
 import type { Lease } from './lease.js'
-import { emit, events } from './telemetry.js'
+import { emit, events, type LockKind } from './telemetry.js'
 import type { AcquireStats } from './waiter.js'
+
+const asked = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined)
 
 /** True while nobody listens to the acquire events. */
 export const unreported = (): boolean => !events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers
@@ -12,11 +14,12 @@ export const unreported = (): boolean => !events.acquire.hasSubscribers && !even
  * lease, 'timeout', 'aborted', 'error'), the wait, the attempts sent and whether the first found
  * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
  */
-export function reportAcquire<L extends Lease | null>(kind: string, resource: string, ttl: unknown, wait: unknown, run: (stats: AcquireStats | undefined) => Promise<L>): Promise<L> {
+export function reportAcquire<L extends Lease | null>(kind: LockKind, resource: string, ttl: unknown, wait: unknown, run: (stats: AcquireStats | undefined) => Promise<L>): Promise<L> {
   if (unreported()) return run(undefined)
   const started = performance.now()
   const stats: AcquireStats = { attempts: 0, contended: false }
-  emit(events.acquireStart, () => ({ kind, resource, ttl, wait }))
+  // The options as given, before they are checked: a value that is not a number is left out (the call rejects).
+  emit(events.acquireStart, () => ({ kind, resource, ttl: asked(ttl), wait: asked(wait) }))
   return run(stats).then(
     (lease) => {
       const waitedMs = performance.now() - started

@@ -20,7 +20,19 @@ export type { MultiLease } from './multi-lock.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
 export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
 export { parseDuration, type ParseDurationOptions } from './duration.js'
-export { events as telemetry } from './telemetry.js'
+export {
+  telemetry,
+  type Telemetry,
+  type TelemetryChannel,
+  type TelemetryEvents,
+  type LockKind,
+  type AcquireStartEvent,
+  type AcquireEvent,
+  type ExtendEvent,
+  type LostEvent,
+  type ReleaseEvent,
+  type FencedWriteEvent,
+} from './telemetry.js'
 export {
   FencelockError,
   InvalidArgumentError,

@@ -1,4 +1,5 @@
 import type { LeaseState } from './lease-state.js'
+import type { LockKind } from './telemetry.js'
 
 /** What a primitive's operations supply to their leases: the Redis side of extend and release. */
 export interface LeaseDriver {
@@ -19,7 +20,7 @@ export interface LeaseDriver {
   /** Ttls below the 100 ms floor are accepted (`allowShortTtl`). */
   readonly allowShortTtl: boolean
   /** The primitive, for telemetry ('mutex', 'semaphore', 'read', 'write', 'multi'). */
-  readonly kind: string
+  readonly kind: LockKind
   /** The lease is settled (released or lost): forget it. */
   settled(lease: LeaseState): void
 }

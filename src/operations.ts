@@ -11,6 +11,7 @@ import { replyWithin } from './alarms.js'
 import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from './limit.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
+import type { LockKind } from './telemetry.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from './validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
@@ -29,10 +30,10 @@ export class Operations<Info> {
   readonly #waiting: WaitQueues
   readonly #driver: LeaseDriver
   readonly #waiterTag: string
-  readonly #kind: string
+  readonly #kind: LockKind
 
   /** `kind` names the primitive in telemetry; `waiterTag` ends its waiter ids (a reader, a writer). */
-  constructor(runtime: Runtime, backend: Backend<Info>, kind: string, waiterTag = '') {
+  constructor(runtime: Runtime, backend: Backend<Info>, kind: LockKind, waiterTag = '') {
     this.#runtime = runtime
     this.#backend = backend
     this.#kind = kind

@@ -2,13 +2,46 @@
 // fields when someone subscribes (acquire start and end with outcome and wait, extend, lost with
 // reason, release, fenced writes refused or accepted), and a lease lost under SIGSTOP shows up.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, createLocks, fencedSet, LockAbortedError, LockTimeoutError, type Locks } from '../src/index.js'
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import {
+  claimFence,
+  createLocks,
+  fencedSet,
+  LockAbortedError,
+  LockTimeoutError,
+  telemetry,
+  type AcquireEvent,
+  type AcquireStartEvent,
+  type ExtendEvent,
+  type FencedWriteEvent,
+  type Locks,
+  type LostEvent,
+  type ReleaseEvent,
+  type TelemetryEvents,
+} from '../src/index.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, uniquePrefix, waitUntil } from './scenarios/fixtures/util.js'
 
 const NAMES = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
+
+/** The exported payload type of each channel, by name: tsc checks that the keys are exactly TelemetryEvents'. */
+const TYPE_NAMES: { readonly [K in keyof TelemetryEvents]: string } = {
+  'fencelock:acquire:start': 'AcquireStartEvent',
+  'fencelock:acquire': 'AcquireEvent',
+  'fencelock:extend': 'ExtendEvent',
+  'fencelock:lost': 'LostEvent',
+  'fencelock:release': 'ReleaseEvent',
+  'fencelock:fenced-write': 'FencedWriteEvent',
+}
+
+/** The README's telemetry table: channel name -> the row's text. */
+function readmeRows(): Map<string, string> {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const section = readme.slice(readme.indexOf('### Telemetry'), readme.indexOf('### OpenTelemetry'))
+  return new Map([...section.matchAll(/^\| `(fencelock:[a-z:-]+)` \|(.*)$/gm)].map((m) => [m[1]!, m[2]!]))
+}
 
 describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
   let redis: RedisProcess
@@ -76,5 +109,42 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     const released = of('fencelock:release').filter((e) => String(e.resource).startsWith('gb'))
     expect(released.filter((e) => !acquired.has(e.token))).toEqual([])
     expect(of('fencelock:acquire').filter((e) => String(e.resource).startsWith('gb') && e.outcome === 'aborted')).toHaveLength(20)
+  })
+
+  it('each channel has its exported payload type, and the README names every channel with its type and every field published', async () => {
+    expectTypeOf(telemetry.acquireStart.subscribe).parameter(0).parameter(0).toEqualTypeOf<AcquireStartEvent>()
+    expectTypeOf(telemetry.acquire.subscribe).parameter(0).parameter(0).toEqualTypeOf<AcquireEvent>()
+    expectTypeOf(telemetry.extend.subscribe).parameter(0).parameter(0).toEqualTypeOf<ExtendEvent>()
+    expectTypeOf(telemetry.lost.subscribe).parameter(0).parameter(0).toEqualTypeOf<LostEvent>()
+    expectTypeOf(telemetry.release.subscribe).parameter(0).parameter(0).toEqualTypeOf<ReleaseEvent>()
+    expectTypeOf(telemetry.fencedWrite.subscribe).parameter(0).parameter(0).toEqualTypeOf<FencedWriteEvent>()
+    expectTypeOf<TelemetryEvents['fencelock:acquire']>().toEqualTypeOf<AcquireEvent>()
+    expectTypeOf<AcquireEvent['outcome']>().toEqualTypeOf<'acquired' | 'busy' | 'timeout' | 'aborted' | 'error'>()
+    expectTypeOf<LostEvent['reason']>().toEqualTypeOf<'expired' | 'refused' | 'unreachable' | 'closed'>()
+
+    expect(Object.values(telemetry).map((c) => c.name).sort()).toEqual([...NAMES].sort())
+    const rows = readmeRows()
+    expect([...rows.keys()].sort()).toEqual([...NAMES].sort())
+    for (const name of NAMES) expect(rows.get(name), name).toContain(`\`${TYPE_NAMES[name]}\``)
+    // Every field of every message the first test saw is in its channel's row.
+    for (const name of NAMES) {
+      const row = rows.get(name)!
+      const fields = new Set([...row.matchAll(/[{,] ?(\w+)\??(?=[:,} ])/g)].map((m) => m[1]))
+      const published = new Set(of(name).flatMap((m) => Object.keys(m)))
+      expect(published.size, name).toBeGreaterThan(0)
+      expect([...published].filter((key) => !fields.has(key)), name).toEqual([])
+    }
+
+    // A typed listener gets the payload as published.
+    const released: ReleaseEvent[] = []
+    const onRelease = (event: ReleaseEvent) => void released.push(event)
+    telemetry.release.subscribe(onRelease)
+    try {
+      const lease = await locks.acquire('typed')
+      await lease.release()
+      expect(released).toContainEqual(expect.objectContaining({ kind: 'mutex', resource: 'typed', token: lease.token, fence: lease.fence, released: true }))
+    } finally {
+      telemetry.release.unsubscribe(onRelease)
+    }
   })
 })
