@@ -14,6 +14,7 @@ export type FencelockErrorCode =
   | 'REPLICATION_FAILED'
   | 'LOCK_REENTRY'
   | 'WRONG_TYPE'
+  | 'MISSING_DEPENDENCY'
 
 /**
  * The base class of every error fencelock throws or rejects with. `name` is the subclass's name

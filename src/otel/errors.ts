@@ -16,3 +16,20 @@ export class InvalidArgumentError extends Error {
 }
 
 export { describeValue } from '../describe-value.js'
+
+/**
+ * `fencelock/otel` was imported without `@opentelemetry/api` installed (an optional peer
+ * dependency of fencelock: only this entry needs it). Thrown while the entry loads, so importing
+ * `fencelock/otel` rejects with it (ESM) or `require` throws it (CommonJS): branch on `err.code`.
+ */
+export class MissingDependencyError extends Error {
+  /** Always `MISSING_DEPENDENCY`. */
+  readonly code: FencelockErrorCode = 'MISSING_DEPENDENCY'
+  /** The package to install. */
+  readonly dependency: string
+  constructor(dependency: string, message: string, cause: unknown) {
+    super(message, { cause })
+    this.name = 'MissingDependencyError'
+    this.dependency = dependency
+  }
+}

@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { diag } from '@opentelemetry/api'
+import { api } from './api.js'
 import { InvalidArgumentError } from './errors.js'
 import { checkOptions, type CheckedOptions, type InstrumentOptions } from './options.js'
 import { createRecorder, type Recorder } from './recorder.js'
@@ -37,7 +37,7 @@ function start(options: CheckedOptions): Subscription {
       try {
         recorder[method](message)
       } catch (error) {
-        diag.error(`fencelock/otel: could not record a ${name} event`, error)
+        api.diag.error(`fencelock/otel: could not record a ${name} event`, error)
       }
     }
     subscribe(name, listener)

@@ -1,19 +1,10 @@
-import {
-  metrics,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Counter,
-  type Histogram,
-  type Meter,
-  type MeterProvider,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api'
+import type { Attributes, Counter, Histogram, Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api'
+import { api } from './api.js'
 import { readAcquire, readFencedWrite, readHold, type HoldEvent } from './events.js'
 import { ATTRIBUTES as A, METRICS, SCOPE, SPANS } from './names.js'
 import type { CheckedOptions } from './options.js'
+
+const { metrics, SpanKind, SpanStatusCode, trace } = api
 
 /** What each diagnostics_channel message turns into. */
 export interface Recorder {
