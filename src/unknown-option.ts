@@ -37,8 +37,9 @@ export function closestName(name: string, known: readonly string[]): string | un
  * undefined when every key is known.
  */
 export function unknownOption(options: object, known: readonly string[]): { key: string; suggestion: string | undefined } | undefined {
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) return { key, suggestion: closestName(key, known) }
+  // for-in, not Object.keys: no array per call (this runs on every acquire).
+  for (const key in options) {
+    if (!known.includes(key) && Object.hasOwn(options, key)) return { key, suggestion: closestName(key, known) }
   }
   return undefined
 }
