@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Backend } from './backend.js'
-import { ClosedError, InvalidArgumentError } from './errors.js'
+import { ClosedError } from './errors.js'
 import { errorText } from './failures.js'
 import { RedisError } from './errors.js'
 import type { LeaseState } from './lease-state.js'
