@@ -112,6 +112,24 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
       expect(await client.command('EXISTS', keysOf(prefix, acct(1)).lock)).toBe(0) // the rest was given back
     })
 
+    it('many resources at once (60 names of 20-odd characters): all locked by one lease, all given back', async () => {
+      n++
+      const names = Array.from({ length: 60 }, (_, i) => `${acct(i)}:${'x'.repeat(12)}`)
+      const lease = await a.acquireAll(names, { wait: 1_000 })
+      expect(lease.resources).toEqual([...names].sort())
+      for (const r of names) expect(await b.tryAcquire(r)).toBeNull()
+      expect(await lease.release()).toBe(true)
+      for (const r of names) expect((await a.inspect(r)).held).toBe(false)
+    })
+
+    it('withLocks / acquireAll with options that are not an object: InvalidArgumentError naming them, nothing locked', async () => {
+      n++
+      const run = () => 'ran'
+      await expect(a.withLocks([acct(1)], run, 5 as never)).rejects.toThrow(/options.*got 5/)
+      await expect(a.acquireAll([acct(1)], 'fast' as never)).rejects.toThrow(/options.*got "fast"/)
+      expect((await a.inspect(acct(1))).held).toBe(false)
+    })
+
     it('bad input: an empty list or a bad name is an InvalidArgumentError', async () => {
       await expect(a.acquireAll([])).rejects.toThrow(/`resources`/)
       await expect(a.acquireAll(['ok', ''])).rejects.toThrow(/`resource`/)
