@@ -5,7 +5,7 @@ import { checkLocksOptions, type LocksOptions } from './locks-options.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from './operations.js'
 import { mutex, mutexKeys } from './primitives/mutex.js'
 import { multi, multiName } from './primitives/multi.js'
-import { acquireOrdered, atomicLease, checkResources, combinedLease, leasesOf, type MultiLease } from './multi-lock.js'
+import { acquireOrdered, atomicLease, checkMultiName, checkResources, combinedLease, leasesOf, type MultiLease } from './multi-lock.js'
 import { sameSlot } from './keys.js'
 import { semaphore } from './primitives/semaphore.js'
 import { rwLock } from './primitives/rw-lock.js'
@@ -19,7 +19,7 @@ import { replicated } from './topology/replicated.js'
 import { single } from './topology/single.js'
 import type { Primitive } from './primitives/primitive.js'
 import { CallChain } from './reentrancy.js'
-import { checkBoolean, checkFunction, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
+import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from './validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from './operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -159,6 +159,7 @@ class LockSet implements Locks {
 
   async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
     const names = checkResources(resources)
+    checkOptions(options)
     const reentered = this.#chain.reenterSome(names)
     if (reentered === undefined) return this.#acquireAll(names, options)
     // Only what the chain does not hold yet is taken (all or nothing); the rest is re-entered.
@@ -169,7 +170,8 @@ class LockSet implements Locks {
 
   async #acquireAll(names: readonly string[], options: AcquireOptions): Promise<MultiLease> {
     if (this.#atomic(names)) {
-      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi')
+      // Each name was checked by checkResources; their joined name may be longer than one resource's.
+      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi', '', checkMultiName)
       return atomicLease(await this.#multi.acquire(multiName(names), options))
     }
     return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
@@ -177,6 +179,7 @@ class LockSet implements Locks {
 
   async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
+    checkOptions(options)
     const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
     return holding(lease, (l) => this.#chain.run('mutex', 'withLocks', leasesOf(l).values(), () => fn(l)))
   }

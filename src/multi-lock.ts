@@ -111,3 +111,12 @@ export async function acquireOrdered(resources: readonly string[], options: Acqu
   }
   return combinedLease(resources, taken)
 }
+
+/**
+ * The multi lock's joined name (multiName of names that checkResources accepted): each part obeys
+ * the resource rules, the whole may be longer than one resource name may be.
+ */
+export function checkMultiName(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) throw new InvalidArgumentError(`Expected the resources of an all-or-nothing lock, got ${describeValue(value)}`)
+  return value
+}

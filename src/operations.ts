@@ -33,7 +33,11 @@ export class Operations<Info> {
   readonly #kind: LockKind
 
   /** `kind` names the primitive in telemetry; `waiterTag` ends its waiter ids (a reader, a writer). */
-  constructor(runtime: Runtime, backend: Backend<Info>, kind: LockKind, waiterTag = '') {
+  readonly #checkName: (value: unknown) => string
+
+  /** `checkName` refuses a bad resource name (the multi lock's joined name has its own rule). */
+  constructor(runtime: Runtime, backend: Backend<Info>, kind: LockKind, waiterTag = '', checkName: (value: unknown) => string = checkResource) {
+    this.#checkName = checkName
     this.#runtime = runtime
     this.#backend = backend
     this.#kind = kind
@@ -97,7 +101,7 @@ export class Operations<Info> {
   }
 
   async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
-    checkResource(resource)
+    this.#checkName(resource)
     checkOptions(options, ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
@@ -148,7 +152,7 @@ export class Operations<Info> {
   }
 
   async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
-    checkResource(resource)
+    this.#checkName(resource)
     checkOptions(options, TRY_ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
@@ -171,7 +175,7 @@ export class Operations<Info> {
   }
 
   async release(resource: string, token: string): Promise<boolean> {
-    checkResource(resource)
+    this.#checkName(resource)
     checkToken(token)
     this.#runtime.checkOpen(this.#backend)
     // A lease of this instance: release it as such, so its timers stop and its state is right.
@@ -182,7 +186,7 @@ export class Operations<Info> {
   }
 
   async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
-    checkResource(resource)
+    this.#checkName(resource)
     checkToken(token)
     const ms = this.#ttl(ttl)
     this.#runtime.checkOpen(this.#backend)
@@ -206,7 +210,7 @@ export class Operations<Info> {
   }
 
   async inspect(resource: string): Promise<Info> {
-    checkResource(resource)
+    this.#checkName(resource)
     this.#runtime.checkOpen(this.#backend)
     return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.inspect(resource))
   }
