@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createLocks, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
+import { createLocks, fencedSet, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
 import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix } from './fixtures/util.js'
@@ -117,6 +117,22 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       try {
         await sleep(300) // the client has tried to reconnect by now
         const err = await locks!.tryAcquire('down', { timeout: 500 }).then(() => 'acquired', (e: unknown) => e)
+        expect(err).toBeInstanceOf(RedisError)
+        expect((err as Error).message).toMatch(/no reply/i)
+        expect((err as Error).message).toMatch(/ECONNREFUSED/)
+        expect(causeText((err as Error).cause)).toMatch(/ECONNREFUSED/)
+      } finally {
+        await redis.restart()
+      }
+    })
+
+    it('Redis down: fencedSet\'s "no reply" RedisError names the client\'s ECONNREFUSED in its message and cause, as the locks\' do', async () => {
+      const lease = await locks!.acquire('guarded', { ttl: 5_000 })
+      expect(await fencedSet(client!.raw, `${prefix}balance`, '1', lease.fence)).toBe(true) // the guard has met this client
+      await redis.kill9()
+      try {
+        await sleep(300) // the client has tried to reconnect by now
+        const err = await fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }).then(() => 'written', (e: unknown) => e)
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/no reply/i)
         expect((err as Error).message).toMatch(/ECONNREFUSED/)
