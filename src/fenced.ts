@@ -7,6 +7,7 @@ import { emit, events } from './telemetry.js'
 import { scripts } from './scripts/index.js'
 import { FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from './errors.js'
 import { NO_REPLY, withinLimit } from './limit.js'
+import { noReply } from './failures.js'
 import { checkOptions, checkString, checkTtl, describeValue, optionNames } from './validate.js'
 
 /** Options of {@link fencedSet} and {@link claimFence}. */
@@ -68,7 +69,7 @@ async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => 
     const verb = isPermanentReplyError(err) ? 'Redis refused to' : 'Could not'
     throw new RedisError(`${verb} ${what}: ${message}${permissionHint(message)}`, { cause: err })
   }
-  if (reply === NO_REPLY) throw new RedisError(`No reply from Redis within ${timeout} ms: could not ${what} (the script may still run later, fenced as ever)`)
+  if (reply === NO_REPLY) throw noReply(what, timeout, adapter.clientError(), ' (the script may still run later, fenced as ever)')
   return reply
 }
 
