@@ -8,8 +8,8 @@ import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex, Semaphore } from 'redis-semaphore'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
-import { mutexKeys } from '../src/primitives/mutex.js'
-import { mutexAcquire, mutexRelease } from '../src/scripts/embedded.js'
+import { mutexKeys } from '../src/primitives/mutex/mutex.js'
+import { mutexAcquire, mutexRelease } from '../src/lua/embedded.js'
 
 /** fencelock quorum mode's maxTtl in the bench: the longest ttl the scenarios ask for. */
 export const QUORUM_MAX_TTL = 10_000

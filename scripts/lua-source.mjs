@@ -1,10 +1,34 @@
 // The source of a script as it is embedded and run: its .lua file with every `--#include <file>`
-// line replaced by the functions of that file (relative to src/scripts) that the script uses.
+// line replaced by the functions of that file (relative to src/lua, where the shared fragments
+// live) that the script uses. Scripts live beside the code that runs them (src/primitives/<kind>/,
+// src/guards/).
 // Lua has no includes; this keeps the shared queue and fence code in one place. Only the functions
 // a script calls (directly or through another included function) go in: every `local function`
 // statement makes a closure on every call of the script, garbage for Redis' Lua to collect.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
+const includeRoot = join(src, 'lua')
+
+/** Every script's file (not the fragments under src/lua/lib/), by its file name, sorted by name. */
+export function luaFiles() {
+  const found = []
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) {
+        if (path !== join(includeRoot, 'lib')) walk(path)
+      } else if (entry.name.endsWith('.lua')) found.push({ file: entry.name, path })
+    }
+  }
+  walk(src)
+  found.sort((a, b) => (a.file < b.file ? -1 : 1))
+  const names = new Set(found.map((f) => f.file))
+  if (names.size !== found.length) throw new Error('Two scripts share a file name: each embedded script is named by its file')
+  return found
+}
 
 /**
  * A library file's top-level `local function name(...) ... end` blocks (one line, or up to a line
@@ -39,12 +63,13 @@ function usedFunctions(body, blocks) {
   return used
 }
 
-export function luaSource(dir, file) {
-  const text = readFileSync(join(dir, file), 'utf8')
+/** The source of the script at `path`, its includes inlined. */
+export function luaSource(path) {
+  const text = readFileSync(path, 'utf8')
   const includes = [...text.matchAll(/^--#include (\S+)\n/gm)].map((m) => m[1])
   const body = text.replace(/^--#include (\S+)\n/gm, '')
   const blocks = new Map()
-  for (const lib of includes) for (const [name, block] of functionsOf(luaSource(dir, lib))) blocks.set(name, block)
+  for (const lib of includes) for (const [name, block] of functionsOf(luaSource(join(includeRoot, lib)))) blocks.set(name, block)
   const used = usedFunctions(body, blocks)
   // In library order (a function is defined before the functions that call it), where the first include was.
   const inlined = [...blocks].filter(([name]) => used.has(name)).map(([, block]) => `${block}\n`).join('')

@@ -11,15 +11,15 @@
  * @packageDocumentation
  * @module fencelock
  */
-export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './locks.js'
-export type { Lease } from './lease.js'
-export type { LockInfo } from './backend.js'
-export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './semaphore.js'
-export type { ReadWriteLock, ReadWriteInfo } from './read-write.js'
-export type { MultiLease } from './multi-lock.js'
-export { claimFence, fencedSet, type FencedSetOptions } from './fenced.js'
+export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './api/locks.js'
+export type { Lease } from './runtime/lease.js'
+export type { LockInfo } from './topology/backend.js'
+export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './primitives/semaphore/handle.js'
+export type { ReadWriteLock, ReadWriteInfo } from './primitives/rw-lock/handle.js'
+export type { MultiLease } from './primitives/multi/handle.js'
+export { claimFence, fencedSet, type FencedSetOptions } from './guards/fenced.js'
 export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
-export { parseDuration, type ParseDurationOptions } from './duration.js'
+export { parseDuration, type ParseDurationOptions } from './util/duration.js'
 export {
   telemetry,
   type Telemetry,
@@ -32,7 +32,7 @@ export {
   type LostEvent,
   type ReleaseEvent,
   type FencedWriteEvent,
-} from './telemetry.js'
+} from './util/telemetry.js'
 export {
   FencelockError,
   InvalidArgumentError,
@@ -48,4 +48,4 @@ export {
   type NodeVote,
   type FencelockErrorCode,
   type LockLostReason,
-} from './errors.js'
+} from './errors/errors.js'

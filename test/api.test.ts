@@ -16,7 +16,7 @@ import {
   type Locks,
   type RedisClient,
 } from '../src/index.js'
-import { scripts } from '../src/scripts/index.js'
+import { scripts } from '../src/lua/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 interface Adapter {

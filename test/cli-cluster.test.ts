@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../src/index.js'
-import { mutexKeys } from '../src/primitives/mutex.js'
+import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster } from './support/redis-server.js'
 import { closeQuietly, uniquePrefix } from './scenarios/fixtures/util.js'
 

@@ -5,7 +5,7 @@ import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../src/index.js'
-import { clusterSlot } from '../src/keys.js'
+import { clusterSlot } from '../src/util/keys.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from './support/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

@@ -5,7 +5,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, type Locks } from '../src/index.js'
-import { mutexKeys } from '../src/primitives/mutex.js'
+import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix } from './scenarios/fixtures/util.js'

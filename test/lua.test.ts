@@ -1,11 +1,10 @@
 // The Lua scripts tested directly, apart from the API: every return code, the fence floor, and
 // the fair queue's expiry rules.
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { mutexKeys as resourceKeys } from '../src/primitives/mutex.js'
-import { scripts, type LuaScript } from '../src/scripts/index.js'
-import { luaSource } from '../scripts/lua-source.mjs'
+import { mutexKeys as resourceKeys } from '../src/primitives/mutex/mutex.js'
+import { scripts, type LuaScript } from '../src/lua/index.js'
+import { luaFiles, luaSource } from '../scripts/lua-source.mjs'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 describe('script headers', () => {
@@ -24,9 +23,9 @@ describe('script headers', () => {
   })
 
   it('embeds the current .lua sources, with their includes expanded', () => {
-    const dir = fileURLToPath(new URL('../src/scripts/', import.meta.url))
+    const files = new Map(luaFiles().map(({ file, path }) => [file, path]))
     for (const script of Object.values(scripts)) {
-      expect(script.source).toBe(luaSource(dir, script.name))
+      expect(script.source).toBe(luaSource(files.get(script.name)!))
       expect(script.source).not.toMatch(/^--#include/m)
     }
   })

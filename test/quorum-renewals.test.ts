@@ -5,7 +5,7 @@
 // holds the batch up past its node timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, type Lease, type Locks } from '../src/index.js'
-import { mutexKeys } from '../src/primitives/mutex.js'
+import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { scriptCalls } from './support/commandstats.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'

@@ -2,8 +2,8 @@
 // from client-chosen scores, and the conditional fence write-back.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mutexKeys as resourceKeys } from '../src/primitives/mutex.js'
-import { scripts, type LuaScript } from '../src/scripts/index.js'
+import { mutexKeys as resourceKeys } from '../src/primitives/mutex/mutex.js'
+import { scripts, type LuaScript } from '../src/lua/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from './support/redis-server.js'
 
 describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {

@@ -6,11 +6,11 @@
 // its deadline, as a single extend's ReplicationError would. On a Redis Cluster, one call per slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, ReplicationError, type Lease, type Locks } from '../src/index.js'
-import { mutexKeys } from '../src/primitives/mutex.js'
+import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { adapters, type TestClient } from './support/clients.js'
 import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
-import { clusterSlot } from '../src/keys.js'
+import { clusterSlot } from '../src/util/keys.js'
 import type { RedisClient } from '../src/index.js'
 import { callsOfAll, scriptCalls } from './support/commandstats.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './support/redis-server.js'

@@ -24,7 +24,7 @@ interface Done {
   declined: number
   net: Record<string, number>
   // Which path took the locks, as the fences show it: one script gives every resource of the lease
-  // one fence (src/primitives/multi.ts); locks taken one by one have a fence each.
+  // one fence (src/primitives/multi/multi.ts); locks taken one by one have a fence each.
   atomic: number
   ordered: number
   violations: string[]

@@ -1,10 +1,10 @@
-// The waiting scheduler (src/wait.ts) on its own, with its inputs (attempt replies, the SUBSCRIBE
+// The waiting scheduler (src/runtime/wait.ts) on its own, with its inputs (attempt replies, the SUBSCRIBE
 // acknowledgement, a resync, a release message) delivered in an order the test chooses. Real Redis
 // delivers them in this order only by chance (a pub/sub reconnect while SUBSCRIBE is in flight);
 // here the interleaving is fixed, so the test fails every time the race is there.
 import { describe, expect, it } from 'vitest'
-import type { LeaseState as Lease } from '../src/lease-state.js'
-import { WaitQueues, type TryResult, type Waiter } from '../src/wait.js'
+import type { LeaseState as Lease } from '../src/runtime/lease-state.js'
+import { WaitQueues, type TryResult, type Waiter } from '../src/runtime/wait.js'
 
 interface Deferred<T> {
   promise: Promise<T>

@@ -1,6 +1,6 @@
 // Finds the resources under a prefix by reading fencelock's own key layout with SCAN (never KEYS,
 // which blocks the server): every node of a quorum, every master of a cluster. The layout is the
-// primitives' (src/primitives/mutex.ts, semaphore.ts, rw-lock.ts): every key of a resource is
+// primitives' (src/primitives/mutex/mutex.ts, semaphore.ts, rw-lock.ts): every key of a resource is
 // `<prefix>{<name>}:` followed by the kind's part:
 //   mutex       L (holder), F (fence), Q (queue), X (queue expiry)
 //   semaphore   S:F, S:Q, S:X, S:N (limit), S:<i> (permit slot i)

@@ -7,7 +7,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
-// The library's bounds of a lease ttl (src/validate.ts), repeated here so that the CLI reaches the
+// The library's bounds of a lease ttl (src/util/validate.ts), repeated here so that the CLI reaches the
 // library only through its public entry point; the library checks them again.
 const MIN_TTL = 100
 const MAX_TTL = 24 * 86_400_000

@@ -1,4 +1,4 @@
-import type { FencelockErrorCode } from '../errors.js'
+import type { FencelockErrorCode } from '../errors/errors.js'
 
 /**
  * A bad option passed to `instrument()`. It has the `name` and `code` (`INVALID_ARGUMENT`) of
@@ -15,7 +15,7 @@ export class InvalidArgumentError extends Error {
   }
 }
 
-export { describeValue } from '../describe-value.js'
+export { describeValue } from '../util/describe-value.js'
 
 /**
  * `fencelock/otel` was imported without `@opentelemetry/api` installed (an optional peer

@@ -1,4 +1,4 @@
-// The diagnostics_channel messages fencelock/otel reads (see src/telemetry.ts), checked field by
+// The diagnostics_channel messages fencelock/otel reads (see src/util/telemetry.ts), checked field by
 // field: a subscriber must never throw into the code that published, and a message from another
 // fencelock version may lack a field or carry new ones.
 

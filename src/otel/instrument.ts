@@ -12,7 +12,7 @@ export interface Instrumentation {
   [Symbol.dispose](): void
 }
 
-// The channel names of src/telemetry.ts, written out: importing that module would pull library
+// The channel names of src/util/telemetry.ts, written out: importing that module would pull library
 // code into this entry point (test/otel.test.ts checks that they subscribe to the library's channels).
 const CHANNELS: readonly (readonly [string, keyof Recorder])[] = [
   ['fencelock:acquire', 'acquire'],

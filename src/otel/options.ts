@@ -1,5 +1,5 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api'
-import { unknownOptionMessage } from '../unknown-option.js'
+import { unknownOptionMessage } from '../util/unknown-option.js'
 import { describeValue, InvalidArgumentError } from './errors.js'
 
 /** Options of `instrument()`. */

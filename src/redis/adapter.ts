@@ -1,4 +1,4 @@
-import type { LuaScript } from '../scripts/index.js'
+import type { LuaScript } from '../lua/index.js'
 
 /** Receives pub/sub messages of one channel. */
 export type MessageListener = (message: string) => void

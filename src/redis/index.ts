@@ -1,5 +1,5 @@
-import { InvalidArgumentError, ClosedError } from '../errors.js'
-import { describeValue } from '../validate.js'
+import { InvalidArgumentError, ClosedError } from '../errors/errors.js'
+import { describeValue } from '../util/validate.js'
 import type { RedisAdapter } from './adapter.js'
 import { ioredisAdapter, isIORedis } from './ioredis.js'
 import { isNodeRedis, nodeRedisAdapter } from './node-redis.js'

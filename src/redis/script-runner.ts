@@ -1,4 +1,4 @@
-import type { LuaScript } from '../scripts/index.js'
+import type { LuaScript } from '../lua/index.js'
 import { isNoScript } from './adapter.js'
 
 /** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */

@@ -1,8 +1,8 @@
-import type { Backend } from '../backend.js'
-import { ReplicationError } from '../errors.js'
-import type { Primitive } from '../primitives/primitive.js'
+import type { Backend } from './backend.js'
+import { ReplicationError } from '../errors/errors.js'
+import type { Primitive } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
-import type { Exec } from '../scripts/binding.js'
+import type { Exec } from '../lua/binding.js'
 import { single } from './single.js'
 
 export interface ReplicasOptions {

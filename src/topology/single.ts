@@ -1,7 +1,7 @@
-import type { Backend } from '../backend.js'
-import { clusterSlot } from '../keys.js'
-import { wakeRefused } from '../failures.js'
-import type { Primitive } from '../primitives/primitive.js'
+import type { Backend } from './backend.js'
+import { clusterSlot } from '../util/keys.js'
+import { wakeRefused } from '../errors/failures.js'
+import type { Primitive } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
 

@@ -31,7 +31,7 @@ describe('4. wall clock', () => {
       }
     }
     walk(SRC)
-    expect(scanned).toEqual(expect.arrayContaining(['lease.ts', 'locks.ts', 'wait.ts']))
+    expect(scanned).toEqual(expect.arrayContaining(['runtime/lease.ts', 'api/locks.ts', 'runtime/wait.ts']))
     expect(offenders).toEqual([])
   })
 })

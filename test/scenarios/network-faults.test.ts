@@ -2,7 +2,7 @@
 // the in-process fault proxy: replies delayed past the ttl, replies lost and the command retried.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '../../src/index.js'
-import { scripts } from '../../src/scripts/index.js'
+import { scripts } from '../../src/lua/index.js'
 import { adapters, type TestClient } from '../support/clients.js'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'

@@ -1,0 +1,245 @@
+import type { Backend, LockInfo } from '../topology/backend.js'
+import { InvalidArgumentError } from '../errors/errors.js'
+import { holding, type Lease } from '../runtime/lease.js'
+import { checkLocksOptions, type LocksOptions } from './locks-options.js'
+import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from '../runtime/operations.js'
+import { mutex, mutexKeys } from '../primitives/mutex/mutex.js'
+import { multi, multiName } from '../primitives/multi/multi.js'
+import { acquireOrdered, atomicLease, checkMultiName, checkResources, combinedLease, leasesOf, type MultiLease } from '../primitives/multi/handle.js'
+import { sameSlot } from '../util/keys.js'
+import { semaphore } from '../primitives/semaphore/semaphore.js'
+import { rwLock } from '../primitives/rw-lock/rw-lock.js'
+import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../primitives/rw-lock/handle.js'
+import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
+import { checkReplicas, quorumNodeTimeout } from '../topology/quorum/options.js'
+import { adapterFor } from '../redis/index.js'
+import { Runtime, type CloseOptions } from '../runtime/runtime.js'
+import { quorum } from '../topology/quorum/quorum.js'
+import { replicated } from '../topology/replicated.js'
+import { single } from '../topology/single.js'
+import type { Primitive } from '../topology/primitive.js'
+import { CallChain } from '../runtime/reentrancy.js'
+import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
+
+export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
+export type { LocksOptions } from './locks-options.js'
+export type { CloseOptions } from '../runtime/runtime.js'
+
+/**
+ * What `createLocks` returns: the mutex operations on any resource name, and the door to the
+ * other primitives (`semaphore`, `readWrite`, `acquireAll`) on the same Redis and with the same
+ * defaults. One instance per process and Redis setup is enough; `close()` it on shutdown.
+ */
+export interface Locks {
+  /** Waits (event-driven, at most `wait` ms) for the lock and returns its lease. */
+  acquire(resource: string, options?: AcquireOptions): Promise<Lease>
+  /** One attempt, never waits: the lease, or null when someone else holds the lock or is ahead in line. */
+  tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null>
+  /** Acquires, runs `fn` with the lease auto-extended, and releases whatever happens. */
+  withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /**
+   * Releases the lock held under `token` (a lease's `token`, kept elsewhere: another process, a
+   * job record, the CLI's output). Resolves true if this call released it, false if that token no
+   * longer held it (expired, released, taken over); the next waiter is woken as after
+   * `lease.release()`.
+   */
+  release(resource: string, token: string): Promise<boolean>
+  /**
+   * Pushes the expiry of the lock held under `token` to `ttl` ms from now (default: the
+   * instance's ttl). Resolves true if extended, false if that token no longer holds it. Count the
+   * new validity from before the call: the lock may end `ttl` ms after the request was sent.
+   */
+  extend(resource: string, token: string, ttl?: number): Promise<boolean>
+  /** Holder, fence, remaining ttl and waiters of a resource (rejects with `RedisError` if Redis does not answer within the ttl, at most 10 s). */
+  inspect(resource: string): Promise<LockInfo>
+  /**
+   * A counting semaphore named `name`: at most `options.limit` permits at once across all
+   * processes (see `Semaphore`). The same name and limit give the same handle; every caller of one
+   * semaphore must use the same limit while permits are held (another limit is refused with
+   * `InvalidArgumentError`). Semaphores and mutexes of the same name are independent.
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore
+  /**
+   * A read/write lock named `name`: many readers or one writer (see `ReadWriteLock`). Independent
+   * of a mutex or semaphore of the same name.
+   */
+  readWrite(name: string): ReadWriteLock
+  /**
+   * Locks several resources at once, all or nothing (see `MultiLease`): atomically in one script
+   * where their keys share a node (one Redis, a quorum, or one Redis Cluster slot: names with a
+   * common hash tag such as `{acct}:1`, `{acct}:2`); otherwise one by one in sorted order, giving
+   * back what was taken if one cannot be had. Waiting never holds some of them in a way that blocks
+   * others forever, and callers asking for [a, b] and [b, a] do not deadlock.
+   */
+  acquireAll(resources: readonly string[], options?: AcquireOptions): Promise<MultiLease>
+  /** `acquireAll`, then `fn` with the lease auto-extended, then release, whatever happens (as `withLock`). */
+  withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
+  /**
+   * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
+   * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
+   * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
+   */
+  close(options?: CloseOptions): Promise<void>
+  /** True once `close()` was called: every later acquisition rejects with `ClosedError`. */
+  readonly closed: boolean
+}
+
+const DAY = 86_400_000
+
+/**
+ * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
+ * of clients, on a quorum of independent masters (a majority must grant each lock; see
+ * docs/safety.md). Every lease carries a fencing token that strictly increases per resource, and
+ * a signal that aborts when it is lost.
+ */
+export function createLocks(options: LocksOptions): Locks {
+  checkLocksOptions(options)
+  const isQuorum = Array.isArray(options.redis)
+  const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
+  const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
+  const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
+  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
+  const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
+  const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
+  const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
+  const fenceRetention = options.fenceRetention === undefined ? DAY : checkTtl(options.fenceRetention, 'fenceRetention')
+  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
+  const waiterGrace =
+    options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
+  const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout }
+  const primitiveOptions = { prefix, fenceRetention, waiterGrace }
+  const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
+  const cluster = !Array.isArray(options.redis) && adapterFor(options.redis).isCluster
+  // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
+  const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
+  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic)
+}
+
+/** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
+type Topology = <Info>(primitive: Primitive<unknown, Info>) => Backend<Info>
+
+function topologyOf(options: LocksOptions, maxTtl: number): Topology {
+  if (Array.isArray(options.redis)) {
+    if (options.replicas !== undefined) throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
+    const clients = options.redis as unknown[]
+    const adapters = clients.map((client, i) => adapterFor(client, `redis[${i}]`))
+    if (adapters.length === 0) throw new InvalidArgumentError('Expected `redis` to hold at least one client, got an empty array')
+    if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
+    const nodeTimeout = quorumNodeTimeout(options.quorum)
+    return (primitive) => quorum(adapters, primitive, { maxTtl, nodeTimeout })
+  }
+  if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
+  const redis = adapterFor(options.redis)
+  if (options.replicas === undefined) return (primitive) => single(redis, primitive, maxTtl)
+  const replicas = checkReplicas(options.replicas)
+  if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
+  return (primitive) => replicated(redis, primitive, maxTtl, replicas)
+}
+
+/** The mutex's handle, and the door to the other primitives of this instance. */
+class LockSet implements Locks {
+  readonly #runtime: Runtime
+  readonly #mutex: Operations<LockInfo>
+  readonly #topology: Topology
+  readonly #primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }
+  readonly #semaphores = new Map<string, Semaphore>()
+  readonly #chain: CallChain
+  #rw: { read: Operations<ReadWriteInfo>; write: Operations<ReadWriteInfo> } | undefined
+  #multi: Operations<LockInfo[]> | undefined
+  readonly #atomic: (resources: readonly string[]) => boolean
+
+  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean, atomic: (resources: readonly string[]) => boolean) {
+    this.#runtime = new Runtime(defaults)
+    this.#atomic = atomic
+    this.#chain = new CallChain(reentrant)
+    this.#topology = topology
+    this.#primitiveOptions = primitiveOptions
+    this.#mutex = new Operations(this.#runtime, topology(mutex(primitiveOptions)), 'mutex')
+  }
+
+  async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
+    const names = checkResources(resources)
+    checkOptions(options)
+    const reentered = this.#chain.reenterSome(names)
+    if (reentered === undefined) return this.#acquireAll(names, options)
+    // Only what the chain does not hold yet is taken (all or nothing); the rest is re-entered.
+    const rest = names.filter((r) => !reentered.has(r))
+    const taken = rest.length === 0 ? [] : [await this.#acquireAll(rest, options)]
+    return combinedLease(names, [...reentered.values(), ...taken])
+  }
+
+  async #acquireAll(names: readonly string[], options: AcquireOptions): Promise<MultiLease> {
+    if (this.#atomic(names)) {
+      // Each name was checked by checkResources; their joined name may be longer than one resource's.
+      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi', '', checkMultiName)
+      return atomicLease(await this.#multi.acquire(multiName(names), options))
+    }
+    return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
+  }
+
+  async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    checkFunction(fn, 'fn')
+    checkOptions(options)
+    const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
+    return holding(lease, (l) => this.#chain.run('mutex', 'withLocks', leasesOf(l).values(), () => fn(l)))
+  }
+
+  readWrite(name: string): ReadWriteLock {
+    checkResource(name, 'name')
+    this.#rw ??= {
+      read: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'r')), 'read', ':r'),
+      write: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'w')), 'write', ':w'),
+    }
+    return readWriteHandle(name, this.#rw.read, this.#rw.write, this.#chain)
+  }
+
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    checkResource(name, 'name')
+    const limit = checkLimit(options)
+    const existing = this.#semaphores.get(name)
+    if (existing) {
+      if (existing.limit !== limit) throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
+      return existing
+    }
+    const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })), 'semaphore')
+    const handle = semaphoreHandle(name, limit, ops, this.#chain)
+    this.#semaphores.set(name, handle)
+    return handle
+  }
+
+  get closed(): boolean {
+    return this.#runtime.closed
+  }
+
+  // A nested acquisition is answered from the call chain (no async wrapper on the hot path).
+  acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.acquire(resource, options)
+  }
+
+  tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.tryAcquire(resource, options)
+  }
+
+  async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+    checkFunction(fn, 'fn')
+    const reentered = this.#chain.reenter('mutex', resource)
+    if (reentered) return fn(reentered)
+    return this.#mutex.withLock(resource, (lease) => this.#chain.run('mutex', 'withLock', [lease], () => fn(lease)), options)
+  }
+
+  release(resource: string, token: string): Promise<boolean> {
+    return this.#mutex.release(resource, token)
+  }
+
+  extend(resource: string, token: string, ttl?: number): Promise<boolean> {
+    return this.#mutex.extend(resource, token, ttl)
+  }
+
+  inspect(resource: string): Promise<LockInfo> {
+    return this.#mutex.inspect(resource)
+  }
+
+  close(options?: CloseOptions): Promise<void> {
+    return this.#runtime.close(options)
+  }
+}

@@ -1,0 +1,145 @@
+import { keyCache } from '../../util/keys.js'
+import { bind, bindVariadic } from '../../lua/binding.js'
+import { scripts } from '../../lua/index.js'
+import { decodeMany, decodeRelease, toNumber } from '../mutex/mutex.js'
+import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+
+export interface RwLockOptions {
+  prefix: string
+  /** How long the fence key outlives its last use (ms). */
+  fenceRetention: number
+  /** How long past its next re-check a queued waiter keeps its place (ms). */
+  waiterGrace: number
+}
+
+/** What `readWrite(name).inspect()` shows. */
+export interface ReadWriteInfo {
+  /** The read/write lock's name, as given. */
+  readonly name: string
+  /** The writer's token and remaining ttl, or null. */
+  readonly writer: {
+    /** The writer's lease token. */
+    readonly token: string
+    /** Its remaining ttl in ms. */
+    readonly ttl: number
+  } | null
+  /** Each reader's token and remaining ttl. */
+  readonly readers: readonly {
+    /** The reader's lease token. */
+    readonly token: string
+    /** Its remaining ttl in ms. */
+    readonly ttl: number
+  }[]
+  /** The last fence handed out (readers and writers share one counter), or null if none is kept. */
+  readonly fence: number | null
+  /** Waiters queued in Redis (one per waiting process and kind). */
+  readonly waiters: number
+}
+
+/**
+ * Keys of one read/write lock: the hash tag `{name}`, then the kind's own part `R:`, so it never
+ * shares a key with a mutex or a semaphore of the same name.
+ */
+export function rwKeys(prefix: string, name: string) {
+  const base = `${prefix}{${name}}:R:`
+  return { writer: `${base}L`, readers: `${base}D`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` } as const
+}
+
+const ALL = ['writer', 'readers', 'fence', 'queue', 'queueExpiry'] as const
+const HOLDERS_QUEUE = ['writer', 'readers', 'queue', 'queueExpiry'] as const
+const acquire = bind(scripts.rwAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace', 'mode', 'score', 'maxTtl'])
+const release = bind(scripts.rwRelease, HOLDERS_QUEUE, ['token', 'mode', 'channel', 'grace'])
+const extend = bind(scripts.rwExtend, ['writer', 'readers'], ['token', 'ttl', 'mode'])
+const extendMany = bindVariadic(scripts.rwExtendMany, ['writer', 'readers'], 'further (writer, readers) key pairs', ['mode'])
+const leave = bind(scripts.rwLeave, HOLDERS_QUEUE, ['waiter', 'channel', 'grace'])
+const commit = bind(scripts.rwCommit, ALL, ['token', 'fence', 'retention', 'waiter', 'mode'])
+const inspect = bind(scripts.rwInspect, ALL, [])
+
+type RwView = readonly [writer: string | null, pttl: number, fence: string | null, waiters: number, ...readers: (string | number)[]]
+
+/**
+ * One side of a read/write lock: `mode` 'r' (many readers at once) or 'w' (one writer, no
+ * readers). Both sides share the keys, the fair queue (a waiting writer keeps new readers out) and
+ * one fence counter, so a writer's fence is larger than every earlier reader's or writer's. A
+ * release that frees the lock wakes a writer, or every reader at the head of the line at once.
+ */
+export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwView, ReadWriteInfo> {
+  const keysOf = keyCache(options.prefix, rwKeys)
+  const retention = options.fenceRetention
+  const grace = options.waiterGrace
+  const all = (name: string) => {
+    const k = keysOf(name)
+    return [k.writer, k.readers, k.fence, k.queue, k.queueExpiry] as const
+  }
+  const holdersQueue = (name: string) => {
+    const k = keysOf(name)
+    return [k.writer, k.readers, k.queue, k.queueExpiry] as const
+  }
+  const decode = (reply: readonly unknown[]): NodeGrant =>
+    toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
+  return {
+    kind: mode === 'r' ? 'rw-read' : 'rw-write',
+    channel: (name) => keysOf(name).channel,
+    leaseToken: (token) => token,
+    async acquire(exec, name, { token, ttl, waiter }) {
+      return decode((await acquire.run(exec, all(name), [token, ttl, retention, waiter, grace, mode, '', ''])) as unknown[])
+    },
+    async quorumAcquire(exec, name, { token, ttl, waiter, score, maxTtl }) {
+      const reply = (await acquire.run(exec, all(name), [token, ttl, retention, waiter, grace, mode, score, maxTtl])) as unknown[]
+      return { ...decode(reply), young: toNumber(reply[3]), runId: String(reply[4]), now: toNumber(reply[5]) }
+    },
+    async commit(exec, name, token, fence, waiter) {
+      return toNumber(await commit.run(exec, all(name), [token, fence, retention, waiter, mode])) === 1
+    },
+    async extend(exec, name, token, ttl) {
+      const k = keysOf(name)
+      return toNumber(await extend.run(exec, [k.writer, k.readers], [token, ttl, mode])) === 1
+    },
+    async extendMany(exec, leases) {
+      if (leases.length === 0) return []
+      // One side per primitive, so one mode per call (see rw-extend-many.lua).
+      const keys: string[] = []
+      const args: (string | number)[] = []
+      for (const { resource, token, ttl } of leases) {
+        const k = keysOf(resource)
+        keys.push(k.writer, k.readers)
+        args.push(token, ttl)
+      }
+      return decodeMany('rw-extend-many', await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [mode], args), leases.length)
+    },
+    routeKey: (name) => keysOf(name).writer,
+    async release(exec, name, token) {
+      return decodeRelease(await release.run(exec, holdersQueue(name), [token, mode, keysOf(name).channel, grace]))
+    },
+    async leave(exec, name, waiter) {
+      await leave.run(exec, holdersQueue(name), [waiter, keysOf(name).channel, grace])
+    },
+    async inspect(exec, name) {
+      return (await inspect.run(exec, all(name), [])) as unknown as RwView
+    },
+    merge(name, views, majority) {
+      // A holder is a token on a majority of nodes; its ttl is how long a majority still has it.
+      const count = (entries: [string, number][]) => {
+        const by = new Map<string, number[]>()
+        for (const [token, ttl] of entries) by.set(token, [...(by.get(token) ?? []), ttl])
+        return [...by].filter(([, ttls]) => ttls.length >= majority).map(([token, ttls]) => ({ token, ttl: ttls.sort((a, b) => b - a)[majority - 1]! }))
+      }
+      const writers = count(views.flatMap(([w, pttl]) => (typeof w === 'string' ? [[w, toNumber(pttl)] as [string, number]] : [])))
+      const readers = count(
+        views.flatMap(([, , , , ...rest]) => {
+          const out: [string, number][] = []
+          for (let i = 0; i + 1 < rest.length; i += 2) out.push([String(rest[i]), toNumber(rest[i + 1])])
+          return out
+        }),
+      )
+      const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
+      return {
+        name,
+        writer: writers[0] ?? null,
+        readers,
+        fence: fences.length > 0 ? Math.max(...fences) : null,
+        waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
+      }
+    },
+  }
+}

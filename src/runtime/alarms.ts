@@ -1,0 +1,196 @@
+import { NO_REPLY } from '../util/limit.js'
+
+/**
+ * One pending callback on the shared timeline. Owned and re-armed by whoever made it (a lease
+ * keeps one for its expiry and one for its renewal), so re-arming allocates nothing.
+ */
+export class Alarm {
+  /** `performance.now()` at which it fires. */
+  due = 0
+  /** Holds the process open while armed (an unanswered request does; a lease's timers do not). */
+  readonly keepAlive: boolean
+  readonly fire: () => void
+  prev: Alarm | undefined = undefined
+  next: Alarm | undefined = undefined
+  lane: Lane | undefined = undefined
+
+  constructor(fire: () => void, keepAlive = false) {
+    this.fire = fire
+    this.keepAlive = keepAlive
+  }
+
+  get armed(): boolean {
+    return this.lane !== undefined
+  }
+}
+
+/** Alarms armed with the same delay: they come due in about the order they were armed. */
+interface Lane {
+  readonly key: number
+  head: Alarm | undefined
+  tail: Alarm | undefined
+}
+
+/** Alarms handled per turn of the event loop; the rest continue on the next turn. */
+const SLICE = 250
+
+/**
+ * Every lease's expiry and renewal, and every request's reply limit, on ONE Node timer (armed for
+ * the earliest alarm) instead of one `setTimeout` per lease or call, as Node's own timer lists do:
+ * alarms of equal delay sit in one sorted lane (appending is O(1) as they come due in the order
+ * they are armed), and the timer looks at the lanes' heads only. Arming and disarming allocate
+ * nothing. An alarm fires at most 1 ms early and never late but for a busy event loop. The timer
+ * never holds the process open unless an armed alarm asks for it (`keepAlive`).
+ */
+class Timeline {
+  readonly #lanes = new Map<number, Lane>()
+  /** The lane used last: nearly every call arms the same one again (no map lookup then). */
+  #lastLane: Lane | undefined
+  #timer: NodeJS.Timeout | undefined
+  #timerDue = Infinity
+  #keepAlive = 0
+  #refd = false
+  #draining = false
+  /** A turn of the loop continues a flood of due alarms (see SLICE): no timer meanwhile. */
+  #continuing = false
+
+  /** Arms (or re-arms) `alarm` for `due`; `lane`: its delay class (alarms armed with equal delays). */
+  set(alarm: Alarm, due: number, lane: number): void {
+    if (alarm.lane) this.#unlink(alarm)
+    alarm.due = due
+    let l = this.#lastLane?.key === lane ? this.#lastLane : this.#lanes.get(lane)
+    if (!l) {
+      l = { key: lane, head: undefined, tail: undefined }
+      this.#lanes.set(lane, l)
+    }
+    this.#lastLane = l
+    // Insertion from the tail: nearly always it goes last.
+    let after = l.tail
+    while (after && after.due > due) after = after.prev
+    alarm.lane = l
+    alarm.prev = after
+    alarm.next = after ? after.next : l.head
+    if (alarm.next) alarm.next.prev = alarm
+    else l.tail = alarm
+    if (after) after.next = alarm
+    else l.head = alarm
+    if (alarm.keepAlive) this.#keepAlive++
+    if (due < this.#timerDue && !this.#draining && !this.#continuing) this.#arm(due)
+    else this.#ref()
+  }
+
+  /** Disarms `alarm` (nothing if it is not armed). The timer is left to find nothing due then. */
+  cancel(alarm: Alarm): void {
+    if (alarm.lane) this.#unlink(alarm)
+  }
+
+  #unlink(alarm: Alarm): void {
+    const lane = alarm.lane!
+    if (alarm.prev) alarm.prev.next = alarm.next
+    else lane.head = alarm.next
+    if (alarm.next) alarm.next.prev = alarm.prev
+    else lane.tail = alarm.prev
+    alarm.prev = alarm.next = alarm.lane = undefined
+    // The timer stays armed (unref'd unless a keepAlive alarm is left): clearing it and arming a
+    // new one for each short-lived alarm (a request's reply limit) would cost a Node timer per call.
+    if (alarm.keepAlive && --this.#keepAlive === 0) this.#ref()
+  }
+
+  #arm(due: number): void {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timerDue = due
+    this.#timer = setTimeout(this.#tick, Math.max(1, Math.ceil(due - performance.now())))
+    this.#refd = true
+    this.#ref()
+  }
+
+  /** The timer holds the process open exactly while a keepAlive alarm is armed. */
+  #ref(): void {
+    if (!this.#timer) return
+    const want = this.#keepAlive > 0
+    if (want === this.#refd) return
+    this.#refd = want
+    if (want) this.#timer.ref()
+    else this.#timer.unref()
+  }
+
+  readonly #continue = (): void => {
+    this.#continuing = false
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#tick()
+  }
+
+  readonly #tick = (): void => {
+    this.#timer = undefined
+    this.#timerDue = Infinity
+    this.#draining = true
+    let fired = 0
+    try {
+      const now = performance.now() + 1
+      for (;;) {
+        let first: Alarm | undefined
+        for (const lane of this.#lanes.values()) if (lane.head && lane.head.due <= now && (!first || lane.head.due < first.due)) first = lane.head
+        if (!first) break
+        if (fired++ === SLICE) {
+          // A flood of alarms due at once (many leases renewed together): the rest on the next turn.
+          this.#continuing = true
+          const more = setImmediate(this.#continue)
+          if (this.#keepAlive === 0) more.unref()
+          return
+        }
+        this.#unlink(first)
+        try {
+          first.fire()
+        } catch (err) {
+          queueMicrotask(() => {
+            throw err
+          })
+        }
+      }
+    } finally {
+      this.#draining = false
+    }
+    // Empty lanes are dropped here, not as they empty: a lane that empties and fills again with
+    // every request (one lease held at a time) would otherwise be made anew each time.
+    let next = Infinity
+    for (const lane of this.#lanes.values()) {
+      if (!lane.head) {
+        this.#lanes.delete(lane.key)
+        if (this.#lastLane === lane) this.#lastLane = undefined
+      }
+      else if (lane.head.due < next) next = lane.head.due
+    }
+    if (next < Infinity) this.#arm(next)
+  }
+}
+
+const timeline = new Timeline()
+
+/** Arms `alarm` to fire at `due` (`performance.now()` time); `lane` groups alarms of equal delay. */
+export const setAlarm = (alarm: Alarm, due: number, lane: number): void => timeline.set(alarm, due, lane)
+
+/** Disarms `alarm`. */
+export const cancelAlarm = (alarm: Alarm): void => timeline.cancel(alarm)
+
+/**
+ * `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped), as `withinLimit`
+ * but on the shared timeline: no Node timer per call. The alarm holds the process open, as a
+ * pending reply does. `lane`: alarms whose due times grow in the order they are armed (default:
+ * those of the same `ms`).
+ */
+export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(ms)): Promise<T | typeof NO_REPLY> {
+  return new Promise<T | typeof NO_REPLY>((resolve, reject) => {
+    const alarm = new Alarm(() => resolve(NO_REPLY), true)
+    timeline.set(alarm, performance.now() + ms, lane)
+    work.then(
+      (value) => {
+        timeline.cancel(alarm)
+        resolve(value)
+      },
+      (err: unknown) => {
+        timeline.cancel(alarm)
+        reject(err)
+      },
+    )
+  })
+}

@@ -1,0 +1,358 @@
+import { Alarm, cancelAlarm, replyWithin, setAlarm } from './alarms.js'
+import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
+import { noReplyError } from '../errors/failures.js'
+import { NO_REPLY } from '../util/limit.js'
+import { emit, events } from '../util/telemetry.js'
+import { checkLeaseTtl } from '../util/validate.js'
+import type { Lease } from './lease.js'
+import type { LeaseDriver, LeaseInit } from './lease-driver.js'
+import { renewalTime } from './renewals.js'
+
+type State = 'held' | 'released' | 'lost'
+
+/** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
+export class LeaseState implements Lease {
+  /** The locked resource's name. */
+  readonly resource: string
+  /** Random owner token (from crypto); only this lease can extend or release the lock. */
+  readonly token: string
+  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
+  readonly fence: number
+  readonly #driver: LeaseDriver
+  /** Made when someone first reads `signal` (most leases are released without anyone reading it). */
+  #controller: AbortController | undefined
+  /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
+  #reason: LockLostError | undefined
+  /** Extensions in flight (and when each was sent), which stop waiting for their reply when the lease is lost. */
+  #watchers: Map<() => void, number> | undefined
+  #ttl: number
+  #deadline: number
+  #state: State = 'held'
+  /** On the shared timeline (alarms.ts): no Node timer per lease. */
+  #expiry: Alarm | undefined
+  #renewal: Alarm | undefined
+  #autoExtend: boolean
+  #extending: Promise<void> | undefined
+  #lastError: unknown
+  #abandoned = false
+  readonly #acquiredAt: number
+
+  constructor(driver: LeaseDriver, init: LeaseInit) {
+    this.#driver = driver
+    this.resource = init.resource
+    this.token = init.token
+    this.fence = init.fence
+    this.#ttl = init.ttl
+    this.#autoExtend = init.autoExtend
+    this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
+    this.#acquiredAt = init.start
+    this.#schedule()
+  }
+
+  /** The driver this lease was made by (one per primitive backend). */
+  get driver(): LeaseDriver {
+    return this.#driver
+  }
+
+  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#reason) this.#controller.abort(this.#reason)
+    }
+    return this.#controller.signal
+  }
+
+  /** `performance.now()` value after which the lease must be treated as lost. */
+  get deadline(): number {
+    return this.#deadline
+  }
+
+  /** Milliseconds of validity left (0 once lost or released). */
+  get remaining(): number {
+    return this.#state === 'held' ? Math.max(0, this.#deadline - performance.now()) : 0
+  }
+
+  /** True while the lease is held and inside its deadline. */
+  get held(): boolean {
+    return this.#state === 'held' && performance.now() < this.#deadline
+  }
+
+  /** The ttl of the last acquire or extend. */
+  get ttl(): number {
+    return this.#ttl
+  }
+
+  /**
+   * Pushes the lock's expiry to `ttl` ms from now (default: the last ttl). Rejects with
+   * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
+   * answer; in that case the lease stays valid until its current deadline.
+   */
+  extend(ttl: number = this.#ttl): Promise<void> {
+    return this.#extend(ttl, false)
+  }
+
+  async #extend(ttl: number, renewal: boolean): Promise<void> {
+    checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
+    if (this.#state === 'lost') throw this.#reason!
+    if (this.#state === 'released') throw new LockLostError(this.resource, 'released')
+    const start = performance.now()
+    if (start >= this.#deadline) {
+      // Too late to ask (a blocked event loop kept this from running in time): no request whose
+      // silence would read as Redis not answering; the deadline's own verdict.
+      this.#expire()
+      throw this.#reason!
+    }
+    let ok: boolean | 'lost' | LockLostError
+    const extending = this.#driver.extend(this, ttl, renewal)
+    if (events.extend.hasSubscribers) {
+      extending.then(
+        (ok) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: ok ? 'extended' : 'lost' })),
+        (error: unknown) =>
+          emit(events.extend, () =>
+            error instanceof LockLostError
+              ? { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'lost' }
+              : { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'error', error },
+          ),
+      )
+    }
+    // A reply that has not come by the deadline comes too late: the lease is lost (its signal
+    // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
+    let onLost: (() => void) | undefined
+    try {
+      ok = await new Promise<boolean | 'lost'>((resolve, reject) => {
+        onLost = () => resolve('lost')
+        ;(this.#watchers ??= new Map()).set(onLost, start)
+        extending.then(resolve, reject)
+      })
+    } catch (err) {
+      // The backend knows the lease is lost already (a quorum whose majority did not answer).
+      if (err instanceof LockLostError) ok = err
+      else {
+        this.#lastError = err
+        throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+      }
+    } finally {
+      this.#watchers!.delete(onLost!)
+    }
+    if (ok === 'lost') throw this.#reason!
+    if (this.#state !== 'held') {
+      if (this.#state === 'lost') throw this.#reason!
+      return // released while the extend was in flight: nothing more to do
+    }
+    if (ok instanceof LockLostError) {
+      this.#lose(ok.reason as LockLostReason, ok.cause)
+      throw this.#reason!
+    }
+    if (!ok) {
+      this.#lose('refused')
+      throw this.#reason!
+    }
+    const deadline = start + ttl - this.#driver.drift(ttl)
+    const now = performance.now()
+    if (deadline <= now || this.#deadline <= now) {
+      // Redis answered, but too late: after the new ttl (the lock may already be gone), or after
+      // the old deadline (read late, see #onDeadline): a lease past its deadline stays lost.
+      this.#lose('expired')
+      throw this.#reason!
+    }
+    this.#ttl = ttl
+    this.#deadline = deadline
+    this.#lastError = undefined
+    this.#schedule()
+  }
+
+  /**
+   * Releases the lock. Resolves true if this call released it, false if the lease had already been
+   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed or did
+   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
+   * the lock then expires at its ttl.
+   */
+  release(): Promise<boolean> {
+    return this.#release(true)
+  }
+
+  /** A lock taken after its caller stopped waiting (timeout, abort): released, with no release event (nobody held it). */
+  giveBack(): void {
+    void this.#release(false).catch(() => {})
+  }
+
+  #release(report: boolean): Promise<boolean> {
+    if (this.#state === 'released') return Promise.resolve(false)
+    // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
+    const wasHeld = this.#state === 'held' || this.#abandoned
+    // Past its deadline the lease is worthless: a Redis that does not answer (down, paused, offline
+    // queue) must not hold the caller (withLock, `await using`) longer.
+    const left = this.#deadline - performance.now()
+    const floor = Math.min(this.#ttl, 1_000)
+    const limit = Math.ceil(Math.max(left, floor))
+    this.#state = 'released'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    let releasing: Promise<boolean>
+    try {
+      releasing = this.#driver.release(this)
+    } catch (err) {
+      return Promise.reject(err) // as from an async function
+    }
+    if (report && events.release.hasSubscribers) {
+      releasing.then(
+        (released) => emit(events.release, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, released: released && wasHeld, heldMs: performance.now() - this.#acquiredAt })),
+        () => {},
+      )
+    }
+    // Bounded by the deadline, releases come due about in the order they are sent: a lane of
+    // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
+    // Handlers, not an async function: one promise and one hop less on every release.
+    return replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit).then(
+      (outcome) => {
+        if (outcome === NO_REPLY) throw noReplyError(limit, ` to the release of lock "${this.resource}"; it expires at its ttl`, this.#driver.clientError())
+        if (!outcome && wasHeld && this.#reason === undefined) {
+          // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
+          const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
+          this.#abort(new LockLostError(this.resource, reason))
+          this.#emitLost(reason)
+        }
+        return outcome && wasHeld
+      },
+      (err: unknown) => {
+        if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
+        throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+      },
+    )
+  }
+
+  /**
+   * `await using lease = await locks.acquire(...)`: releases at the end of the block, and throws
+   * the lease's `LockLostError` if it was lost before the block ended (its deadline passed, an
+   * extension was refused, the instance was closed): the block's work ran unprotected for a while,
+   * and that must not pass silently. If the block itself threw, JavaScript reports both as a
+   * `SuppressedError` (`.error`: the loss, `.suppressed`: the block's error). A release that fails
+   * on a lease that was still held is not thrown: the lock then expires at its ttl.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#state === 'released') return // released by hand in the block: its caller saw the outcome
+    // Past the deadline even if the expiry timer has not run yet (a blocked event loop).
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
+    const lost = this.#state === 'lost'
+    const released = await this.release().catch(() => undefined)
+    if (lost || released === false) throw this.#reason ?? new LockLostError(this.resource, 'refused')
+  }
+
+  /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
+  lostError(): LockLostError | undefined {
+    if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
+    return this.#state === 'lost' ? this.#reason : undefined
+  }
+
+  /** Turns automatic extension on or off (withLock turns it on). */
+  setAutoExtend(on: boolean): void {
+    this.#autoExtend = on
+    if (this.#state === 'held') this.#schedule()
+  }
+
+  /** Marks the lease lost now (used by locks.close()); the lock stays in Redis until its ttl or a release. */
+  abandon(reason: LockLostReason): void {
+    if (this.#state !== 'held') return
+    this.#abandoned = true
+    this.#lose(reason)
+  }
+
+  #lose(reason: LockLostReason, cause: unknown = this.#lastError): void {
+    if (this.#state !== 'held') return
+    this.#state = 'lost'
+    this.#clearTimers()
+    this.#driver.settled(this)
+    this.#abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+    this.#emitLost(reason)
+  }
+
+  /**
+   * The deadline alarm. With an extension waiting for its reply, the verdict waits one turn of the
+   * event loop: a blocked loop may have left the reply unread, and a reply is Redis answering
+   * (too late: 'expired', see #extend), not Redis silent.
+   */
+  #onDeadline(): void {
+    if (this.#waitingSince() === undefined) return this.#expire()
+    setImmediate(() => {
+      if (this.#state === 'held') this.#expire()
+    })
+  }
+
+  /**
+   * The deadline passed: 'unreachable' if Redis did not answer (an extension is still waiting for
+   * its reply, or the last one failed: a lost connection, WAIT short of replicas), else 'expired'
+   * (none was asked for in time: no autoExtend, a blocked event loop). The cause is the newest
+   * news (the silence, with what the client last reported), unless the last failure was Redis'
+   * own word on this lease (a ReplicationError), which says more than the silence it leads to.
+   */
+  #expire(): void {
+    const since = this.#waitingSince()
+    if (since !== undefined && !(this.#lastError instanceof FencelockError)) {
+      const silence = noReplyError(performance.now() - since, ` to the extension of lock "${this.resource}"`, this.#driver.clientError())
+      return this.#lose('unreachable', silence)
+    }
+    this.#lose(since === undefined && this.#lastError === undefined ? 'expired' : 'unreachable')
+  }
+
+  /**
+   * When the oldest extension still waiting for its reply was sent. One sent within the drift
+   * margin before the deadline does not count: it started too late for its silence to say
+   * anything about Redis.
+   */
+  #waitingSince(): number | undefined {
+    if (!this.#watchers?.size) return undefined
+    const late = this.#deadline - this.#driver.drift(this.#ttl)
+    let since: number | undefined
+    for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
+    return since
+  }
+
+  #abort(reason: LockLostError): void {
+    this.#reason = reason
+    this.#controller?.abort(reason)
+    if (this.#watchers) for (const watcher of this.#watchers.keys()) watcher()
+  }
+
+  #emitLost(reason: LockLostReason): void {
+    emit(events.lost, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, reason, heldMs: performance.now() - this.#acquiredAt }))
+  }
+
+  #clearTimers(): void {
+    if (this.#expiry) cancelAlarm(this.#expiry)
+    if (this.#renewal) cancelAlarm(this.#renewal)
+  }
+
+  #schedule(): void {
+    const now = performance.now()
+    const left = this.#deadline - now
+    if (left <= 0) {
+      this.#clearTimers()
+      return this.#expire()
+    }
+    // Alarms never keep the process alive: an abandoned lease simply expires in Redis.
+    setAlarm((this.#expiry ??= new Alarm(() => this.#onDeadline())), this.#deadline, this.#ttl)
+    if (!this.#autoExtend) {
+      if (this.#renewal) cancelAlarm(this.#renewal)
+      return
+    }
+    const { due, lane } = renewalTime(now, this.#ttl, this.#lastError !== undefined)
+    if (due >= this.#deadline) {
+      if (this.#renewal) cancelAlarm(this.#renewal)
+      return
+    }
+    setAlarm((this.#renewal ??= new Alarm(() => this.#renew())), due, lane)
+  }
+
+  #renew(): void {
+    if (this.#state !== 'held' || this.#extending) return
+    this.#extending = this.#extend(this.#ttl, true)
+      .catch((err) => {
+        // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
+        if (err instanceof RedisError && this.#state === 'held') this.#schedule()
+      })
+      .finally(() => {
+        this.#extending = undefined
+      })
+  }
+}

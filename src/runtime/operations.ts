@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto'
+import type { Attempt, Backend } from '../topology/backend.js'
+import { reportAcquire, unreported } from './acquire-report.js'
+import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from '../errors/errors.js'
+import { attemptError, isPermanent, noReply, noReplyError, redisFailure } from '../errors/failures.js'
+import { keyCache } from '../util/keys.js'
+import { holding, type Lease } from './lease.js'
+import type { LeaseDriver } from './lease-driver.js'
+import { LeaseState } from './lease-state.js'
+import { replyWithin } from './alarms.js'
+import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from '../util/limit.js'
+import { Renewals } from './renewals.js'
+import type { Runtime } from './runtime.js'
+import type { LockKind } from '../util/telemetry.js'
+import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from '../util/validate.js'
+import { WaitQueues } from './wait.js'
+import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
+import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type Defaults, type TryAcquireOptions } from './options.js'
+
+export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
+
+/**
+ * Acquire, try, withLock, release and extend by token, and inspect, for one primitive on one
+ * topology (a `Backend`): validation, the fast path, event-driven waiting, leases. Written once;
+ * every primitive's handle (the mutex's `Locks`, a semaphore) delegates here.
+ */
+export class Operations<Info> {
+  readonly #runtime: Runtime
+  readonly #backend: Backend<Info>
+  readonly #waiting: WaitQueues
+  readonly #driver: LeaseDriver
+  readonly #waiterTag: string
+  readonly #kind: LockKind
+
+  /** `kind` names the primitive in telemetry; `waiterTag` ends its waiter ids (a reader, a writer). */
+  readonly #checkName: (value: unknown) => string
+
+  /** `checkName` refuses a bad resource name (the multi lock's joined name has its own rule). */
+  constructor(runtime: Runtime, backend: Backend<Info>, kind: LockKind, waiterTag = '', checkName: (value: unknown) => string = checkResource) {
+    this.#checkName = checkName
+    this.#runtime = runtime
+    this.#backend = backend
+    this.#kind = kind
+    this.#waiterTag = waiterTag
+    runtime.register(backend, this)
+    const defaults = runtime.defaults
+    // Automatic renewals go out batched where the primitive and topology allow it (renewals.ts).
+    const renewals = Renewals.of(backend)
+    this.#driver = {
+      maxTtl: backend.maxTtl,
+      allowShortTtl: defaults.allowShortTtl,
+      kind,
+      extend: (lease, ttl, renewal) => (renewal && renewals ? renewals.extend(lease.resource, lease.token, ttl) : backend.extend(lease.resource, lease.token, ttl)),
+      release: (lease) => backend.release(lease.resource, lease.token),
+      drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
+      clientError: () => backend.clientError?.(),
+      settled: (lease) => void runtime.leases.delete(lease),
+    }
+    this.#waiting = new WaitQueues({
+      wake: {
+        retain: () => backend.wake.retain(),
+        release: () => backend.wake.release(),
+        listen: (channel, listener) => {
+          runtime.retainWake(backend)
+          return backend.wake.listen(channel, listener)
+        },
+        unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
+        isActive: (channel) => backend.wake.isActive?.(channel) === true,
+        hasChannels: () => backend.wake.isActive !== undefined && backend.wake.hasChannels?.() !== false,
+        onResync: (listener) => backend.wake.onResync(listener),
+      },
+      // One channel per resource and instance: a release wakes only the process that is next.
+      // Built once per resource (every fast-path attempt asks): no strings or arrays per call.
+      channels: keyCache(runtime.instance, (instance, resource) => {
+        const channel = backend.channel(resource)
+        return typeof channel === 'string' ? [`${channel}:${instance}`] : channel.map((c) => `${c}:${instance}`)
+      }),
+      attempt: (waiter) => {
+        const attempt = this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken)
+        if (waiter.stats) this.#count(waiter.stats, attempt)
+        return attempt
+      },
+      leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
+      checkOpen: () => runtime.checkOpen(backend),
+      grace: defaults.waiterGrace,
+    })
+  }
+
+  #ttl(value: number | undefined): number {
+    const d = this.#runtime.defaults
+    return value === undefined ? d.ttl : checkLeaseTtl(value, 'ttl', this.#backend.maxTtl, d.allowShortTtl)
+  }
+
+  /**
+   * Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*`
+   * when listened to (with the attempts sent and whether the first found the lock taken).
+   */
+  acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
+    if (unreported()) return this.#acquire(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.#acquire(resource, options, stats))
+  }
+
+  async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
+    this.#checkName(resource)
+    checkOptions(options, ACQUIRE_OPTIONS)
+    const ttl = this.#ttl(options.ttl)
+    const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
+    const signal = checkSignal(options.signal)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#runtime.checkOpen(this.#backend)
+    if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
+    const started = performance.now()
+    const id = wait > 0 ? this.#runtime.nextWaiterId(this.#waiterTag) : ''
+    let first: TryResult | undefined
+    if (!this.#waiting.has(resource)) {
+      // Fast path: nobody in this process waits for it, so try at once (one script call).
+      // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
+      this.#waiting.begin(resource, id)
+      const attempt = this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      if (stats) this.#count(stats, attempt)
+      const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
+      if (outcome === ABORTED) {
+        // The caller hears at once; the attempt in flight is settled when its reply comes.
+        void attempt.then((late) => this.#giveBack(resource, id, late))
+        throw new LockAbortedError(resource, signal?.reason)
+      }
+      first = outcome
+      const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
+      if (done) this.#waiting.end(resource)
+      if ('lease' in first) return first.lease
+      if ('error' in first && first.permanent) throw attemptError(resource, first)
+      if (wait === 0) {
+        if ('error' in first) throw attemptError(resource, first)
+        if (first.blocked) throw first.blocked
+        throw new LockTimeoutError(resource, performance.now() - started)
+      }
+    } else if (stats) {
+      stats.contended = true // behind another acquire of this process
+    }
+    const lease = await new Promise<LeaseState>((resolve, reject) => {
+      const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, stats, resolve, reject })
+      this.#waiting.enqueue(waiter, first)
+    })
+    if (autoExtend) lease.setAutoExtend(true)
+    return lease
+  }
+
+  /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
+  tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
+    if (unreported()) return this.#tryAcquire(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.#tryAcquire(resource, options, stats))
+  }
+
+  async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
+    this.#checkName(resource)
+    checkOptions(options, TRY_ACQUIRE_OPTIONS)
+    const ttl = this.#ttl(options.ttl)
+    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    this.#runtime.checkOpen(this.#backend)
+    const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
+    const attempt = this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
+    if (stats) this.#count(stats, attempt)
+    const result = await attempt
+    if ('lease' in result) return result.lease
+    if ('error' in result) throw attemptError(resource, result)
+    if (result.blocked) throw result.blocked
+    return null
+  }
+
+  async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    checkFunction(fn, 'fn')
+    checkOptions(options, ACQUIRE_OPTIONS)
+    const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
+    return holding(lease, fn, (l) => l.lostError())
+  }
+
+  async release(resource: string, token: string): Promise<boolean> {
+    this.#checkName(resource)
+    checkToken(token)
+    this.#runtime.checkOpen(this.#backend)
+    // A lease of this instance: release it as such, so its timers stop and its state is right.
+    const local = this.#leaseOf(resource, token)
+    if (local) return local.release()
+    // Bounded like lease.release(): a Redis that does not answer must not hold the caller forever.
+    return this.#bounded(`release lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.release(resource, token))
+  }
+
+  async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
+    this.#checkName(resource)
+    checkToken(token)
+    const ms = this.#ttl(ttl)
+    this.#runtime.checkOpen(this.#backend)
+    const local = this.#leaseOf(resource, token)
+    if (local) {
+      try {
+        await local.extend(ms)
+        return true
+      } catch (err) {
+        if (err instanceof LockLostError) return false
+        throw err
+      }
+    }
+    // A reply later than the new ttl minus drift extends nothing the caller can count on. A lease
+    // the backend already knows lost (a quorum majority silent) is not extended: false, as refused.
+    const extending = this.#backend.extend(resource, token, ms).catch((err: unknown) => {
+      if (err instanceof LockLostError) return false
+      throw err
+    })
+    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), extending)
+  }
+
+  async inspect(resource: string): Promise<Info> {
+    this.#checkName(resource)
+    this.#runtime.checkOpen(this.#backend)
+    return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.inspect(resource))
+  }
+
+  /** Telemetry: one more attempt sent; the first one tells whether the lock was taken. */
+  #count(stats: AcquireStats, attempt: Promise<TryResult>): void {
+    if (stats.attempts++ === 0) void attempt.then((result) => void (stats.contended ||= 'retry' in result))
+  }
+
+  /** Rejects every waiter (locks.close()). */
+  closeWaiters(err: FencelockError): void {
+    this.#waiting.closeAll(err)
+  }
+
+  /**
+   * An aborted fast-path attempt has returned: release what it was granted, give up the queue place
+   * it may have taken, and let whoever queued behind it in this process go.
+   */
+  #giveBack(resource: string, id: string, late: TryResult): void {
+    this.#waiting.end(resource)
+    if ('lease' in late) late.lease.giveBack()
+    else if (id !== '') void this.#backend.leave(resource, id).catch(() => {})
+  }
+
+  #leaseOf(resource: string, token: string): LeaseState | undefined {
+    for (const lease of this.#runtime.leases) if (lease.token === token && lease.resource === resource && lease.driver === this.#driver) return lease
+    return undefined
+  }
+
+  /** `work`, or a typed error if it fails or has no answer within `limit` ms. */
+  async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
+    let outcome: T | typeof NO_REPLY
+    try {
+      outcome = await withinLimit(work, Math.max(1, limit))
+    } catch (err) {
+      throw redisFailure(what, err)
+    }
+    if (outcome === NO_REPLY) throw noReply(what, limit, this.#backend.clientError?.())
+    return outcome
+  }
+
+  /**
+   * One attempt. Validity is counted from before the request was sent: a reply that arrives after
+   * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
+   * reply grants is released at once.
+   */
+  #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
+    const start = performance.now()
+    const token = reuse ?? randomUUID()
+    const budget = ttl - this.#driver.drift(ttl)
+    // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
+    const limit = Math.max(0, Math.min(budget, deadline - start))
+    let attempt: Promise<Attempt>
+    try {
+      attempt = this.#backend.attempt(resource, token, ttl, waiterId)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    // Handlers, not an async function: the hot path makes one promise less per attempt.
+    return replyWithin(attempt, limit).then(
+      (outcome): TryResult => {
+        try {
+          if (outcome === NO_REPLY) {
+            // Still in flight: a lock that this late attempt is granted is released at once.
+            attempt.then(
+              (late) => {
+                if (late.acquired) void this.#backend.release(resource, late.token).catch(() => {})
+              },
+              () => {},
+            )
+            const error = noReplyError(limit, '', this.#backend.clientError?.(), ' (Redis down, paused or unreachable, or the client is reconnecting)')
+            return { error, permanent: false, silent: limit }
+          }
+          if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
+          if (performance.now() - start >= budget) {
+            void this.#backend.release(resource, outcome.token).catch(() => {})
+            return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
+          }
+          const lease = new LeaseState(this.#driver, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend })
+          this.#runtime.leases.add(lease)
+          return { lease }
+        } catch (err) {
+          return { error: err, permanent: isPermanent(err), token }
+        }
+      },
+      // The attempt may have run before the connection failed: retry with the same token. (Not
+      // after a timeout: that attempt is still in flight and its late grant is released above.)
+      (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
+    )
+  }
+}

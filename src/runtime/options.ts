@@ -1,0 +1,59 @@
+import { optionNames } from '../util/validate.js'
+
+/** Options of every acquire, and the instance's defaults for them. */
+
+export interface Defaults {
+  ttl: number
+  wait: number
+  driftFactor: number
+  /** How long a waiter keeps its place in the Redis queue past its next re-check (ms). */
+  waiterGrace: number
+  /** Lease ttls below the floor (100 ms) are accepted. */
+  allowShortTtl: boolean
+  /** How long tryAcquire waits for Redis' answer (ms). */
+  tryTimeout: number
+}
+
+/**
+ * Options of one acquisition that may wait: `locks.acquire`, `withLock`, `acquireAll`,
+ * `withLocks`, and the semaphore's and read/write lock's waiting calls. Each one left out takes the
+ * instance's default (see `LocksOptions`).
+ */
+export interface AcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** How long to wait in ms (`Infinity` to wait forever). Default: the instance's `wait`. */
+  wait?: number
+  /** Aborts the wait with `LockAbortedError`. */
+  signal?: AbortSignal
+  /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
+  autoExtend?: boolean
+}
+
+/**
+ * Options of one attempt that never waits for the lock: `locks.tryAcquire`, `semaphore.tryAcquire`,
+ * `tryRead`, `tryWrite`. Each one left out takes the instance's default.
+ */
+export interface TryAcquireOptions {
+  /** Lease ttl in ms. Default: the instance's `ttl`. */
+  ttl?: number
+  /** Keep extending the lease (every ttl/3) until released. Default: false. */
+  autoExtend?: boolean
+  /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
+  timeout?: number
+}
+
+/** The names `checkOptions` accepts in each (a new option added above must be listed here: tsc checks it). */
+export const ACQUIRE_OPTIONS = optionNames<AcquireOptions>(
+  'acquire',
+  { ttl: true, wait: true, signal: true, autoExtend: true },
+  { timeout: 'did you mean `wait` (how long to wait for the lock, in ms)?' },
+)
+
+const NEVER_WAITS = 'a try (tryAcquire, tryRead, tryWrite) never waits for the lock; to wait, use acquire, read or write with { wait }'
+
+export const TRY_ACQUIRE_OPTIONS = optionNames<TryAcquireOptions>(
+  'tryAcquire',
+  { ttl: true, autoExtend: true, timeout: true },
+  { wait: NEVER_WAITS, signal: `${NEVER_WAITS} (no signal needed: \`timeout\` bounds the wait for Redis' answer)` },
+)

@@ -1,0 +1,283 @@
+import { LockAbortedError, type FencelockError } from '../errors/errors.js'
+import { subscribeRefused, waitError } from '../errors/failures.js'
+import { isPermanentReplyError } from '../redis/adapter.js'
+import type { LeaseState } from './lease-state.js'
+import { wakeFor } from '../topology/wake-message.js'
+import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
+
+interface Queue {
+  readonly resource: string
+  /** Where this resource's wake-ups come (several for an all-or-nothing lock of several resources). */
+  readonly channels: readonly string[]
+  readonly waiters: Waiter[]
+  readonly listener: (message: string) => void
+  /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
+  listening: Promise<number> | undefined
+  /** Redis refused SUBSCRIBE (an ACL without it): waiting would poll in silence, so waiters fail. */
+  refused: unknown
+  /** A fast-path attempt in flight for waiter `id`; `poked` if a release named it meanwhile. */
+  pending: { id: string; poked: boolean } | undefined
+  /** The serve loop runs (it starts once the fast path, if any, has returned). */
+  serving: boolean
+}
+
+
+/**
+ * Event-driven waiting. Waiters of one resource in this process queue FIFO; only the head talks to
+ * Redis, where it holds one place in the resource's fair queue. A release publishes the id of the
+ * next waiter in line, which wakes exactly that head; a timer bounded by the holder's remaining
+ * ttl (or the waiter ahead's expiry) covers a crashed holder or a lost message. No polling.
+ */
+export class WaitQueues {
+  readonly #hooks: WaitHooks
+  readonly #queues = new Map<string, Queue>()
+  readonly #unresync: () => void
+  /** Fast-path attempts in flight on resources that have no queue (see `begin`). */
+  readonly #pending = new Map<string, { id: string; poked: boolean }>()
+  /** Heads woken while their attempt was in flight: they look again instead of going to sleep. */
+  readonly #poked = new WeakSet<Waiter>()
+
+  constructor(hooks: WaitHooks) {
+    this.#hooks = hooks
+    // After a subscriber reconnect, messages may have been missed: every head looks again.
+    this.#unresync = hooks.wake.onResync(() => {
+      for (const queue of this.#queues.values()) {
+        const head = queue.waiters[0]
+        if (head) this.#poke(head)
+        else if (queue.pending) queue.pending.poked = true
+      }
+    })
+  }
+
+  /** True if this process already has waiters for `resource` (a newcomer must queue behind them). */
+  has(resource: string): boolean {
+    return this.#queues.has(resource) || this.#pending.has(resource)
+  }
+
+  /**
+   * A fast-path attempt for waiter `id` is about to be sent: from now on newcomers of this process
+   * queue behind it, and if the channel is already subscribed (from an earlier wait), a release
+   * that names `id` while the attempt is in flight is kept, not dropped. Follow with `enqueue` (the
+   * attempt failed and the waiter waits) or `end` (done).
+   */
+  begin(resource: string, id: string): void {
+    const pending = { id, poked: false }
+    // The common, uncontended case stays a single map entry: no queue, no listener (and with no
+    // channel subscribed at all, not even the channel names are looked up).
+    const wake = this.#hooks.wake
+    if (wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
+    const queue = this.#create(resource)
+    queue.pending = pending
+    queue.listening = this.#listen(queue)
+  }
+
+  /** Resolves once every channel of the queue is subscribed, with the latest moment one became active; -1 if one failed. */
+  #listen(queue: Queue): Promise<number> {
+    const wake = this.#hooks.wake
+    const failed = (err: unknown) => {
+      if (isPermanentReplyError(err)) queue.refused = err
+      return -1
+    }
+    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).catch(failed)
+    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => Math.max(...at), failed)
+  }
+
+  /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
+  end(resource: string): void {
+    if (this.#pending.delete(resource)) return
+    const queue = this.#queues.get(resource)
+    if (!queue?.pending) return
+    queue.pending = undefined
+    this.#start(queue, undefined)
+  }
+
+  /**
+   * Queues `waiter`. `first` is the outcome of its fast-path attempt (see `begin`), if it made
+   * one: it then goes first. Resolves with its lease or rejects with a typed error at its
+   * deadline, abort or close.
+   */
+  enqueue(waiter: Waiter, first?: TryResult): void {
+    // Its fast-path attempt joined the Redis queue under its id: it must leave if it gives up.
+    if (first && !('lease' in first)) waiter.queued = true
+    this.#arm(waiter)
+    const queue = this.#queues.get(waiter.resource) ?? this.#create(waiter.resource)
+    if (queue.pending?.id === waiter.id) {
+      if (queue.pending.poked) this.#poked.add(waiter)
+      queue.pending = undefined
+      queue.waiters.unshift(waiter)
+      this.#start(queue, first)
+    } else {
+      queue.waiters.push(waiter)
+      if (!queue.pending) this.#start(queue, undefined)
+    }
+  }
+
+  #create(resource: string): Queue {
+    const existing = this.#queues.get(resource)
+    if (existing) return existing
+    const queue: Queue = {
+      resource,
+      channels: this.#hooks.channels(resource),
+      waiters: [],
+      listener: (message) => {
+        const head = queue.waiters[0]
+        const id = head?.id ?? queue.pending?.id
+        if (id === undefined) return
+        const wake = wakeFor(message, id)
+        if (wake === 'next') {
+          if (head) this.#poke(head)
+          else queue.pending!.poked = true
+        } else if (wake === 'standby' && head) this.#standby(head)
+      },
+      listening: undefined,
+      refused: undefined,
+      // A fast-path attempt already in flight (begin) goes first once it fails.
+      pending: this.#pending.get(resource),
+      serving: false,
+    }
+    this.#pending.delete(resource)
+    this.#queues.set(resource, queue)
+    return queue
+  }
+
+  #start(queue: Queue, first: TryResult | undefined): void {
+    if (queue.serving) return
+    if (queue.waiters.length === 0) return this.#drop(queue)
+    queue.serving = true
+    void this.#serve(queue, first)
+  }
+
+  #drop(queue: Queue): void {
+    this.#queues.delete(queue.resource)
+    if (queue.listening) for (const channel of queue.channels) this.#hooks.wake.unlisten(channel, queue.listener)
+  }
+
+  /** Rejects every waiter (locks.close()). */
+  closeAll(err: FencelockError): void {
+    this.#unresync()
+    for (const queue of this.#queues.values()) for (const waiter of [...queue.waiters]) this.#settle(waiter, err)
+  }
+
+  #arm(waiter: Waiter): void {
+    if (Number.isFinite(waiter.deadline)) {
+      const timer = setTimeout(() => this.#expire(waiter), Math.max(0, Math.ceil(waiter.deadline - performance.now())))
+      waiter.timers.push(timer)
+    }
+    if (waiter.signal) {
+      const onAbort = () => this.#settle(waiter, new LockAbortedError(waiter.resource, waiter.signal?.reason))
+      // Aborted before it could be armed (while its fast-path attempt was returning): settle now,
+      // since an 'abort' event never fires twice.
+      if (waiter.signal.aborted) return onAbort()
+      waiter.onAbort = onAbort
+      waiter.signal.addEventListener('abort', onAbort, { once: true })
+    }
+  }
+
+  /**
+   * A wake-up for `waiter`. One that lands while its attempt is in flight (that attempt may have
+   * run before the release that sent it) must not be lost, or the head sleeps a whole ttl while
+   * the lock is free and everyone queued behind it waits too.
+   */
+  /** The waiter is next after a woken one: look again after that one's grace, unless woken first. */
+  #standby(waiter: Waiter): void {
+    if (waiter.standby) return
+    waiter.standby = setTimeout(() => {
+      waiter.standby = undefined
+      this.#poke(waiter)
+    }, this.#hooks.grace + 50)
+  }
+
+  #poke(waiter: Waiter): void {
+    if (waiter.wake) waiter.wake()
+    else this.#poked.add(waiter)
+  }
+
+  #expire(waiter: Waiter): void {
+    this.#settle(waiter, waitError(waiter.resource, performance.now() - waiter.started, waiter.lastError))
+  }
+
+  #settle(waiter: Waiter, outcome: LeaseState | unknown, ok = false): void {
+    if (waiter.settled) return
+    waiter.settled = true
+    for (const timer of waiter.timers) clearTimeout(timer)
+    waiter.timers.length = 0
+    clearTimeout(waiter.standby)
+    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
+    const queue = this.#queues.get(waiter.resource)
+    if (queue) {
+      const at = queue.waiters.indexOf(waiter)
+      // A head that is mid-attempt stays in place until its attempt returns (see #serve).
+      if (at > 0) queue.waiters.splice(at, 1)
+    }
+    if (!ok && waiter.queued) this.#hooks.leave(waiter)
+    waiter.wake?.()
+    if (ok) waiter.resolve(outcome as LeaseState)
+    else waiter.reject(outcome)
+  }
+
+  async #serve(queue: Queue, first: TryResult | undefined): Promise<void> {
+    let pending = first
+    while (queue.waiters.length > 0) {
+      const waiter = queue.waiters[0]!
+      await this.#serveHead(queue, waiter, pending)
+      pending = undefined
+      if (queue.waiters[0] === waiter) queue.waiters.shift()
+    }
+    queue.serving = false
+    this.#drop(queue)
+  }
+
+  async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {
+    let result = first
+    let sentAt = waiter.started
+    while (!waiter.settled) {
+      // Also with a fast-path result in hand: an instance closed meanwhile must not subscribe now
+      // (that connection would outlive close()).
+      try {
+        this.#hooks.checkOpen()
+      } catch (err) {
+        if (result && 'lease' in result) result.lease.giveBack()
+        return this.#settle(waiter, err)
+      }
+      if (!result) {
+        sentAt = performance.now()
+        this.#poked.delete(waiter) // this attempt sees every release before it
+        clearTimeout(waiter.standby)
+        waiter.standby = undefined
+        // Set before sending: if the waiter gives up while the attempt is in flight, the attempt
+        // may still join the Redis queue, and the leave must follow it.
+        waiter.queued = true
+        result = await this.#hooks.attempt(waiter)
+      }
+      if ('lease' in result) {
+        if (waiter.settled) result.lease.giveBack() // gave up meanwhile: undo
+        else this.#settle(waiter, result.lease, true)
+        return
+      }
+      if (waiter.settled) return
+      const next = afterRefusal(waiter, result)
+      if ('error' in next) return this.#settle(waiter, next.error)
+      const delay = next.delay
+      result = undefined
+      if (!queue.listening) {
+        queue.listening = this.#listen(queue)
+        // Bounded by the re-check delay too: a SUBSCRIBE that is never answered must cost no more
+        // than a lost message would (one ttl), not the whole wait.
+        const activeSince = await untilWoken(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
+        if (waiter.settled) return
+        // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
+        // unheard): look again at once. A channel still subscribed from an earlier wait needs no
+        // second look.
+        if (activeSince === WOKEN || activeSince >= sentAt) continue
+        // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
+        if (activeSince < 0 && queue.refused !== undefined) return this.#settle(waiter, subscribeRefused(waiter.resource, queue.refused))
+        // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
+        if (activeSince < 0) queue.listening = undefined
+      }
+      if (this.#poked.delete(waiter)) continue // woken while the attempt was in flight
+      await sleepUnlessWoken(waiter, Math.min(delay, waiter.deadline - performance.now()))
+    }
+  }
+}
+
+export type { TryResult, WaitHooks, Waiter } from './waiter.js'

@@ -1,0 +1,133 @@
+import type { WakeSource } from '../topology/backend.js'
+import { attemptError } from '../errors/failures.js'
+import type { LeaseState } from './lease-state.js'
+
+/**
+ * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the
+ * connection failed while the reply was owed), `token` is the token to try again with: if the
+ * lost attempt did take the lock, the retry finds it held by that token and gets it back.
+ */
+export type TryResult =
+  | { lease: LeaseState }
+  | { retry: number; blocked?: unknown }
+  /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
+  | { error: unknown; permanent: boolean; token?: string; silent?: number }
+
+/** What the `fencelock:acquire` event reports of one acquire; kept only while someone listens. */
+export interface AcquireStats {
+  /** Attempts sent to Redis so far. */
+  attempts: number
+  /** The first attempt found the lock taken (or someone ahead in line), or this acquire queued behind another of this process. */
+  contended: boolean
+}
+
+/** An attempt unanswered for this long says Redis is in trouble, even when the wait deadline cut it short. */
+export const TELLING_SILENCE_MS = 50
+
+export interface Waiter {
+  readonly id: string
+  readonly resource: string
+  readonly ttl: number
+  readonly started: number
+  readonly deadline: number
+  readonly signal: AbortSignal | undefined
+  /** Counted for telemetry, only while someone listens. */
+  readonly stats?: AcquireStats | undefined
+  /** May have joined the queue in Redis (an attempt was sent for it), so it must leave when it gives up. */
+  queued: boolean
+  settled: boolean
+  lastError: unknown
+  /** Consecutive failed attempts (Redis errors), for the retry backoff. */
+  failures: number
+  /** Token for the next attempt when the last one's outcome is unknown (see TryResult). */
+  retryToken: string | undefined
+  /** Set while this waiter is on standby behind a woken one (see #standby). */
+  standby: NodeJS.Timeout | undefined
+  resolve(lease: LeaseState): void
+  reject(err: unknown): void
+  wake: (() => void) | undefined
+  timers: NodeJS.Timeout[]
+  onAbort: (() => void) | undefined
+}
+
+/** What the waiting needs from its owner (one per primitive backend). */
+export interface WaitHooks {
+  readonly wake: WakeSource
+  /** The wake-up channels of a resource for this instance (several for an all-or-nothing lock of several resources). */
+  channels(resource: string): readonly string[]
+  /** One attempt for `waiter` (joining the Redis queue under `waiter.id` when it fails). */
+  attempt(waiter: Waiter): Promise<TryResult>
+  /** Gives up the waiter's place in Redis; errors are ignored (its place expires anyway). */
+  leave(waiter: Waiter): void
+  /** Throws if the instance or the client was closed. */
+  checkOpen(): void
+  /** How long a woken waiter keeps its place in Redis unless it comes (ms). */
+  readonly grace: number
+}
+
+/** A new waiter: not queued, not settled, no timers yet. */
+export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'started' | 'deadline' | 'signal' | 'stats' | 'resolve' | 'reject'>): Waiter {
+  return { ...init, queued: false, settled: false, lastError: undefined, failures: 0, retryToken: undefined, standby: undefined, wake: undefined, timers: [], onAbort: undefined }
+}
+
+/** What `untilWoken` resolves to when the waiter was woken (or its time ran out) first. */
+export const WOKEN = -2
+
+/** `promise`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
+export function untilWoken(waiter: Waiter, promise: Promise<number>, ms: number): Promise<number> {
+  return new Promise((resolve) => {
+    const wake = () => finish(WOKEN)
+    const finish = (value: number) => {
+      clearTimeout(timer)
+      // Only our own wake function: once woken, the waiter may already sleep with another one,
+      // and a late SUBSCRIBE acknowledgement clearing that would drop the next release message.
+      if (waiter.wake === wake) waiter.wake = undefined
+      resolve(value)
+    }
+    const timer = setTimeout(wake, Math.max(0, Math.ceil(ms)))
+    waiter.wake = wake
+    promise.then(finish)
+  })
+}
+
+/** Sleeps `ms`, unless the waiter is woken first (its `wake` is this sleep's end meanwhile). */
+export function sleepUnlessWoken(waiter: Waiter, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(), Math.max(0, Math.ceil(ms)))
+    const done = () => {
+      clearTimeout(timer)
+      if (waiter.wake === done) waiter.wake = undefined
+      resolve()
+    }
+    waiter.wake = done
+  })
+}
+
+const backoff = (waiter: Waiter): number => Math.min(1_000, 25 * 2 ** Math.min(6, waiter.failures))
+
+/**
+ * What a waiter does after an attempt that got no lease: how long until it looks again, or the
+ * error it ends with (a refusal that retrying cannot cure). Records what the caller must hear if
+ * the wait runs out: the Redis error, the reason it was kept out, or nothing (contention).
+ */
+export function afterRefusal(waiter: Waiter, result: Exclude<TryResult, { lease: LeaseState }>): { delay: number } | { error: unknown } {
+  waiter.retryToken = 'error' in result ? result.token : undefined
+  if ('error' in result) {
+    // An attempt cut short by the wait deadline right after it was sent says nothing about Redis
+    // (each attempt's reply is awaited no later than the deadline); one that went unanswered
+    // for a while does: the wait then ends in RedisError, not in a timeout that reads as contention.
+    // A more specific earlier error (a quorum's votes) is kept over a last silent attempt.
+    const telling = (result.silent ?? 0) >= TELLING_SILENCE_MS && waiter.lastError === undefined
+    if (result.permanent || performance.now() < waiter.deadline - 2 || telling) waiter.lastError = result.error
+    waiter.failures++
+    if (result.permanent) return { error: attemptError(waiter.resource, result) }
+    return { delay: backoff(waiter) }
+  }
+  // Kept out by something other than a holder (quorum nodes that do not count yet): if the
+  // wait ends now, that is what the caller must hear.
+  waiter.lastError = result.blocked
+  waiter.failures = 0
+  waiter.queued = true
+  return { delay: result.retry + 1 }
+}
+

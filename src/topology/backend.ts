@@ -1,0 +1,82 @@
+import type { FencelockError } from '../errors/errors.js'
+
+/**
+ * Outcome of one acquisition attempt. `blocked`: nobody holds the lock, yet it could not be
+ * granted (quorum nodes that do not count yet); a caller that gives up reports this error.
+ */
+export type Attempt =
+  /** `token`: the lease's token (a semaphore's permit names its slot in it). */
+  | { readonly acquired: true; readonly fence: number; readonly token: string }
+  /** `retry`: ms until trying again is worth it (the holder's remaining ttl, or the waiter ahead's). */
+  | { readonly acquired: false; readonly retry: number; readonly blocked?: FencelockError }
+
+/** What `locks.inspect(resource)` reports. */
+export interface LockInfo {
+  /** The resource's name, as given. */
+  readonly resource: string
+  /** True while some lease holds the lock. */
+  readonly held: boolean
+  /** The holder's token, or null when free. */
+  readonly token: string | null
+  /**
+   * The last fence handed out for this resource (on one Redis: the holder's, while held), or null
+   * if none is kept. In quorum mode, the largest fence any node has recorded: at least the
+   * holder's, and possibly larger (a node that granted late, or granted a failed attempt, proposed
+   * its own larger fence), since the nodes do not record which fence the quorum settled on.
+   */
+  readonly fence: number | null
+  /** Remaining ttl of the holder's lock in ms, or null when free. */
+  readonly ttl: number | null
+  /** Waiters queued in Redis for this resource (one per waiting process and resource). */
+  readonly waiters: number
+}
+
+/** Where wake-ups come from: one shared pub/sub connection (or one per node in quorum mode). */
+export interface WakeSource {
+  retain(): void
+  release(): Promise<void>
+  /** Resolves with the performance.now() from which on no message on `channel` is missed. */
+  listen(channel: string, listener: (message: string) => void): Promise<number>
+  unlisten(channel: string, listener: (message: string) => void): void
+  /** True while `channel` is subscribed and acknowledged (listening to it costs no round trip). */
+  isActive?(channel: string): boolean
+  /** False while no channel is subscribed or being subscribed: `isActive` is then false for every channel. */
+  hasChannels?(): boolean
+  onResync(listener: () => void): () => void
+}
+
+/**
+ * One primitive on one topology, as the runtime sees it (built by src/topology/*.ts from a
+ * primitive of src/primitives/). The waiting, renewing and lease logic live once in the runtime.
+ */
+export interface Backend<Info = LockInfo> {
+  /** Longest ttl callers may request. */
+  readonly maxTtl: number
+  readonly wake: WakeSource
+  isClosed(): boolean
+  /** Why the client gets no reply, where it said so (its last 'error' since it was ready); absent in quorum mode, whose votes say it per node. */
+  clientError?(): Error | undefined
+  /** One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. */
+  attempt(resource: string, token: string, ttl: number, waiter: string): Promise<Attempt>
+  /**
+   * True when extended, false when Redis says this lease no longer holds the lock. Rejects with
+   * `LockLostError` when the lease is lost for another reason that is already certain (a quorum
+   * that a majority of nodes did not answer: `unreachable`), with any other error when it may
+   * still be extended before its deadline.
+   */
+  extend(resource: string, token: string, ttl: number): Promise<boolean>
+  /**
+   * `extend` for several leases whose `batchKey` is equal, in one call: one answer per lease, in
+   * order (true, false, or the error that lease's own `extend` would have thrown). A failure of the
+   * call itself rejects. Absent: each lease is extended on its own (see renewals.ts).
+   */
+  extendMany?(leases: readonly { readonly resource: string; readonly token: string; readonly ttl: number }[]): Promise<readonly (boolean | FencelockError)[]>
+  /** Leases with equal keys may share an `extendMany` call (a Redis Cluster slot; one key for one node). */
+  batchKey?(resource: string): number
+  release(resource: string, token: string): Promise<boolean>
+  /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
+  leave(resource: string, waiter: string): Promise<void>
+  inspect(resource: string): Promise<Info>
+  /** The pub/sub channel prefix of a resource (an all-or-nothing lock of several: one per resource). */
+  channel(resource: string): string | readonly string[]
+}

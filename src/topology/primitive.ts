@@ -1,0 +1,66 @@
+import type { Exec } from '../lua/binding.js'
+
+/** What one node answered to one acquisition attempt. */
+export type NodeGrant =
+  /** Granted here; `fence`: this node's fence for it; `claim`: which part was granted (a semaphore's slot; '' for a mutex). */
+  | { readonly granted: true; readonly fence: number; readonly claim: string }
+  /** Refused; `retry`: ms until looking again is worth it (the holder's remaining ttl, or the waiter ahead's). */
+  | { readonly granted: false; readonly retry: number; readonly refusal?: Error }
+
+/** A grant on one node of a quorum, with what the client needs to count that node. */
+export type QuorumNodeGrant = NodeGrant & {
+  /** ms until the node has been up for maxTtl (0: it counts). */
+  readonly young: number
+  readonly runId: string
+  /** The node's TIME in microseconds. */
+  readonly now: number
+}
+
+/** One lease of a batched extension. */
+export interface ExtendItem {
+  readonly resource: string
+  readonly token: string
+  readonly ttl: number
+}
+
+export interface AttemptRequest {
+  readonly token: string
+  readonly ttl: number
+  /** Waiter id that joins the fair queue if refused, or '' for a single attempt. */
+  readonly waiter: string
+}
+
+/**
+ * One primitive (mutex, semaphore, ...): its key layout, its scripts and the decoding of their
+ * replies, on ONE node. It knows nothing of topologies: a topology (single node, node + WAIT,
+ * quorum) lends it a node as an `Exec` and combines the answers. Leases carry the `token` that
+ * `acquire` was given, possibly extended by the claim (see `leaseToken`).
+ */
+export interface Primitive<NodeInfo = unknown, Info = unknown> {
+  /** Per-kind part of every key, so that kinds never collide. */
+  readonly kind: string
+  /** The pub/sub channel prefix of a resource (a waiter's instance id is appended). */
+  channel(resource: string): string | readonly string[]
+  /** The token a lease is known by once `claim` was granted (a semaphore's permit names its slot). */
+  leaseToken(token: string, claim: string): string
+  acquire(exec: Exec, resource: string, request: AttemptRequest): Promise<NodeGrant>
+  /** Like `acquire`, on a quorum node: the waiter's queue `score` is the same on every node. */
+  quorumAcquire(exec: Exec, resource: string, request: AttemptRequest & { readonly score: string; readonly maxTtl: number }): Promise<QuorumNodeGrant>
+  /** Writes the quorum's fence back while `token` (a lease token) holds the lock here; true if it did. */
+  commit(exec: Exec, resource: string, token: string, fence: number, waiter: string): Promise<boolean>
+  extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean>
+  /**
+   * `extend` for several leases in ONE script call: one answer per lease, in order. Every
+   * resource's keys must be in one Redis Cluster slot (see `routeKey`). Absent: leases are
+   * extended one call each.
+   */
+  extendMany?(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]>
+  /** A key of `resource` that `extendMany` touches: its cluster slot is the resource's. */
+  routeKey?(resource: string): string
+  /** `refused`: released, but Redis refused the PUBLISH that wakes the next waiter. */
+  release(exec: Exec, resource: string, token: string): Promise<{ readonly released: boolean; readonly refused?: string }>
+  leave(exec: Exec, resource: string, waiter: string): Promise<void>
+  inspect(exec: Exec, resource: string): Promise<NodeInfo>
+  /** Combines the nodes' views (one per node that answered) into what `inspect` shows. */
+  merge(resource: string, views: readonly NodeInfo[], majority: number): Info
+}
