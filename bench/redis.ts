@@ -1,7 +1,7 @@
 // Redis servers for the benchmark (the test harness's spawner: free ports, no persistence, killed
 // on exit) and the INFO counters the scenarios compare.
 import { Redis } from 'ioredis'
-import { startRedis, type RedisProcess } from '../test/support/redis-server.js'
+import { startRedis, type RedisProcess } from '../harness/redis-server.js'
 
 export interface Server {
   proc: RedisProcess

@@ -3,7 +3,7 @@
 // replayed with `spin -t` (the model's printf lines: which client did what, when).
 //   npm run model                 bounded configurations (the ones npm test runs)
 //   npm run model -- --full       larger bounds (minutes to hours)
-//   npm run model -- --json       one JSON line per run, for test/model.test.ts
+//   npm run model -- --json       one JSON line per run, for test/model/model.test.ts
 //   npm run model -- --only quorum/     runs whose id starts with that (--id: exactly that one)
 // A correct model must verify with no error; each broken variant must fail. Exit code 1 otherwise.
 import { spawnSync } from 'node:child_process'

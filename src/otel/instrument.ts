@@ -13,7 +13,7 @@ export interface Instrumentation {
 }
 
 // The channel names of src/util/telemetry.ts, written out: importing that module would pull library
-// code into this entry point (test/otel.test.ts checks that they subscribe to the library's channels).
+// code into this entry point (test/otel/otel.test.ts checks that they subscribe to the library's channels).
 const CHANNELS: readonly (readonly [string, keyof Recorder])[] = [
   ['fencelock:acquire', 'acquire'],
   ['fencelock:release', 'release'],

@@ -3,10 +3,10 @@
 // with LockAbortedError, never returns a lease, and gives back whatever Redis granted it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockAbortedError } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { startConnectionProxy, type ConnectionProxy } from './fixtures/conn-proxy.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { startConnectionProxy, type ConnectionProxy } from '../../harness/conn-proxy.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('abort', () => {
   let redis: RedisProcess

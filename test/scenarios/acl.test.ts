@@ -3,9 +3,9 @@
 // release whose wake-up is refused says that the lock was released all the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claimFence, createLocks, fencedSet, RedisError } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, keysOf, uniquePrefix } from '../../harness/util.js'
 
 /** The commands of the README's ACL rule (mutex, semaphore, read/write, all-or-nothing, guards). */
 const LEAST = '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'

@@ -5,10 +5,10 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { closeQuietly, keysOf, pttl, sleep, uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
+import { closeQuietly, keysOf, pttl, sleep, uniquePrefix } from '../../harness/util.js'
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 

@@ -4,10 +4,10 @@ import type { EventEmitter } from 'node:events'
 import { createClient } from 'redis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks } from '../../src/index.js'
-import { adapters } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
+import { uniquePrefix, waitUntil } from '../../harness/util.js'
 
 const EXIT_WITHIN = 1_000
 

@@ -8,9 +8,9 @@ import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLocks, fencedSet, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
-import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from './fixtures/util.js'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
 
 interface DefaultClient {
   readonly raw: RedisClient

@@ -3,9 +3,9 @@
 // after a plain close() tells the truth.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('lost leases are never silent', () => {
   let redis: RedisProcess

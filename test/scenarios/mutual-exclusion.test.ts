@@ -1,10 +1,10 @@
 // Mutual exclusion as the protected data sees it: separate OS processes doing a non-atomic
 // read-modify-write (GET, pause, SET) under the lock. One overlap loses an increment.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
+import { uniquePrefix } from '../../harness/util.js'
 
 const PROCESSES = 8
 const LOOPS = 2 // concurrent loops per process and resource: in-process queueing as well

@@ -5,10 +5,10 @@
 // the release still gets the lock within a ttl once it can talk to Redis again).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type LockLostError, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { createNetnsHost, requireNetnsOrSkip, type NetnsHost } from '../support/netns.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { createNetnsHost, requireNetnsOrSkip, type NetnsHost } from '../../harness/netns.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix } from '../../harness/util.js'
 
 const lostAt = (lease: Lease) =>
   new Promise<{ at: number; reason: string | undefined }>((resolve) =>

@@ -3,10 +3,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '../../src/index.js'
 import { scripts } from '../../src/lua/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, pttl, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, keysOf, pttl, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
 const outcome = <T>(promise: Promise<T>, ms: number) =>

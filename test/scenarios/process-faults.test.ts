@@ -2,10 +2,10 @@
 // victims are separate OS processes (fixtures/worker.ts), so SIGSTOP and SIGKILL are real.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { killAllWorkers, spawnWorker } from './fixtures/spawn.js'
-import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
+import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('process faults', () => {
   let redis: RedisProcess

@@ -2,9 +2,9 @@
 // LockTimeoutError, which reads as contention; and tryAcquire has a short bound of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockTimeoutError, RedisError } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, uniquePrefix } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, uniquePrefix } from '../../harness/util.js'
 
 const outcomeOf = async (work: Promise<unknown>) => {
   const started = performance.now()

@@ -3,9 +3,9 @@
 // grow, and the old holder must learn that it lost the lock.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
 

@@ -6,9 +6,9 @@
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks } from '../../src/index.js'
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting twice in a row', () => {
   const cleanup: (() => Promise<unknown>)[] = []

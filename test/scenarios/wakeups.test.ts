@@ -3,11 +3,11 @@
 // that gives up must not leave a ghost place in the fair queue.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, LockTimeoutError } from '../../src/index.js'
-import { adapters, type TestClient } from '../support/clients.js'
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../support/redis-server.js'
-import { startConnectionProxy } from './fixtures/conn-proxy.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from './fixtures/util.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { startConnectionProxy } from '../../harness/conn-proxy.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
   let redis: RedisProcess

@@ -5,8 +5,8 @@
 //   npx tsx verify/repro/dead-waiter.ts [ttl ms, default 10000]   (exit 1 while the finding holds)
 import { Redis } from 'ioredis'
 import { createLocks, type Locks } from '../../src/index.js'
-import { startRedis } from '../../test/support/redis-server.js'
-import { startFaultProxy, type FaultProxy } from '../../test/support/fault-proxy.js'
+import { startRedis } from '../../harness/redis-server.js'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
 
 const ttl = Number(process.argv[2] ?? 10_000)
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

@@ -7,8 +7,8 @@
 // taken within one ttl (1 s).
 import { Redis } from 'ioredis'
 import { createLocks } from '../../src/index.js'
-import { startFaultProxy } from '../../test/support/fault-proxy.js'
-import { startRedis } from '../../test/support/redis-server.js'
+import { startFaultProxy } from '../../harness/fault-proxy.js'
+import { startRedis } from '../../harness/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const redis = await startRedis()

@@ -5,7 +5,7 @@
 //   npx tsx verify/repro/release-unsignalled.ts   (exit 1 while the finding holds)
 import { Redis } from 'ioredis'
 import { createLocks } from '../../src/index.js'
-import { startRedis } from '../../test/support/redis-server.js'
+import { startRedis } from '../../harness/redis-server.js'
 
 const node = await startRedis()
 const a = new Redis({ port: node.port })

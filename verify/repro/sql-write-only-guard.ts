@@ -8,7 +8,7 @@
 import pg from 'pg'
 import { Redis } from 'ioredis'
 import { createLocks } from '../../src/index.js'
-import { startRedis } from '../../test/support/redis-server.js'
+import { startRedis } from '../../harness/redis-server.js'
 import { findPg } from '../pg-target.js'
 
 const found = await findPg()

@@ -1,0 +1,66 @@
+// The `fencelock` command run as a real process (node --import tsx src/cli/main.ts), with pipes.
+// A run that outlives `killAfter` is killed and reported with code null, so a hang fails the test
+// that saw it instead of timing out the whole file.
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+export const cliPath = path.join(root, 'src', 'cli', 'main.ts')
+
+export interface CliResult {
+  /** Exit status; null when killed (by `killAfter`, or a signal). */
+  code: number | null
+  stdout: string
+  stderr: string
+  /** ms from spawn to exit, by the monotonic clock. */
+  elapsed: number
+}
+
+export interface CliOptions {
+  /** Variables added to a copy of the test's environment (REDIS_URL, REDIS_PASSWORD and colour ones are dropped unless given). */
+  env?: NodeJS.ProcessEnv
+  /** Node flags before `--import tsx` (a module hook). */
+  nodeArgs?: string[]
+  /** SIGKILL after this many ms. Default: 60_000. */
+  killAfter?: number
+  /** Sees stdout and stderr so far as they come, to act while the command runs. */
+  onOutput?: (output: { stdout: string; stderr: string }, child: ChildProcess) => void
+}
+
+export function cli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env }
+  for (const name of ['REDIS_URL', 'REDIS_PASSWORD', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) if (!(options.env && name in options.env)) delete env[name]
+  const started = performance.now()
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', cliPath, ...args], { cwd: root, env })
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfter ?? 60_000)
+  const output = { stdout: '', stderr: '' }
+  child.stdout.on('data', (chunk: Buffer) => {
+    output.stdout += chunk.toString()
+    options.onOutput?.(output, child)
+  })
+  child.stderr.on('data', (chunk: Buffer) => {
+    output.stderr += chunk.toString()
+    options.onOutput?.(output, child)
+  })
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(killer)
+      resolve({ code, ...output, elapsed: performance.now() - started })
+    }),
+  )
+}
+
+/** `run(item)` for every item, at most `limit` at a time (each CLI process costs a core for a second). */
+export async function inBatches<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await run(items[i]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}

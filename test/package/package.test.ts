@@ -1,0 +1,126 @@
+// The published shape: both builds load, types resolve under every module mode, publint and attw
+// are happy, the library's code is in the tarball once (dist/cli.js imports dist/index.js), and
+// the tarball holds the build and nothing else. The one test file that builds into dist/.
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { beforeAll, describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const dist = path.join(root, 'dist')
+const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 << 20 })
+const runAsync = async (cmd: string, args: string[]) =>
+  (await promisify(execFile)(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout
+const read = (file: string) => readFileSync(path.join(dist, file), 'utf8')
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
+
+/**
+ * Upper bounds of the tarball, packed and unpacked, in bytes. Measured: 160 kB packed, 652 kB
+ * unpacked (with source maps it was 386 kB and 1.63 MB); the margins leave room for growth, not
+ * for the maps again (+236 kB packed, +990 kB unpacked), a second copy of the library in
+ * dist/cli.js (+130 kB packed) or a shipped src/ (+150 kB).
+ */
+const MAX_PACKED = 200_000
+const MAX_UNPACKED = 850_000
+
+interface Packed {
+  size: number
+  unpackedSize: number
+  entryCount: number
+  files: { path: string; size: number }[]
+}
+
+describe('package', () => {
+  beforeAll(() => {
+    run('npx', ['tsup', '--silent'])
+  }, 180_000)
+
+  it('loads as ESM and CommonJS, and passes publint and attw', { timeout: 120_000 }, async () => {
+    const esm = await import(new URL('../../dist/index.js', import.meta.url).href)
+    const cjs = createRequire(import.meta.url)('../../dist/index.cjs')
+    for (const mod of [esm, cjs]) {
+      expect(typeof mod.createLocks).toBe('function')
+      expect(typeof mod.fencedSet).toBe('function')
+      expect(new mod.LockTimeoutError('r', 5).code).toBe('LOCK_TIMEOUT')
+    }
+    const [publint] = await Promise.all([
+      runAsync('npx', ['publint', '--strict']),
+      // attw exits non-zero on any problem for the node16 (CJS and ESM) and bundler resolutions.
+      runAsync('npx', ['attw', '--pack', '.', '--profile', 'node16', '--format', 'ascii']),
+    ])
+    expect(publint).not.toMatch(/error|warning/i)
+  })
+
+  it('has the library code once: dist/cli.js imports ./index.js instead of bundling it', () => {
+    const cli = read('cli.js')
+    expect(cli).toMatch(/from "\.\/index\.js"/)
+    // Every source of the CLI's bundle is a file of src/cli/ (no library module, no package.json):
+    // esbuild heads each bundled module's code with a `// path` line.
+    const sources = [...cli.matchAll(/^\/\/ (\S+\.(?:[cm]?[jt]s|json))$/gm)].map((m) => m[1]!)
+    expect(sources).toContain('src/cli/main.ts')
+    expect(sources.filter((s) => !/(^|\/)src\/cli\/.+\.ts$/.test(s))).toEqual([])
+    expect(cli).not.toContain('devDependencies')
+    // A public function and an internal one each live in exactly one of the ESM files.
+    const esmFiles = readdirSync(dist).filter((f) => f.endsWith('.js'))
+    for (const fn of ['function createLocks(', 'function lossOf(']) {
+      expect(esmFiles.filter((f) => read(f).includes(fn)), fn).toEqual(['index.js'])
+    }
+  })
+
+  it('runs the bin from the build', () => {
+    expect(run('node', [path.join(dist, 'cli.js'), '--version']).trim()).toBe(pkg.version)
+    expect(run('node', [path.join(dist, 'cli.js'), '--help'])).toMatch(/Usage: fencelock/)
+  })
+
+  it(`packs dist/ without source maps, README, CHANGELOG, LICENSE and package.json only, under ${MAX_PACKED / 1000} kB (${MAX_UNPACKED / 1000} kB unpacked)`, { timeout: 60_000 }, () => {
+    const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as Packed[]
+    const files = packed!.files.map((f) => f.path).sort()
+    expect(files.filter((f) => !/^(dist\/[^/]+|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/.test(f))).toEqual([])
+    expect(files).toContain('CHANGELOG.md')
+    // The JS is not minified, so a stack trace already points at readable code; maps doubled the
+    // package for users of --enable-source-maps alone. No map, and no pointer to a missing one.
+    expect(files.filter((f) => f.endsWith('.map'))).toEqual([])
+    for (const file of files.filter((f) => /^dist\/.*\.c?js$/.test(f))) {
+      expect(readFileSync(path.join(root, file), 'utf8'), file).not.toContain('sourceMappingURL')
+    }
+    for (const entry of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/otel.js', 'dist/otel.cjs', 'dist/cli.js']) {
+      expect(files).toContain(entry)
+    }
+    expect(files.filter((f) => /test|bench|verify|\.lua$/.test(f))).toEqual([])
+    expect(packed!.size).toBeLessThan(MAX_PACKED)
+    expect(packed!.unpackedSize).toBeLessThan(MAX_UNPACKED)
+  })
+
+  it('ships a CHANGELOG whose first section is Unreleased or the dated section of this version', () => {
+    const headings = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8').match(/^## .*$/gm) ?? []
+    const released = new RegExp(`^## ${pkg.version.replaceAll('.', '\\.')} - \\d{4}-\\d{2}-\\d{2}$`)
+    expect(headings[0], headings.join('\n')).toMatch(new RegExp(`^## Unreleased$|${released.source}`))
+    // Every section below the first is a released version, newest first.
+    for (const heading of headings.slice(1)) expect(heading).toMatch(/^## \d+\.\d+\.\d+ - \d{4}-\d{2}-\d{2}$/)
+  })
+
+  it('refuses to publish until Unreleased is the dated section of the version (prepublishOnly)', () => {
+    expect((JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.prepublishOnly).toMatch(
+      /check-changelog/,
+    )
+    const text = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8')
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-changelog-'))
+    const check = (changelog: string) => {
+      writeFileSync(path.join(dir, 'CHANGELOG.md'), changelog)
+      const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'check-changelog.mjs'), path.join(dir, 'CHANGELOG.md')], { cwd: root, encoding: 'utf8' })
+      return { status: result.status, output: result.stdout + result.stderr }
+    }
+    try {
+      const unreleased = text.replace(/^## .*$/m, '## Unreleased')
+      expect(check(unreleased)).toEqual({ status: 1, output: expect.stringContaining(`## ${pkg.version} - YYYY-MM-DD`) })
+      expect(check(unreleased.replace('## Unreleased', '## 9.9.9 - 2026-12-01'))).toMatchObject({ status: 1 })
+      expect(check(unreleased.replace('## Unreleased', `## ${pkg.version} - 2026-12-01`))).toEqual({ status: 0, output: '' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,106 @@
+// The published types, as consumers see them: the package is built (into a private directory, so
+// a concurrent `dist/` build cannot race with it), installed under the name `fencelock` next to
+// the real client packages, and the consumer files in test/package/types/ are type-checked by TypeScript 5
+// (`typescript`) and TypeScript 7 (`typescript7`, what `npm i -D typescript` installs today):
+// - strictly (skipLibCheck off), with and without `lib: DOM`, passing every supported client major
+//   (ioredis 5/6, iovalkey, node-redis 4/5/6: client, cluster, sentinel) as `redis`, a URL string
+//   must not compile (`@ts-expect-error`);
+// - a file importing only fencelock, ESM and CommonJS, under each compiler's own `tsc --init`
+//   (`"types": []`: no @types is visible unless a declaration asks for it) and under a tsconfig
+//   that sets nothing but `module: nodenext`.
+import { execFile } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const sources = path.join(root, 'test', 'package', 'types')
+
+// Each by its own path: both packages have a `tsc` bin, so `npx tsc` names whichever npm linked last.
+const compilers = [
+  { name: 'TypeScript 5', major: 5, tsc: path.join(root, 'node_modules', 'typescript', 'bin', 'tsc') },
+  { name: 'TypeScript 7', major: 7, tsc: path.join(root, 'node_modules', 'typescript7', 'bin', 'tsc') },
+] as const
+type Compiler = (typeof compilers)[number]
+
+/** tsc's output when it fails, so the test report shows the type errors themselves. */
+async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<string> {
+  try {
+    await run(process.execPath, [compiler.tsc, ...args], { cwd, maxBuffer: 16 << 20 })
+    return ''
+  } catch (err) {
+    const { stdout, stderr, message } = err as { stdout?: string; stderr?: string; message: string }
+    return `${stdout ?? ''}${stderr ?? ''}` || message
+  }
+}
+
+const onlyFencelock = ['only-fencelock.mts', 'only-fencelock.cts']
+
+describe('published types', () => {
+  let project: string
+  beforeAll(async () => {
+    // Inside the repository's node_modules, so that the consumer resolves the client packages
+    // and @types/node from there, and `fencelock` from its own node_modules.
+    const cache = path.join(root, 'node_modules', '.cache')
+    mkdirSync(cache, { recursive: true })
+    project = mkdtempSync(path.join(cache, 'fencelock-types-'))
+    const pkg = path.join(project, 'node_modules', 'fencelock')
+    await run('npx', ['tsup', '--silent', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
+    copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
+    writeFileSync(path.join(project, 'package.json'), '{ "private": true, "type": "module" }\n')
+    for (const file of readdirSync(sources)) {
+      // The first line turns off the repository's own check of these files (it cannot resolve
+      // `fencelock` without a build); the consumer project checks them in full.
+      const text = readFileSync(path.join(sources, file), 'utf8').replace(/^\/\/ @ts-nocheck.*\n/, '')
+      writeFileSync(path.join(project, file), text)
+    }
+    for (const compiler of compilers) {
+      // `tsc --init` writes ./tsconfig.json: one directory per compiler, extended below.
+      const init = path.join(project, `init-${compiler.major}`)
+      mkdirSync(init)
+      expect(await tsc(compiler, ['--init'], init)).toBe('')
+      expect(existsSync(path.join(init, 'tsconfig.json'))).toBe(true)
+      const extend = { extends: `./init-${compiler.major}/tsconfig.json`, compilerOptions: { noEmit: true, skipLibCheck: false }, files: onlyFencelock }
+      writeFileSync(path.join(project, `tsconfig.init-${compiler.major}.json`), JSON.stringify(extend, null, 2))
+    }
+    const bare = { compilerOptions: { module: 'nodenext', noEmit: true }, files: onlyFencelock }
+    writeFileSync(path.join(project, 'tsconfig.bare.json'), JSON.stringify(bare, null, 2))
+  }, 300_000)
+  afterAll(() => {
+    if (project) rmSync(project, { recursive: true, force: true })
+  })
+
+  it('import nothing from the client packages, neither at run time nor in the types', () => {
+    const dist = path.join(project, 'node_modules', 'fencelock', 'dist')
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
+      const text = readFileSync(path.join(dist, file), 'utf8')
+      expect(text, file).not.toMatch(/(from\s+|require\(|import\()['"](ioredis|iovalkey|redis|@redis\/[^'"]*)['"]/)
+    }
+  })
+
+  describe.each(compilers)('$name', (compiler) => {
+    it('is the version it is named for', async () => {
+      const { stdout } = await run(process.execPath, [compiler.tsc, '--version'])
+      expect(stdout).toMatch(new RegExp(`^Version ${compiler.major}\\.`))
+    })
+
+    it('compiles a strict consumer with lib DOM (ESM and CommonJS)', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.json'], project)).toBe('')
+    })
+
+    it('compiles a strict consumer without lib DOM (lib ES2022, types node)', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.no-dom.json'], project)).toBe('')
+    })
+
+    it("compiles a file importing only fencelock under this compiler's tsc --init (types: [])", { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', `tsconfig.init-${compiler.major}.json`], project)).toBe('')
+    })
+
+    it('compiles a file importing only fencelock with no option but module nodenext', { timeout: 300_000 }, async () => {
+      expect(await tsc(compiler, ['-p', 'tsconfig.bare.json'], project)).toBe('')
+    })
+  })
+})

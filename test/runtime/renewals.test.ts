@@ -1,0 +1,237 @@
+// Batched renewals on a real redis-server: thousands of auto-extended leases are renewed in a few
+// script calls per period (counted with INFO commandstats), every lease still learns its own fate
+// (a deleted or taken-over lock loses exactly that lease, with the reason a single extend gives),
+// and a frozen Redis (SIGSTOP) loses the leases whose deadline passed, as without batching. With
+// replicas (WAIT), a batch is judged by its one WAIT: a paused replica loses every lease in it at
+// its deadline, as a single extend's ReplicationError would. On a Redis Cluster, one call per slot.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, LockLostError, ReplicationError, type Lease, type Locks } from '../../src/index.js'
+import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
+import { adapters, type TestClient } from '../../harness/clients.js'
+import { Cluster } from 'ioredis'
+import { createCluster } from 'redis'
+import { clusterSlot } from '../../src/util/keys.js'
+import type { RedisClient } from '../../src/index.js'
+import { callsOfAll, scriptCalls } from '../../harness/commandstats.js'
+import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+
+async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
+  const leases: Lease[] = []
+  for (let i = 0; i < names.length; i += 500) leases.push(...(await Promise.all(names.slice(i, i + 500).map((name) => locks.acquire(name, { ttl, autoExtend: true })))))
+  return leases
+}
+
+describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
+  let redis: RedisProcess
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+
+  describe.each(adapters)('$name', (adapter) => {
+    let client: TestClient
+    let locks: Locks
+    let prefix: string
+    beforeAll(async () => {
+      client = await adapter.connect(redis.url)
+    })
+    afterAll(async () => {
+      await closeQuietly([locks])
+      await client?.quit()
+    })
+
+    it('renews 5,000 leases in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
+      prefix = uniquePrefix('renewals')
+      locks = createLocks({ redis: client.raw, prefix })
+      const ttl = 1_000
+      const names = Array.from({ length: 5_000 }, (_, i) => `r${i}`)
+      const leases = await acquireMany(locks, names, ttl)
+      await redis.cli('CONFIG', 'RESETSTAT')
+      const since = performance.now()
+      await sleep(4 * ttl)
+      const calls = await scriptCalls(redis)
+      const periods = (performance.now() - since) / (ttl / 3)
+      // Every lease outlived four ttls: it was renewed about every third of one.
+      expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      expect(calls).toBeGreaterThan(0)
+      expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * (5_000 / 100))
+      expect(Number(await client.command('PTTL', mutexKeys(prefix, 'r4999').lock))).toBeGreaterThan(0)
+
+      // Behind the leases' backs: 20 locks deleted, one taken over by another token.
+      const gone = [3, 250, 251, 777, 1_000, 1_999, 2_000, 2_001, 2_500, 3_333, 3_334, 3_999, 4_000, 4_001, 4_250, 4_500, 4_750, 4_998, 4_999, 0]
+      for (const i of gone) await client.command('DEL', mutexKeys(prefix, names[i]!).lock)
+      const takenOver = 1_234
+      await client.command('SET', mutexKeys(prefix, names[takenOver]!).lock, 'someone-else', 'PX', 60_000)
+      const lost = new Set([...gone, takenOver])
+      await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
+      await sleep(ttl) // and nothing else goes with them over another renewal or two
+      for (const [i, lease] of leases.entries()) {
+        if (lost.has(i)) {
+          expect(lease.signal.reason).toBeInstanceOf(LockLostError)
+          expect((lease.signal.reason as LockLostError).reason).toBe('refused')
+          expect(lease.held).toBe(false)
+        } else if (lease.signal.aborted || !lease.held) {
+          throw new Error(`lease ${i} was lost too: ${String(lease.signal.reason)}`)
+        }
+      }
+      // The taken-over lock is left alone.
+      expect(await client.command('GET', mutexKeys(prefix, names[takenOver]!).lock)).toBe('someone-else')
+      await locks.close({ release: true })
+    }, 30_000)
+
+    it('while Redis is frozen (SIGSTOP), a batch loses the leases whose deadline passed and keeps the others', async () => {
+      prefix = uniquePrefix('renewals-frozen')
+      locks = createLocks({ redis: client.raw, prefix })
+      const short = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `s${i}`), 300)
+      const long = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `l${i}`), 4_000)
+      const lostAt = new Map<Lease, number>()
+      for (const lease of short) lease.signal.addEventListener('abort', () => lostAt.set(lease, performance.now()))
+      redis.pause()
+      try {
+        await waitUntil('every short lease to be lost', () => lostAt.size === short.length, 3_000)
+      } finally {
+        redis.resume()
+      }
+      for (const lease of short) {
+        const reason = lease.signal.reason as LockLostError
+        expect(reason).toBeInstanceOf(LockLostError)
+        expect(reason.reason).toBe('unreachable') // its renewal was waiting for the frozen Redis
+        // Lost at its deadline (never before: the alarm fires at most 1 ms early), not much later.
+        expect(lostAt.get(lease)!).toBeGreaterThanOrEqual(lease.deadline - 1)
+        expect(lostAt.get(lease)!).toBeLessThan(lease.deadline + 250)
+      }
+      // The long leases' renewals were answered after the resume: they are all still held.
+      await sleep(1_500)
+      expect(long.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      await locks.close({ release: true })
+    }, 30_000)
+  })
+
+  describe.each(adapters)('$name, with a replica (WAIT)', (adapter) => {
+    let replica: RedisProcess
+    let primary: RedisProcess
+    let client: TestClient
+    let locks: Locks
+    beforeAll(async () => {
+      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+      await waitUntil('the replica to connect', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
+      client = await adapter.connect(primary.url)
+    })
+    afterAll(async () => {
+      await closeQuietly([locks])
+      await client?.disconnect()
+      await Promise.all([replica?.kill9(), primary?.kill9()])
+    })
+
+    it('renews a batch with one WAIT behind it; a paused replica loses every lease of the batch at its deadline', async () => {
+      // A WAIT timeout of an eighth of the ttl: a replica that a loaded machine leaves unscheduled for
+      // a few hundred ms must not fail every renewal before the pause (a CI run lost 146 of 600 leases
+      // with 100 ms and a ttl of 900 ms).
+      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('renewals-replica'), replicas: { count: 1, timeout: 250 } })
+      const ttl = 2_000
+      const leases = await acquireMany(locks, Array.from({ length: 600 }, (_, i) => `p${i}`), ttl)
+      await primary.cli('CONFIG', 'RESETSTAT')
+      await sleep(2 * ttl)
+      expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+      const [scripts, evals, waits] = await callsOfAll(primary, ['evalsha', 'eval', 'wait'])
+      expect(scripts).toBeGreaterThan(0)
+      expect(scripts).toBeLessThanOrEqual(Math.ceil((2 * ttl) / (ttl / 3) + 1) * (600 / 100))
+      expect(waits).toBe(scripts! + evals!) // one WAIT per script call
+
+      replica.pause()
+      try {
+        await waitUntil('every lease to be lost', () => leases.every((l) => l.signal.aborted), 3 * ttl)
+      } finally {
+        replica.resume()
+      }
+      // Every lease is lost by its deadline, 'unreachable'. Most say their renewals failed (the
+      // ReplicationError). A group whose first renewal was still unanswered at its deadline (about
+      // 1 run in 4: each WAIT blocks the one connection for its 250 ms timeout while the replica is
+      // paused, so the batches queued behind it are answered too late) says it had no reply.
+      const reasons = leases.map((lease) => lease.signal.reason as LockLostError)
+      for (const reason of reasons) {
+        expect(reason).toBeInstanceOf(LockLostError)
+        expect(reason.reason).toBe('unreachable')
+        if (!(reason.cause instanceof ReplicationError)) expect((reason.cause as Error).message).toMatch(/^No reply from Redis within \d+ ms to the extension/)
+      }
+      expect(reasons.filter((r) => r.cause instanceof ReplicationError).length).toBeGreaterThan(leases.length / 2)
+      await locks.close({ release: true })
+    }, 30_000)
+  })
+
+  describe('on a Redis Cluster', () => {
+    let cluster: RedisCluster
+    beforeAll(async () => {
+      cluster = await startCluster({ masters: 3 })
+    }, 60_000)
+    afterAll(async () => {
+      await cluster?.stop()
+    })
+    const connectors: { name: string; connect(): Promise<{ raw: RedisClient; close(): Promise<void> }> }[] = [
+      {
+        name: 'ioredis',
+        async connect() {
+          const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+          client.on('error', () => {})
+          await new Promise<void>((resolve) => client.once('ready', resolve))
+          return { raw: client, close: async () => client.disconnect() }
+        },
+      },
+      {
+        name: 'node-redis',
+        async connect() {
+          const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
+          client.on('error', () => {})
+          await client.connect()
+          return { raw: client, close: async () => void client.destroy() }
+        },
+      },
+    ]
+
+    it.each(connectors)('$name: the leases of one slot share a call, the others go per slot; a deleted lock loses only its lease', async ({ connect }) => {
+      const client = await connect()
+      const prefix = uniquePrefix('renewals-cluster')
+      const locks = createLocks({ redis: client.raw, prefix })
+      try {
+        // 200 resources in one slot (found by the slot of their lock key), 100 spread over others.
+        const slot = clusterSlot(mutexKeys(prefix, 'g0').lock)
+        const grouped: string[] = []
+        for (let i = 0; grouped.length < 200; i++) if (clusterSlot(mutexKeys(prefix, `g${i}`).lock) === slot) grouped.push(`g${i}`)
+        const spread = Array.from({ length: 100 }, (_, i) => `s${i}`)
+        const ttl = 900
+        const leases = await acquireMany(locks, [...grouped, ...spread], ttl)
+        const masters = await cluster.masters()
+        await Promise.all(masters.map((m) => m.cli('CONFIG', 'RESETSTAT')))
+        await sleep(2 * ttl)
+        expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+        let calls = 0
+        for (const m of masters) calls += await scriptCalls(m)
+        const periods = Math.ceil((2 * ttl) / (ttl / 3) + 1)
+        // Per period: at most one call for the 200 of one slot, and at most one per spread lease.
+        expect(calls).toBeLessThanOrEqual(periods * (1 + spread.length))
+
+        const gone = [0, 57, 199, 200, 299] // three of the slot's batch, two spread ones
+        for (const i of gone) await deleteKey(client.raw, mutexKeys(prefix, leases[i]!.resource).lock)
+        await waitUntil('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), 3 * ttl)
+        await sleep(ttl / 2)
+        const lost = leases.flatMap((l, i) => (l.signal.aborted ? [i] : []))
+        expect(lost).toEqual(gone)
+        for (const i of gone) expect((leases[i]!.signal.reason as LockLostError).reason).toBe('refused')
+        await locks.close({ release: true })
+      } finally {
+        await closeQuietly([locks])
+        await client.close()
+      }
+    }, 60_000)
+  })
+})
+
+/** DEL on whichever client type (both route a single-key command by its slot). */
+async function deleteKey(raw: RedisClient, key: string): Promise<void> {
+  const client = raw as unknown as { del(key: string): Promise<unknown>; DEL?: (key: string) => Promise<unknown> }
+  await (client.DEL ? client.DEL(key) : client.del(key))
+}

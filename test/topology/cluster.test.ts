@@ -1,0 +1,157 @@
+// Redis Cluster with ioredis `Cluster` and node-redis `createCluster`, on a real 3-master cluster:
+// every key of a resource in one slot, waiting across the cluster, and locks that keep working
+// while the resource's slot migrates (ASK and TRYAGAIN during the move, MOVED after it).
+import { Cluster } from 'ioredis'
+import { createCluster } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
+import { clusterSlot } from '../../src/util/keys.js'
+import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** Redis Cluster's key slot of a hash tag: the library's own (checked against CLUSTER KEYSLOT below). */
+const slotOfTag = (tag: string): number => clusterSlot(tag)
+
+/** A resource name other than `resource` whose keys land in the same slot. */
+function sameSlotAs(resource: string): string {
+  const slot = slotOfTag(resource)
+  for (let i = 0; ; i++) if (slotOfTag(`${resource}-${i}`) === slot) return `${resource}-${i}`
+}
+
+interface Client {
+  raw: RedisClient
+  close(): Promise<void>
+}
+
+const adapters: { name: string; connect(cluster: RedisCluster): Promise<Client> }[] = [
+  {
+    name: 'ioredis',
+    async connect(cluster) {
+      const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+      client.on('error', () => {})
+      await new Promise<void>((resolve, reject) => {
+        client.once('ready', resolve)
+        client.once('end', () => reject(new Error('cluster client ended')))
+      })
+      return { raw: client, close: async () => client.disconnect() }
+    },
+  },
+  {
+    name: 'node-redis',
+    async connect(cluster) {
+      const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
+      client.on('error', () => {})
+      await client.connect()
+      return { raw: client, close: async () => void client.destroy() }
+    },
+  },
+]
+
+describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 })
+  })
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  describe.each(adapters)('with $name', ({ name, connect }) => {
+    const clients: Client[] = []
+    let locks: Locks
+    let other: Locks
+    beforeAll(async () => {
+      clients.push(await connect(cluster), await connect(cluster))
+      locks = createLocks({ redis: clients[0]!.raw, ttl: 2_000 })
+      other = createLocks({ redis: clients[1]!.raw, ttl: 2_000 })
+    })
+    afterAll(async () => {
+      await locks?.close()
+      await other?.close()
+      for (const c of clients) await c.close()
+    })
+
+    const owner = async (resource: string): Promise<RedisProcess> => cluster.nodeForSlot(slotOfTag(resource))
+    /** `node` stores the lease's token in the lock key and its fence in the fence key. */
+    const expectStoredOn = async (node: RedisProcess, resource: string, lease: Lease) => {
+      expect(await node.cli('GET', `fencelock:{${resource}}:L`)).toBe(lease.token)
+      expect(Number(await node.cli('GET', `fencelock:{${resource}}:F`))).toBe(lease.fence)
+    }
+    /** The lease keeps the other client out, extends, releases, and the other client gets a larger fence. */
+    const expectHandsOver = async (resource: string, lease: Lease) => {
+      expect(await other.tryAcquire(resource)).toBeNull()
+      await lease.extend(2_000)
+      expect(await lease.release()).toBe(true)
+      const next = await other.acquire(resource)
+      expect(next.fence).toBeGreaterThan(lease.fence)
+      await next.release()
+    }
+
+    it('keeps every key of a resource on the node that owns its slot', async () => {
+      const resource = `c:${name}:basic`
+      expect(await cluster.slotOf(`fencelock:{${resource}}:L`)).toBe(slotOfTag(resource))
+      const lease = await locks.acquire(resource)
+      await expectStoredOn(await owner(resource), resource, lease)
+      expect(await other.inspect(resource)).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
+      await expectHandsOver(resource, lease)
+    })
+
+    it('wakes a waiter on another client through cluster pub/sub', async () => {
+      const resource = `c:${name}:wake`
+      const holder = await locks.acquire(resource)
+      const waiting = other.acquire(resource, { wait: 3_000 })
+      await sleep(150)
+      const released = performance.now()
+      await holder.release()
+      const lease = await waiting
+      expect(performance.now() - released).toBeLessThan(500) // the holder had ~1.8 s left
+      expect(lease.fence).toBeGreaterThan(holder.fence)
+      await lease.release()
+    })
+
+    it('keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
+      const resource = `c:${name}:moved`
+      const lease = await locks.acquire(resource, { ttl: 10_000 })
+      const slot = slotOfTag(resource)
+      const from = await owner(resource)
+      const to = cluster.nodes.find((n) => n !== from)!
+      await cluster.migrateSlot(slot, to)
+      await expectStoredOn(to, resource, lease)
+      await expectHandsOver(resource, lease)
+    })
+
+    it('keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
+      const resource = `c:${name}:ask`
+      const neighbour = sameSlotAs(resource) // no keys yet: its commands are sent on with ASK
+      const lease = await locks.acquire(resource, { ttl: 10_000 })
+      const slot = slotOfTag(resource)
+      const from = await owner(resource)
+      const to = cluster.nodes.find((n) => n !== from)!
+      await cluster.beginMigration(slot, to)
+      // Until the keys move, scripts whose keys are partly on the source get TRYAGAIN: the clients
+      // retry (node-redis through the adapter) while the migration goes on.
+      // Settled into values: they are awaited only after the migration.
+      const settle = <T,>(p: Promise<T>) => p.then((value) => value, (err: unknown) => err)
+      const extended = settle(lease.extend(10_000).then(() => lease.release()))
+      const waited = other.acquire(resource, { wait: 8_000 })
+      const fresh = locks.acquire(neighbour, { wait: 8_000 })
+      // Longer than the clients' own TRYAGAIN retries (ioredis: 16 x 100 ms): a big slot, or a
+      // loaded machine, keeps a slot migrating for seconds.
+      await sleep(2_500)
+      await cluster.finishMigration(slot, to)
+      expect(await extended).toBe(true)
+      const next = await waited
+      expect(next.fence).toBeGreaterThan(lease.fence)
+      const freshLease = await fresh
+      expect(await to.cli('GET', `fencelock:{${neighbour}}:L`)).toBe(freshLease.token)
+      expect(await to.cli('GET', `fencelock:{${resource}}:L`)).toBe(next.token)
+      await next.release()
+      await freshLease.release()
+    })
+
+    it('refuses the replicas option (WAIT cannot be routed to the slot owner)', () => {
+      expect(() => createLocks({ redis: clients[0]!.raw, replicas: { count: 1, timeout: 100 } })).toThrow(InvalidArgumentError)
+    })
+  })
+})

@@ -1,0 +1,261 @@
+// Quorum mode over independent masters, with real redis-server processes: basic contract,
+// fairness and wake-ups across nodes, and fences that grow across majorities sharing few nodes.
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+// A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
+const MAX_TTL = 1_000
+
+interface Closable {
+  close(): Promise<void>
+}
+
+/** One client per node, alternating ioredis and node-redis: quorum mode must take both at once. */
+async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: RedisClient[]; close(): Promise<void> }> {
+  const raw: RedisClient[] = []
+  const closers: (() => Promise<void>)[] = []
+  for (const [i, server] of servers.entries()) {
+    if ((i + offset) % 2 === 0) {
+      const client = new Redis(server.url, { maxRetriesPerRequest: 2 })
+      client.on('error', () => {})
+      raw.push(client)
+      closers.push(async () => client.disconnect())
+    } else {
+      const client = createClient({ url: server.url })
+      client.on('error', () => {})
+      await client.connect()
+      raw.push(client)
+      closers.push(async () => void (await client.destroy()))
+    }
+  }
+  return { raw, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
+}
+
+
+describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
+  let servers: RedisProcess[] = []
+  const cleanup: Closable[] = []
+  let locks: Locks
+  let other: Locks
+
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2].map(() => startRedis()))
+    const a = await clientsFor(servers)
+    const b = await clientsFor(servers, 1)
+    cleanup.push(a, b)
+    locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    other = createLocks({ redis: b.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    await mature(servers, MAX_TTL)
+  })
+
+  afterAll(async () => {
+    await locks?.close()
+    await other?.close()
+    for (const c of cleanup) await c.close()
+    await Promise.all(servers.map((s) => s.stop()))
+  })
+
+  it('releases and extends by token on a majority, from another instance', async () => {
+    const lease = await locks.acquire('q-by-token', { ttl: 800 })
+    expect(await other.extend('q-by-token', 'nope', 1_000)).toBe(false)
+    expect(await other.extend('q-by-token', lease.token, 1_000)).toBe(true)
+    const stored = await Promise.all(servers.map(async (s) => Number(await s.cli('PTTL', 'fencelock:{q-by-token}:L'))))
+    expect(stored.filter((pttl) => pttl > 850).length).toBeGreaterThanOrEqual(2)
+    expect(await other.release('q-by-token', lease.token)).toBe(true)
+    expect((await locks.inspect('q-by-token')).held).toBe(false)
+    expect(await other.release('q-by-token', lease.token)).toBe(false)
+    const next = await other.acquire('q-by-token', { wait: 0 })
+    expect(next.fence).toBeGreaterThan(lease.fence)
+    await next.release()
+  })
+
+  it('rejects a ttl above maxTtl, a duplicate client and replicas in quorum mode', async () => {
+    expect(() => createLocks({ redis: [], maxTtl: MAX_TTL })).toThrow(InvalidArgumentError)
+    await expect(locks.acquire('q:ttl', { ttl: MAX_TTL + 1 })).rejects.toThrow(/no larger than 1000/)
+    const c = new Redis(servers[0]!.url, { lazyConnect: true })
+    expect(() => createLocks({ redis: [c, c, c] })).toThrow(/distinct clients/)
+    expect(() => createLocks({ redis: [c], ttl: 40_000 })).toThrow(InvalidArgumentError) // default maxTtl 30 s
+    expect(() => createLocks({ redis: [c], replicas: { count: 1, timeout: 10 } })).toThrow(/replicas/)
+    c.disconnect()
+  })
+
+  it('takes the lock on every node, with one fence, and releases it everywhere', async () => {
+    const lease = await locks.acquire('q:basic')
+    const tokens = await Promise.all(servers.map((s) => s.cli('GET', 'fencelock:{q:basic}:L')))
+    // A majority granted it (the last node's grant may land a moment later: it is not waited for).
+    expect(tokens.filter((t) => t === lease.token).length).toBeGreaterThanOrEqual(2)
+    // The fence was written back: a majority of the nodes now store at least the lease's fence.
+    const fences = await Promise.all(servers.map(async (s) => Number(await s.cli('GET', 'fencelock:{q:basic}:F'))))
+    expect(fences.filter((f) => f >= lease.fence).length).toBeGreaterThanOrEqual(2)
+    expect(lease.remaining).toBeGreaterThan(MAX_TTL - 300)
+    const info = await other.inspect('q:basic')
+    expect(info).toMatchObject({ held: true, token: lease.token })
+    expect(await other.tryAcquire('q:basic')).toBeNull()
+    expect(await lease.release()).toBe(true)
+    await sleep(20) // release resolves once a majority released; the last node follows at once
+    expect(await Promise.all(servers.map((s) => s.cli('EXISTS', 'fencelock:{q:basic}:L')))).toEqual(['0', '0', '0'])
+    const next = await other.acquire('q:basic')
+    expect(next.fence).toBeGreaterThan(lease.fence)
+    await next.release()
+  })
+
+  it('wakes a waiter through pub/sub as soon as the holder releases', async () => {
+    const holder = await locks.acquire('q:wake')
+    const waiting = other.acquire('q:wake', { wait: 3_000 })
+    await sleep(150)
+    const released = performance.now()
+    await holder.release()
+    const lease = await waiting
+    // The holder had ~850 ms left: a timer-based re-check would take that long.
+    expect(performance.now() - released).toBeLessThan(400)
+    expect(lease.fence).toBeGreaterThan(holder.fence)
+    await lease.release()
+  })
+
+  it('a fence is larger than every earlier one even when majorities share a single node', async () => {
+    // Force disjoint-but-one majorities: node 2 is blocked for the first lease, node 0 for the
+    // second. Node 0 stores a high fence that node 2 never saw; only the write-back to node 1
+    // (the shared node) carries it to the second majority.
+    const key = 'fencelock:{q:shared}:L'
+    await servers[2]!.cli('SET', key, 'someone-else', 'PX', '400')
+    await servers[0]!.cli('SET', 'fencelock:{q:shared}:F', String(9e15)) // far above server TIME
+    const first = await locks.acquire('q:shared')
+    expect(first.fence).toBe(9e15 + 1)
+    await first.release()
+    await sleep(450) // node 2's foreign key expires
+    await servers[0]!.cli('SET', key, 'someone-else', 'PX', '400')
+    const second = (await other.tryAcquire('q:shared'))!
+    expect(second).not.toBeNull()
+    expect(second.fence).toBeGreaterThan(first.fence)
+    await second.release()
+    await Promise.all(servers.map((s) => s.cli('DEL', 'fencelock:{q:shared}:F', key)))
+  })
+
+  it('gives the lock to one holder at a time, with strictly increasing fences, under contention', async () => {
+    // Overlap = a lease granted while another one still believes it holds the lock.
+    let current: Lease | undefined
+    let overlaps = 0
+    const fences: number[] = []
+    const worker = async (set: Locks) => {
+      for (let i = 0; i < 25; i++) {
+        const lease: Lease = await set.acquire('q:contended', { wait: 10_000 })
+        if (current?.held) overlaps++
+        current = lease
+        fences.push(lease.fence)
+        await sleep(Math.random() * 3)
+        if (current === lease) current = undefined
+        await lease.release()
+      }
+    }
+    await Promise.all([worker(locks), worker(other), worker(locks), worker(other)])
+    expect(overlaps).toBe(0)
+    expect(fences).toHaveLength(100)
+    for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!)
+  })
+
+  it('hands the lock to waiters of different clients in the order they started waiting', async () => {
+    const third = await clientsFor(servers)
+    cleanup.push(third)
+    const extra = createLocks({ redis: third.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    cleanup.push(extra)
+    const holder = await locks.acquire('q:fair')
+    const order: string[] = []
+    const wait = (set: Locks, name: string) =>
+      set.acquire('q:fair', { wait: 5_000 }).then(async (lease) => {
+        order.push(name)
+        await sleep(20)
+        await lease.release()
+      })
+    const first = wait(other, 'first')
+    await sleep(60)
+    const second = wait(extra, 'second')
+    await sleep(60)
+    const third_ = wait(locks, 'third')
+    await sleep(60)
+    await holder.release()
+    await Promise.all([first, second, third_])
+    expect(order).toEqual(['first', 'second', 'third'])
+  })
+
+  it('does not grant a lock that only a minority could give, and undoes the partial one', async () => {
+    const key = 'fencelock:{q:minority}:L'
+    await servers[1]!.cli('SET', key, 'a', 'PX', '5000')
+    await servers[2]!.cli('SET', key, 'b', 'PX', '5000')
+    expect(await locks.tryAcquire('q:minority')).toBeNull()
+    // Node 0 granted it, and was given back at once.
+    await sleep(50)
+    expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
+    await Promise.all(servers.map((s) => s.cli('DEL', key)))
+  })
+
+  it('fails with QuorumError listing every node when a majority is down, within the wait budget', async () => {
+    servers[1]!.pause()
+    servers[2]!.pause()
+    try {
+      const started = performance.now()
+      const err = await locks.acquire('q:down', { wait: 1_200 }).catch((e: unknown) => e)
+      const took = performance.now() - started
+      expect(err).toBeInstanceOf(QuorumError)
+      const q = err as QuorumError
+      expect(q.code).toBe('QUORUM_FAILED')
+      expect(q.needed).toBe(2)
+      expect(q.votes.map((v) => v.outcome)).toEqual(['acquired', 'timeout', 'timeout'])
+      expect(took).toBeLessThan(1_200 + 400)
+      expect(await tryQuorum(locks)).toBeInstanceOf(QuorumError) // tryAcquire: the same typed error
+    } finally {
+      servers[1]!.resume()
+      servers[2]!.resume()
+    }
+    // Once the nodes answer again, the lock is free: every partial grant was undone.
+    const lease = await locks.acquire('q:down', { wait: 2_000 })
+    await lease.release()
+  })
+})
+
+const tryQuorum = (locks: Locks) => locks.tryAcquire('q:down').then(
+  () => undefined,
+  (e: unknown) => e,
+)
+
+describe.skipIf(!requireRedisOrSkip())('quorum over 4 masters', () => {
+  // With an even number of nodes, half is not a majority: two holders of two nodes each could
+  // coexist. floor(4/2) + 1 = 3 nodes must grant (ceil(4/2) = 2 would be wrong).
+  let servers: RedisProcess[] = []
+  let clients: { close(): Promise<void> } | undefined
+  let locks: Locks
+
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2, 3].map(() => startRedis()))
+    const a = await clientsFor(servers)
+    clients = a
+    locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    await mature(servers, MAX_TTL)
+  })
+
+  afterAll(async () => {
+    await locks?.close()
+    await clients?.close()
+    await Promise.all(servers.map((s) => s.stop()))
+  })
+
+  it('does not grant a lock that only half of the nodes could give', async () => {
+    const key = 'fencelock:{q4:half}:L'
+    // Another holder has nodes 2 and 3: only nodes 0 and 1 are free.
+    await Promise.all([servers[2]!, servers[3]!].map((s) => s.cli('SET', key, 'someone-else', 'PX', '5000')))
+    expect(await locks.tryAcquire('q4:half')).toBeNull()
+    // The two grants were undone: nodes 0 and 1 hold nothing.
+    await sleep(100)
+    expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
+    expect(await servers[1]!.cli('EXISTS', key)).toBe('0')
+    // With three nodes free, three of four is a majority.
+    await servers[3]!.cli('DEL', key)
+    const lease = await locks.tryAcquire('q4:half')
+    expect(lease).not.toBeNull()
+    await lease!.release()
+    await servers[2]!.cli('DEL', key)
+  })
+})

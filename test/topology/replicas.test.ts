@@ -1,0 +1,165 @@
+// Replica-acknowledged locks with a real primary and replica: WAIT pipelined behind the acquire
+// script, a paused replica makes acquire fail (and roll back), and after a failover the promoted
+// replica still has the lock and its fence.
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks, type RedisClient } from '../../src/index.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+interface Pair {
+  primary: RedisProcess
+  replica: RedisProcess
+  stop(): Promise<void>
+}
+
+async function startPair(): Promise<Pair> {
+  // No 5 s pause before the first full sync (Redis 7's default for diskless replication).
+  const primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+  const replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+  for (let i = 0; ; i++) {
+    if ((await replica.cli('INFO', 'replication')).includes('master_link_status:up')) break
+    if (i > 100) throw new Error('replica did not connect')
+    await sleep(50)
+  }
+  // kill -9: nothing is persisted anyway, and a primary told to shut down waits for its replicas.
+  return { primary, replica, stop: async () => void (await Promise.all([replica.kill9(), primary.kill9()])) }
+}
+
+type Connect = (url: string) => Promise<{ raw: RedisClient; close(): Promise<void> }>
+
+const adapters: { name: string; connect: Connect }[] = [
+  {
+    name: 'ioredis',
+    async connect(url) {
+      const client = new Redis(url, { maxRetriesPerRequest: 1 })
+      client.on('error', () => {})
+      return { raw: client, close: async () => client.disconnect() }
+    },
+  },
+  {
+    name: 'node-redis',
+    async connect(url) {
+      const client = createClient({ url, socket: { reconnectStrategy: false } })
+      client.on('error', () => {})
+      await client.connect()
+      return { raw: client, close: async () => void (client.isOpen && client.destroy()) }
+    },
+  },
+]
+
+const REPLICAS = { count: 1, timeout: 300 }
+
+describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
+  it('is checked: a positive count and timeout, never with a cluster or in quorum mode', async () => {
+    const client = new Redis({ lazyConnect: true })
+    expect(() => createLocks({ redis: client, replicas: { count: 0, timeout: 10 } })).toThrow(InvalidArgumentError)
+    expect(() => createLocks({ redis: client, replicas: { count: 1, timeout: -1 } })).toThrow(/replicas.timeout/)
+    expect(() => createLocks({ redis: [client], replicas: REPLICAS })).toThrow(/quorum mode/)
+    client.disconnect()
+  })
+
+  describe.each(adapters)('with $name', ({ connect }) => {
+    let pair: Pair
+    let client: Awaited<ReturnType<Connect>>
+    let locks: Locks
+    const cleanup: (() => Promise<void>)[] = []
+
+    beforeAll(async () => {
+      pair = await startPair()
+      client = await connect(pair.primary.url)
+      locks = createLocks({ redis: client.raw, replicas: REPLICAS, ttl: 2_000 })
+    })
+    afterAll(async () => {
+      await locks?.close()
+      await client?.close()
+      await pair?.stop()
+    })
+    afterEach(async () => {
+      pair.replica.resume()
+      for (const step of cleanup.splice(0)) await step()
+    })
+
+    it('grants a lock only once the replica has it, with its fence', async () => {
+      const lease = await locks.acquire('r:basic')
+      // WAIT returned 1 before the lease existed: the replica already has both keys.
+      expect(await pair.replica.cli('GET', 'fencelock:{r:basic}:L')).toBe(lease.token)
+      expect(Number(await pair.replica.cli('GET', 'fencelock:{r:basic}:F'))).toBe(lease.fence)
+      await lease.release()
+    })
+
+    it('fails with ReplicationError and rolls the lock back when the replica does not acknowledge', async () => {
+      pair.replica.pause()
+      const started = performance.now()
+      const err = await locks.tryAcquire('r:paused').catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(ReplicationError)
+      expect(err).toMatchObject({ code: 'REPLICATION_FAILED', acknowledged: 0, required: 1, resource: 'r:paused' })
+      expect(performance.now() - started).toBeGreaterThanOrEqual(REPLICAS.timeout - 5)
+      expect(await pair.primary.cli('EXISTS', 'fencelock:{r:paused}:L')).toBe('0')
+      // Waiting retries within its budget, then fails: with the same typed error, or (if the
+      // deadline cut the last attempt short while its WAIT was still blocking) a RedisError.
+      const waited = await locks.acquire('r:paused', { wait: 700 }).catch((e: unknown) => e)
+      expect(waited instanceof ReplicationError || (waited instanceof RedisError && /No reply/.test(String(waited.cause)))).toBe(true)
+      // (An attempt may still be in flight behind its WAIT: let it fail and roll back first.)
+      await sleep(REPLICAS.timeout + 100)
+      expect(await locks.tryAcquire('r:paused').catch((e: unknown) => e)).toBeInstanceOf(ReplicationError)
+      pair.replica.resume()
+      const lease = await locks.acquire('r:paused', { wait: 2_000 })
+      await lease.release()
+    })
+
+    it('an extension the replica did not acknowledge fails and keeps the old deadline', async () => {
+      const lease = await locks.acquire('r:extend')
+      const deadline = lease.deadline
+      pair.replica.pause()
+      const err = await lease.extend(2_000).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(RedisError)
+      expect((err as RedisError).cause).toBeInstanceOf(ReplicationError)
+      expect(lease.deadline).toBe(deadline)
+      expect(lease.held).toBe(true)
+      pair.replica.resume()
+      await lease.extend(2_000)
+      expect(lease.deadline).toBeGreaterThan(deadline)
+      await lease.release()
+    })
+
+    it('resends WAIT after a NOSCRIPT retry (the first WAIT ran before the script)', async () => {
+      await pair.primary.cli('SCRIPT', 'FLUSH')
+      pair.replica.pause()
+      // Earlier writes of this connection were all acknowledged, so a WAIT that ran before the
+      // EVAL would return 1 at once and let an unreplicated lock through.
+      const err = await locks.tryAcquire('r:noscript').catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(ReplicationError)
+      expect(await pair.primary.cli('EXISTS', 'fencelock:{r:noscript}:L')).toBe('0')
+    })
+
+    it('after the primary is killed and the replica promoted, the lock is still held there', async () => {
+      const own = await startPair()
+      const c = await connect(own.primary.url)
+      const set = createLocks({ redis: c.raw, replicas: REPLICAS, ttl: 1_000 })
+      cleanup.push(async () => {
+        await set.close()
+        await c.close()
+        await own.stop()
+      })
+      const lease = await set.acquire('r:failover')
+      await own.primary.kill9()
+      await own.replica.cli('REPLICAOF', 'NO', 'ONE')
+      const promoted = await connect(own.replica.url)
+      const after = createLocks({ redis: promoted.raw })
+      cleanup.unshift(async () => {
+        await after.close()
+        await promoted.close()
+      })
+      const info = await after.inspect('r:failover')
+      expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
+      expect(await after.tryAcquire('r:failover')).toBeNull()
+      // Once the lease's ttl is over, the next holder gets a larger fence from the promoted node.
+      const next = await after.acquire('r:failover', { wait: 2_000 })
+      expect(next.fence).toBeGreaterThan(lease.fence)
+      await next.release()
+    })
+  })
+})
