@@ -3,53 +3,16 @@
 // have known) was lost, at most `limit` holders inside the protected work at once, and fences that
 // grow in the order permits were granted; (c) liveness as for the mutex; (d) every lost permit's
 // signal aborted. It returns the mutex checker's CheckResult shape, with a `semaphore` part.
-import { leaseIntervals, stallsOf, type CheckResult, type LeaseInterval, type Overlap } from './checker.js'
+import type { CheckResult, Excess, LeaseInterval, Overlap, SemaphoreCheck, WorkUnit } from './check-result.js'
+import { excessOf } from './excess.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
+import { historyStats } from './history-stats.js'
+import { exitTimes, leaseIntervals, leaseKey } from './lease-intervals.js'
+import { livenessBound, quietFaultEnds, recoveredInTime, stallsOf } from './liveness.js'
 import type { FinalState } from './run.js'
+import { signalsOf, signalViolation } from './signals.js'
 
-/** A stretch of time in which more than `limit` permits counted at once. */
-export interface Excess {
-  from: number
-  to: number
-  ms: number
-  /** How many counted at the worst moment of the stretch. */
-  count: number
-  permits: { worker: string; fence: number }[]
-  /** Single node only: a permit of the stretch was granted before Redis restarted empty (and forgot it). */
-  excusedBy?: string
-}
-
-/** One unit of protected work. */
-export interface WorkUnit {
-  worker: string
-  fence: number
-  start: number
-  end: number
-  /** Until when its permit was believed valid (deadline after extends, abort, release request, death). */
-  validUntil: number
-}
-
-export interface SemaphoreCheck {
-  /** The limit the run is held to. */
-  limit: number
-  /** Most permits believed valid at once. */
-  maxBelieved: number
-  /** Stretches with more than `limit` permits believed valid (judged). */
-  excess: Excess[]
-  /** The same, explained by an empty restart of the single Redis node (not judged; see docs/verify.md). */
-  excused: Excess[]
-  /** Most holders inside the protected work at once (a unit begun on a lost permit counts in full). */
-  maxInside: number
-  insideExcess: Excess[]
-  /** Units of work begun after the permit's deadline or the abort of its signal. */
-  workOnLost: WorkUnit[]
-  /** Permits granted after another permit's acquire had returned, with a fence not above it. */
-  fenceRegressions: { worker: string; fence: number; after: number }[]
-  /** Fences handed out twice. */
-  duplicateFences: number[]
-  units: number
-  extends: { ok: number; failed: number }
-}
+export type { Excess, SemaphoreCheck, WorkUnit } from './check-result.js'
 
 export interface SemaphoreCheckInput {
   events: HistoryEvent[]
@@ -62,8 +25,8 @@ export interface SemaphoreCheckInput {
   nodes: number
 }
 
-const key = (pid: number, resource: string, fence: number | undefined) => `${pid}|${resource}|${fence}`
-const bump = (map: Record<string, number>, k: string) => void (map[k] = (map[k] ?? 0) + 1)
+type Extension = { time: number; deadline: number }
+type UnitStart = { time: number; pid: number; worker: string; fence: number }
 
 /**
  * When the holder stopped believing its permit valid: the acquire's deadline, pushed by each
@@ -79,57 +42,15 @@ function validUntil(lease: LeaseInterval, extendsOf: { time: number; deadline: n
   return Math.min(lease.end, Number.isNaN(deadline) ? lease.end : deadline)
 }
 
-/** Stretches where more than `limit` of `intervals` overlap; ends sort before starts at the same time. */
-function excessOf(intervals: { from: number; to: number; worker: string; fence: number }[], limit: number): { max: number; excess: Excess[] } {
-  const points: { t: number; d: 1 | -1; i: number }[] = []
-  intervals.forEach((x, i) => {
-    if (x.to > x.from) points.push({ t: x.from, d: 1, i }, { t: x.to, d: -1, i })
-  })
-  points.sort((a, b) => a.t - b.t || a.d - b.d)
-  const open = new Set<number>()
-  let max = 0
-  const excess: Excess[] = []
-  let current: Excess | undefined
-  for (const p of points) {
-    if (p.d === 1) open.add(p.i)
-    else open.delete(p.i)
-    max = Math.max(max, open.size)
-    if (open.size > limit) {
-      const permits = [...open].map((i) => ({ worker: intervals[i]!.worker, fence: intervals[i]!.fence }))
-      if (!current) current = { from: p.t, to: p.t, ms: 0, count: open.size, permits }
-      else if (open.size > current.count) {
-        current.count = open.size
-        current.permits = permits
-      }
-      for (const q of permits) if (!current.permits.some((x) => x.fence === q.fence)) current.permits.push(q)
-    } else if (current) {
-      current.to = p.t
-      current.ms = current.to - current.from
-      excess.push(current)
-      current = undefined
-    }
-  }
-  return { max, excess }
-}
-
-export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
-  const { events, final, ttl, limit } = input
-  const ops = events.filter((e): e is OpEvent => e.kind === 'op')
-  const faults = events.filter((e): e is FaultEvent => e.kind === 'fault')
-  const violations: string[] = []
-  const end = final.end
-  const leases = leaseIntervals(events, end).filter((l) => l.worker !== 'probe')
-  const exits = new Map<number, number>()
-  for (const e of events) if (e.kind === 'meta' && e.what === 'exit' && e.pid !== undefined) exits.set(e.pid, e.time)
-
-  // Extensions per permit, in order; units of work per permit.
-  const extendsBy = new Map<string, { time: number; deadline: number }[]>()
+/** Extensions per permit, in order; units of work per permit (starts and ends). */
+function permitEvents(ops: OpEvent[]) {
+  const extendsBy = new Map<string, Extension[]>()
   let extendsOk = 0
   let extendsFailed = 0
-  const unitStarts = new Map<string, { time: number; pid: number; worker: string; fence: number }[]>()
+  const unitStarts = new Map<string, UnitStart[]>()
   const unitEnds = new Map<string, number[]>()
   for (const e of ops) {
-    const k = key(e.pid, e.resource, e.fence)
+    const k = leaseKey(e.pid, e.resource, e.fence)
     if (e.f === 'extend' && e.type === 'ok') {
       extendsOk++
       const deadline = (e.value as { deadline?: number } | undefined)?.deadline
@@ -141,12 +62,16 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
       else unitEnds.set(k, [...(unitEnds.get(k) ?? []), e.time])
     }
   }
+  return { extendsBy, extendsOk, extendsFailed, unitStarts, unitEnds }
+}
 
-  // (a) permits believed valid at once.
+/** (a) Permits believed valid at once: over the limit is a violation, unless an empty restart of the single node explains it. */
+function believedOverLimit(leases: LeaseInterval[], extendsBy: Map<string, Extension[]>, faults: FaultEvent[], input: SemaphoreCheckInput, violations: string[]) {
+  const { limit } = input
   const valid = new Map<string, number>()
   const believed = leases.map((l) => {
-    const until = validUntil(l, extendsBy.get(key(l.pid, l.resource, l.fence)) ?? [])
-    valid.set(key(l.pid, l.resource, l.fence), until)
+    const until = validUntil(l, extendsBy.get(leaseKey(l.pid, l.resource, l.fence)) ?? [])
+    valid.set(leaseKey(l.pid, l.resource, l.fence), until)
     return { from: l.start, to: until, worker: l.worker, fence: l.fence, lease: l }
   })
   const { max: maxBelieved, excess: believedExcess } = excessOf(believed, limit)
@@ -166,11 +91,14 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
     const worst = excess.reduce((a, b) => (b.count > a.count ? b : a))
     violations.push(`(a) ${excess.length} stretches with more than ${limit} permits believed valid at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms: ${worst.permits.map((p) => `${p.worker} fence ${p.fence}`).join(', ')})`)
   }
+  return { valid, maxBelieved, excess, excused }
+}
 
-  // (a) units of work: begun only under a valid permit; at most `limit` inside at once.
+/** Each unit of work with its end (or its process's death) and until when its permit was valid. */
+function unitsOf(permits: ReturnType<typeof permitEvents>, valid: Map<string, number>, exits: Map<number, number>, end: number): WorkUnit[] {
   const units: WorkUnit[] = []
-  for (const [k, starts] of unitStarts) {
-    const ends = unitEnds.get(k) ?? []
+  for (const [k, starts] of permits.unitStarts) {
+    const ends = permits.unitEnds.get(k) ?? []
     const until = valid.get(k) ?? -Infinity
     starts.forEach((s, i) => {
       const finished = ends.find((t) => t >= s.time && (starts[i + 1] === undefined || t <= starts[i + 1]!.time))
@@ -178,6 +106,11 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
       units.push({ worker: s.worker, fence: s.fence, start: s.time, end: unitEnd, validUntil: until })
     })
   }
+  return units
+}
+
+/** (a) Units of work: begun only under a valid permit; at most `limit` inside at once. */
+function workChecks(units: WorkUnit[], excused: Excess[], limit: number, violations: string[]) {
   const workOnLost = units.filter((u) => u.start >= u.validUntil)
   if (workOnLost.length) {
     violations.push(`(a) ${workOnLost.length} units of work begun on a permit already lost (after its deadline or its signal's abort), e.g. ${workOnLost.slice(0, 3).map((u) => `${u.worker} fence ${u.fence} ${Math.round(u.start - u.validUntil)} ms late`).join(', ')}`)
@@ -191,8 +124,11 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
     const worst = insideExcess.reduce((a, b) => (b.count > a.count ? b : a))
     violations.push(`(a) ${insideExcess.length} stretches with more than ${limit} holders inside the protected work at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms)`)
   }
+  return { workOnLost, maxInside, insideExcess }
+}
 
-  // (a) fences: unique, and larger than every fence whose acquire had returned before this one was asked for.
+/** (a) Fences: unique, and larger than every fence whose acquire had returned before this one was asked for. */
+function fenceOrder(ops: OpEvent[], leases: LeaseInterval[], violations: string[]) {
   const acquireInvoke = new Map<number, number[]>()
   for (const e of ops) if (e.f === 'acquire' && e.type === 'invoke' && e.worker !== 'probe') acquireInvoke.set(e.pid, [...(acquireInvoke.get(e.pid) ?? []), e.time])
   const granted = leases.map((l) => {
@@ -213,17 +149,26 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
   const duplicateFences = [...new Set(granted.map((g) => g.fence).filter((f) => (seen.has(f) ? true : (seen.add(f), false))))]
   if (fenceRegressions.length) violations.push(`(a) ${fenceRegressions.length} permits got a fence not above one granted before they asked`)
   if (duplicateFences.length) violations.push(`(a) ${duplicateFences.length} fences handed out twice`)
+  return { fenceRegressions, duplicateFences }
+}
 
-  // (b) informational, as for the mutex: permits overlapping beyond the limit as their holders saw
-  // them, whatever the deadline said (a paused holder overlaps its successor).
-  const overlaps: Overlap[] = excessOf(leases.map((l) => ({ from: l.start, to: l.end, worker: l.worker, fence: l.fence })), limit).excess.map((x) => {
+/**
+ * (b) Informational, as for the mutex: permits overlapping beyond the limit as their holders saw
+ * them, whatever the deadline said (a paused holder overlaps its successor).
+ */
+function overlapsBeyondLimit(leases: LeaseInterval[], limit: number): Overlap[] {
+  return excessOf(leases.map((l) => ({ from: l.start, to: l.end, worker: l.worker, fence: l.fence })), limit).excess.map((x) => {
     const involved = x.permits.map((p) => leases.find((l) => l.fence === p.fence && l.worker === p.worker)!).filter(Boolean).sort((a, b) => a.start - b.start)
     return { resource: involved[0]?.resource ?? '?', a: involved[0]!, b: involved[involved.length - 1]!, ms: x.ms }
   }).filter((o) => o.a && o.b)
+}
 
-  // (c) liveness: a permit granted within the bound after the final heal; a fresh client gets every
-  // permit within the bound after every worker was killed with -9.
-  const bound = ttl + 500
+/**
+ * (c) Liveness: a permit granted within the bound after the final heal; a fresh client gets every
+ * permit within the bound after every worker was killed with -9.
+ */
+function permitLiveness(ops: OpEvent[], faults: FaultEvent[], final: FinalState, ttl: number, violations: string[]): CheckResult['liveness'] {
+  const bound = livenessBound(ttl)
   const acquiredAt = ops.filter((e) => e.f === 'acquire' && e.type === 'ok').map((e) => e.time)
   const firstAfter = (t: number): number | null => {
     const next = acquiredAt.find((x) => x >= t)
@@ -231,12 +176,8 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
   }
   const resources = [...new Set(final.probes.map((p) => p.resource))]
   const afterHeal = resources.map((resource) => ({ resource, ms: firstAfter(final.healedAt) }))
-  const starts = faults.filter((f) => f.phase === 'start').map((f) => f.time)
-  const afterFaults = faults
-    .filter((f) => f.phase === 'end' && !starts.some((s) => s > f.time && s < f.time + bound))
-    .map((f) => ({ fault: f.fault, id: f.id, worst: firstAfter(f.time) }))
+  const afterFaults = quietFaultEnds(faults, bound).map((f) => ({ fault: f.fault, id: f.id, worst: firstAfter(f.time) }))
   const stalls = stallsOf(ops, faults, ttl)
-  const livenessOk = afterHeal.every((r) => r.ms !== null && r.ms <= bound) && final.probes.every((p) => p.ok && p.waited <= bound)
   for (const r of afterHeal) {
     if (r.ms === null) violations.push(`(c) no permit of ${r.resource} was granted after the faults healed`)
     else if (r.ms > bound) violations.push(`(c) the first permit of ${r.resource} after the faults healed came ${Math.round(r.ms)} ms later (bound ${bound} ms)`)
@@ -245,36 +186,38 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
     if (!p.ok) violations.push(`(c) a fresh client could not take a permit of ${p.resource} after every worker was killed: ${p.error}`)
     else if (p.waited > bound) violations.push(`(c) a fresh client waited ${Math.round(p.waited)} ms for a permit of ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
   }
+  return { bound, afterHeal, probes: final.probes, afterFaults, stalls, ok: recoveredInTime(afterHeal, final.probes, bound) }
+}
 
-  // (d) every permit that ended without a successful release was signalled.
-  const lostLeases = leases.filter((l) => l.ended === 'lost' || l.ended === 'release-false')
-  const missing = lostLeases.filter((l) => !l.lost)
-  const unjudged = leases.filter((l) => l.ended === 'killed' || l.ended === 'release-unknown' || l.ended === 'release-late' || l.ended === 'open').length
-  const missingPastDeadline = missing.filter((l) => l.end > l.deadline + 20).length
-  if (missing.length) {
-    violations.push(`(d) ${missing.length} of ${lostLeases.length} lost permits never had their signal aborted (${missing.length - missingPastDeadline} found gone by release() before their deadline, ${missingPastDeadline} released after it)`)
-  }
-
-  const faultCounts: Record<string, number> = {}
-  for (const f of faults) if (f.phase === 'start') bump(faultCounts, f.fault)
-  const acquireFailures: Record<string, number> = {}
-  for (const e of ops) if (e.f === 'acquire' && e.type === 'fail') bump(acquireFailures, (e.error ?? 'unknown').split(':')[0]!)
-  const lostByReason: Record<string, number> = {}
-  for (const e of events) if (e.kind === 'lost') bump(lostByReason, e.reason)
-
+export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
+  const { events, final, ttl, limit } = input
+  const ops = events.filter((e): e is OpEvent => e.kind === 'op')
+  const faults = events.filter((e): e is FaultEvent => e.kind === 'fault')
+  const violations: string[] = []
+  const leases = leaseIntervals(events, final.end).filter((l) => l.worker !== 'probe')
+  const permits = permitEvents(ops)
+  const believed = believedOverLimit(leases, permits.extendsBy, faults, input, violations)
+  const work = workChecks(unitsOf(permits, believed.valid, exitTimes(events), final.end), believed.excused, limit, violations)
+  const fences = fenceOrder(ops, leases, violations)
+  const overlaps = overlapsBeyondLimit(leases, limit)
+  const liveness = permitLiveness(ops, faults, final, ttl, violations)
+  const signals = signalsOf(leases)
+  const unsignalled = signalViolation(signals, 'permits')
+  if (unsignalled) violations.push(unsignalled)
   const semaphore: SemaphoreCheck = {
     limit,
-    maxBelieved,
-    excess,
-    excused,
-    maxInside,
-    insideExcess,
-    workOnLost,
-    fenceRegressions,
-    duplicateFences,
+    maxBelieved: believed.maxBelieved,
+    excess: believed.excess,
+    excused: believed.excused,
+    maxInside: work.maxInside,
+    insideExcess: work.insideExcess,
+    workOnLost: work.workOnLost,
+    fenceRegressions: fences.fenceRegressions,
+    duplicateFences: fences.duplicateFences,
     units: ops.filter((e) => e.f === 'work' && e.type === 'ok').length,
-    extends: { ok: extendsOk, failed: extendsFailed },
+    extends: { ok: permits.extendsOk, failed: permits.extendsFailed },
   }
+  const counted = historyStats(events, ops, faults, final.end)
   return {
     ttl,
     fencing: input.fencing,
@@ -283,18 +226,18 @@ export function checkSemaphore(input: SemaphoreCheckInput): CheckResult {
     lostUpdates: [],
     redisRestartSkips: 0,
     overlaps,
-    liveness: { bound, afterHeal, probes: final.probes, afterFaults, stalls, ok: livenessOk },
-    signals: { lost: lostLeases.length, aborted: lostLeases.length - missing.length, missing, missingPastDeadline, unjudged, ok: missing.length === 0 },
+    liveness,
+    signals,
     leases,
     stats: {
-      ops: ops.filter((e) => e.type === 'invoke' && e.worker !== 'probe').length,
-      okOps: ops.filter((e) => e.type === 'ok' && e.worker !== 'probe').length,
+      ops: counted.ops,
+      okOps: counted.okOps,
       transfers: semaphore.units,
-      faults: faultCounts,
+      faults: counted.faults,
       staleRejected: { claim: 0, write: 0, fset: 0 },
-      acquireFailures,
-      lostByReason,
-      duration: end - (events[0]?.time ?? end),
+      acquireFailures: counted.acquireFailures,
+      lostByReason: counted.lostByReason,
+      duration: counted.duration,
     },
     violations,
     ok: violations.length === 0,
