@@ -1,10 +1,10 @@
 // The HTML report: one self-contained file, no scripts, no external assets. Per run: the verdict,
 // then a timeline (SVG) with a lane per worker: lease intervals labelled with their fence, faults
 // as shaded bands, stale writes the resource refused, and the moments signals aborted.
-import type { CheckResult, LeaseInterval } from './checker.js'
-import type { SemaphoreCheck } from './semaphore-checker.js'
-import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
+import type { CheckResult, SemaphoreCheck } from './check-result.js'
+import type { HistoryEvent } from './history.js'
 import type { RunResult } from './run.js'
+import { esc, FAULT_COLORS, ms, timeline } from './timeline.js'
 
 export interface ReportRun {
   run: RunResult
@@ -20,20 +20,6 @@ export interface ReportInput {
   mode: string
   runs: ReportRun[]
   historyPaths: string[]
-}
-
-const esc = (s: unknown): string =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
-const ms = (x: number) => `${Math.round(x)} ms`
-const RESOURCE_COLORS = ['#4e79a7', '#59a14f', '#9c755f', '#b07aa1', '#76b7b2', '#edc948']
-const FAULT_COLORS: Record<string, string> = {
-  'pause-worker': '#f28e2b',
-  'kill-worker': '#e15759',
-  'kill-redis': '#e15759',
-  partition: '#bab0ac',
-  delay: '#edc948',
-  'script-flush': '#76b7b2',
-  reconnect: '#b07aa1',
 }
 
 /** Pass/fail lines for one run, the same text the terminal summary prints. */
@@ -114,117 +100,6 @@ function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label
   ]
 }
 
-function timeline(r: ReportRun): string {
-  const { run, check } = r
-  const events = run.events
-  const t0 = events[0]?.time ?? 0
-  const t1 = run.final.end
-  const span = Math.max(1, t1 - t0)
-  const left = 64
-  const plot = Math.max(1240, Math.min(30_000, Math.round((span / 1000) * 40)))
-  const x = (t: number) => left + ((t - t0) / span) * plot
-  const workers = Array.from({ length: run.options.workers }, (_, i) => `w${i}`)
-  const resources = [...new Set(check.leases.map((l) => l.resource).concat(run.final.probes.map((p) => p.resource)))].sort()
-  const laneH = 30
-  const top = 24
-  const lanes = [...workers, ...resources.map((res) => `overlap ${res}`), 'redis']
-  const laneY = (name: string) => top + lanes.indexOf(name) * laneH
-  const height = top + lanes.length * laneH + 24
-  const width = left + plot + 16
-  const parts: string[] = []
-
-  // Lanes and their labels.
-  lanes.forEach((name, i) => {
-    const y = top + i * laneH
-    parts.push(`<rect x="${left}" y="${y}" width="${plot}" height="${laneH}" fill="${i % 2 ? '#fafafa' : '#f2f2f2'}"/>`)
-    parts.push(`<text x="${left - 6}" y="${y + laneH / 2 + 4}" text-anchor="end" class="lane">${esc(name.replace('overlap ', '∩ '))}</text>`)
-  })
-
-  // Faults: worker faults shade the worker's lane, Redis faults shade every lane.
-  const faults = events.filter((e): e is FaultEvent => e.kind === 'fault')
-  for (const start of faults.filter((f) => f.phase === 'start')) {
-    const end = faults.find((f) => f.phase === 'end' && f.id === start.id)?.time ?? start.time
-    const color = FAULT_COLORS[start.fault] ?? '#999'
-    const w = Math.max(2, x(end) - x(start.time))
-    const onWorker = start.fault === 'pause-worker' || start.fault === 'kill-worker'
-    const y = onWorker ? laneY(start.target) : top
-    const h = onWorker ? laneH : lanes.length * laneH
-    const title = `${start.fault} ${start.target}${start.detail ? ` (${start.detail})` : ''}, ${ms(end - start.time)}`
-    parts.push(`<rect x="${x(start.time)}" y="${y}" width="${w}" height="${h}" fill="${color}" opacity="${onWorker ? 0.45 : 0.22}"><title>${esc(title)}</title></rect>`)
-    if (!onWorker) {
-      parts.push(`<rect x="${x(start.time)}" y="${laneY('redis') + 4}" width="${w}" height="${laneH - 8}" fill="${color}"><title>${esc(title)}</title></rect>`)
-    }
-    parts.push(`<text x="${x(start.time) + 1}" y="${top - 4}" class="fault">${esc(start.fault.replace('-worker', '').replace('-redis', ' redis'))}</text>`)
-  }
-
-  // Phases.
-  for (const e of events) {
-    if (e.kind === 'meta' && e.what === 'phase' && ['chaos', 'recover', 'stop'].includes(e.name)) {
-      parts.push(`<line x1="${x(e.time)}" x2="${x(e.time)}" y1="${top}" y2="${height - 20}" stroke="#333" stroke-dasharray="4 3"/>`)
-      parts.push(`<text x="${x(e.time) + 3}" y="${height - 26}" class="phase">${esc(e.name)}</text>`)
-    }
-  }
-
-  // Leases, labelled with their fence (its rank within the resource; the full value in the tooltip).
-  const rank = new Map<string, number>()
-  for (const res of resources) {
-    check.leases.filter((l) => l.resource === res).sort((a, b) => a.fence - b.fence).forEach((l, i) => rank.set(`${res}|${l.fence}`, i + 1))
-  }
-  const barOf = (l: LeaseInterval, y: number, h: number, label: boolean) => {
-    const color = RESOURCE_COLORS[resources.indexOf(l.resource) % RESOURCE_COLORS.length]
-    const w = Math.max(1.5, x(l.end) - x(l.start))
-    const lost = l.ended === 'lost' || l.ended === 'release-false'
-    const title = `${l.worker} ${l.resource} fence ${l.fence} (#${rank.get(`${l.resource}|${l.fence}`)}), ${ms(l.end - l.start)}, ended: ${l.ended}${l.lost ? ` (signal: ${l.lost.reason})` : ''}`
-    let s = `<rect x="${x(l.start)}" y="${y}" width="${w}" height="${h}" fill="${color}" ${lost ? 'stroke="#d62728" stroke-width="1.5"' : ''}><title>${esc(title)}</title></rect>`
-    if (label && w > 22) s += `<text x="${x(l.start) + 2}" y="${y + h - 4}" class="fence">#${rank.get(`${l.resource}|${l.fence}`)}</text>`
-    return s
-  }
-  for (const l of check.leases) {
-    if (!workers.includes(l.worker)) continue
-    parts.push(barOf(l, laneY(l.worker) + 5, laneH - 10, true))
-  }
-  for (const o of check.overlaps) {
-    const y = laneY(`overlap ${o.resource}`)
-    const start = o.b.start
-    const w = Math.max(1.5, x(start + o.ms) - x(start))
-    parts.push(`<rect x="${x(start)}" y="${y + 6}" width="${w}" height="${laneH - 12}" fill="#d62728" opacity="0.8"><title>${esc(`${o.a.worker} #${rank.get(`${o.resource}|${o.a.fence}`)} and ${o.b.worker} #${rank.get(`${o.resource}|${o.b.fence}`)} both believed they held ${o.resource} for ${ms(o.ms)}`)}</title></rect>`)
-  }
-
-  // Stale writes the resource refused (✕), and accepted stale writes (the violations, ●).
-  for (const e of events) {
-    if (e.kind === 'op' && e.type === 'fail' && e.error === 'stale' && workers.includes(e.worker)) {
-      const cx = x(e.time)
-      const cy = laneY(e.worker) + laneH / 2
-      parts.push(`<path d="M${cx - 5},${cy - 5}L${cx + 5},${cy + 5}M${cx - 5},${cy + 5}L${cx + 5},${cy - 5}" stroke="#d62728" stroke-width="2.5"><title>${esc(`${e.worker}: ${e.f} with fence ${e.fence} refused as stale`)}</title></path>`)
-    }
-    if (e.kind === 'lost' && workers.includes(e.worker)) {
-      const cx = x(e.time)
-      const cy = laneY(e.worker) + 3
-      parts.push(`<path d="M${cx - 4},${cy}L${cx + 4},${cy}L${cx},${cy + 7}Z" fill="#111"><title>${esc(`${e.worker}: signal aborted (${e.reason}) for fence ${e.fence}`)}</title></path>`)
-    }
-  }
-  const staleWrites = events.filter((e): e is OpEvent => e.kind === 'op' && e.f === 'write' && e.type === 'ok')
-  const staleSet = new Set(check.staleAccepted.filter((s) => s.store === 'sql').map((s) => s.fence))
-  for (const e of staleWrites) {
-    if (!staleSet.has(e.fence ?? -1) || !workers.includes(e.worker)) continue
-    parts.push(`<circle cx="${x(e.time)}" cy="${laneY(e.worker) + laneH / 2}" r="6" fill="#d62728" stroke="#fff"><title>${esc(`${e.worker}: write with stale fence ${e.fence} ACCEPTED`)}</title></circle>`)
-  }
-
-  for (const u of check.lostUpdates) {
-    const y = laneY(u.lost.worker)
-    if (!workers.includes(u.lost.worker)) continue
-    parts.push(`<circle cx="${x(u.lost.committed)}" cy="${y + laneH / 2}" r="6" fill="#ff7f0e" stroke="#fff"><title>${esc(`${u.lost.worker}: write with fence ${u.lost.fence} to account ${u.account} LOST: ${u.by.worker} (fence ${u.by.fence}) had read the account before it and overwrote it`)}</title></circle>`)
-  }
-
-  // Time axis.
-  const step = span > 120_000 ? 10_000 : span > 30_000 ? 5_000 : 1_000
-  for (let t = 0; t <= span; t += step) {
-    parts.push(`<line x1="${x(t0 + t)}" x2="${x(t0 + t)}" y1="${height - 22}" y2="${height - 18}" stroke="#555"/>`)
-    parts.push(`<text x="${x(t0 + t)}" y="${height - 6}" text-anchor="middle" class="tick">${t / 1000}s</text>`)
-  }
-  return `<div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${parts.join('')}</svg></div>`
-}
-
 function runSection(r: ReportRun, history: string): string {
   const { check, run } = r
   const violations = check.violations.length
@@ -250,7 +125,7 @@ function runSection(r: ReportRun, history: string): string {
 <table class="verdict">${rows}</table>${details}
 <p class="figures">${s.ops} operations (${s.okOps} ok), ${s.transfers} ${check.semaphore ? 'units of work done' : 'transfers committed'}, ${check.leases.length} ${check.semaphore ? 'permits' : 'leases'}, faults: ${esc(faults)};
 signals aborted by reason: ${esc(JSON.stringify(s.lostByReason))}; acquire failures: ${esc(JSON.stringify(s.acquireFailures))}. History: <code>${esc(history)}</code></p>
-${timeline(r)}
+${timeline(r.run, r.check)}
 </section>`
 }
 

@@ -1,0 +1,131 @@
+// The options of `npm run verify`: their defaults, the quick runs' seeds, and the command line.
+import { parseArgs } from 'node:util'
+import type { Primitive, SqlGuard } from './config.js'
+
+/** The quick run's seed: its 15 s schedule has every kind of fault, two of them worker pauses. */
+export const QUICK_SEED = 35
+
+/**
+ * The semaphore's quick run (`--primitive semaphore --quick`): seed 282's 8 s of faults are a worker
+ * pause, a Redis kill, a pause until just past the holder's deadline, and a partition.
+ */
+export const SEMAPHORE_QUICK_SEED = 282
+export const SEMAPHORE_QUICK_MS = 8_000
+
+/**
+ * The transfer mode's quick run (`--primitive multi --quick`): seed 29's 4.5 s of faults are two
+ * pauses of a holder until just past its lease's deadline, and both runs take about 30 s.
+ */
+export const MULTI_QUICK_SEED = 29
+export const MULTI_QUICK_MS = 4_500
+/** Transfer mode: how many accounts, each a lock of its own. */
+export const MULTI_ACCOUNTS = 4
+
+/** How the semaphore's control run is broken: workers that never check their permit, or one more permit than the limit. */
+export type SemaphoreControl = 'expiry' | 'limit'
+
+export interface VerifyOptions {
+  seed: number
+  /** Chaos phase of each run, ms. */
+  chaosMs: number
+  quorum: boolean
+  nodes: number
+  workers: number
+  ttl: number
+  /** How the fenced run guards its SQL (see WorkerConfig.guard). */
+  guard: SqlGuard
+  control: boolean
+  outDir: string
+  quiet: boolean
+  /** Default 'mutex' (the bank); 'multi': transfers under acquireAll, one lock per account. */
+  primitive?: Primitive
+  /** Semaphore mode: the limit (default 2). */
+  limit?: number
+  /** Semaphore mode: what the control run breaks (default 'expiry'). */
+  controlKind?: SemaphoreControl
+}
+
+export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
+                         [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
+                         [--primitive mutex|semaphore|multi] [--limit N] [--control expiry|limit]
+  --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
+                with --primitive semaphore, 8 s of faults per run (seed 282); with --primitive
+                multi, 4.5 s of faults per run (seed ${MULTI_QUICK_SEED})
+  --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
+  --seed        seed of the fault schedule and the workers' choices (default: random, printed)
+  --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
+  --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
+                read and guarded writes in one transaction (shows why reads need the fence too)
+  --no-control  skip the control run with fencing off
+  --primitive   mutex (default): the bank under one lock per bank; semaphore: units of work under
+                permits of one semaphore, checked against --limit (default 2; --workers default 4);
+                multi: transfers between ${MULTI_ACCOUNTS} accounts (one lock each) that lock both accounts with
+                acquireAll and claim each row with that account's fence
+  --control     semaphore mode: what the control run breaks. expiry (default): workers never check
+                their permit's signal or deadline; limit: workers ask for limit + 1 permits`
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim())
+  if (!m) throw new Error(`--duration: expected e.g. 90s, 10m or 600000, got "${text}"`)
+  const n = Number(m[1])
+  return Math.round(n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1))
+}
+
+export function parseCli(argv: string[]): VerifyOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      seed: { type: 'string' },
+      mode: { type: 'string', default: 'single' },
+      nodes: { type: 'string' },
+      workers: { type: 'string' },
+      ttl: { type: 'string' },
+      guard: { type: 'string', default: 'claim' },
+      'no-control': { type: 'boolean', default: false },
+      out: { type: 'string', default: '.verify' },
+      primitive: { type: 'string', default: 'mutex' },
+      limit: { type: 'string' },
+      control: { type: 'string', default: 'expiry' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  if (values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  if (values.mode !== 'single' && values.mode !== 'quorum') throw new Error(`--mode: expected single or quorum, got "${values.mode}"`)
+  const quorum = values.mode === 'quorum'
+  if (values.guard !== 'claim' && values.guard !== 'txn') throw new Error(`--guard: expected claim or txn, got "${values.guard}"`)
+  const int = (name: string, text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback
+    const n = Number(text)
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: expected a non-negative integer, got "${text}"`)
+    return n
+  }
+  const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
+  if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
+  if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
+  if (values.primitive !== 'mutex' && values.primitive !== 'semaphore' && values.primitive !== 'multi') throw new Error(`--primitive: expected mutex, semaphore or multi, got "${values.primitive}"`)
+  const semaphore = values.primitive === 'semaphore'
+  const multi = values.primitive === 'multi'
+  if (multi && values.guard !== 'claim') throw new Error('--guard: --primitive multi always claims each row with its fence before reading it (claim)')
+  if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
+  if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
+  const limit = int('limit', values.limit, 2)
+  if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
+  return {
+    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : multi ? MULTI_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : multi ? MULTI_QUICK_MS : 15_000) : 60_000,
+    quorum,
+    nodes,
+    workers: int('workers', values.workers, 4),
+    ttl: int('ttl', values.ttl, 1_000),
+    guard: values.guard,
+    control: !values['no-control'],
+    outDir: values.out!,
+    quiet: false,
+    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : multi ? { primitive: 'multi' as const } : {}),
+  }
+}
