@@ -4,25 +4,39 @@
 // that account's fence before it is read (the README's pattern), and written back guarded by it.
 // Every step is one JSON line on stdout, one event per account: the history then looks like the
 // mutex mode's with one lease per account, which is what the checker compares.
-import { fencedSet, type LockLostError, type MultiLease } from '../src/index.js'
+import type { LockLostError, MultiLease } from '../src/index.js'
 import type { BankResource } from './config.js'
 import { now } from './history.js'
-import { bank, bankStep, codeOf, sleep, workerKit } from './worker-kit.js'
+import { bank, bankStep, codeOf, setLastWriter, sleep, workerKit } from './worker-kit.js'
 
 const kit = workerKit()
-const { config, worker, random, emit, op, stateClient, locks } = kit
+const { config, worker, random, emit, op, locks } = kit
 const { db, table, ledger } = bank(config)
 
-async function transfer(): Promise<void> {
-  // Two distinct accounts, each its own lock, asked for in random order: [a, b] and [b, a] both occur.
+/** Two distinct accounts, each its own lock, the amount, and the order the locks are asked for. */
+interface Transfer {
+  from: BankResource
+  to: BankResource
+  amount: number
+  pair: BankResource[]
+  asked: string[]
+}
+
+const id = (r: BankResource) => r.accounts[0]!
+
+function pickTransfer(): Transfer {
   const from = random.pick(config.resources)
   let to: BankResource = random.pick(config.resources)
   while (to === from) to = random.pick(config.resources)
   const amount = random.int(1, 50)
-  const pair = [from, to]
+  // Asked for in random order: [a, b] and [b, a] both occur.
   const asked = random.next() < 0.5 ? [from.name, to.name] : [to.name, from.name]
-  const id = (r: BankResource) => r.accounts[0]!
+  return { from, to, amount, pair: [from, to], asked }
+}
 
+/** Both accounts' locks with acquireAll, one `lost` event per account when the pair's signal aborts; undefined (after a short pause) when not granted. */
+async function acquirePair(t: Transfer): Promise<MultiLease | undefined> {
+  const { pair, asked } = t
   for (const r of pair) op('invoke', 'acquire', r.name)
   let lease: MultiLease
   try {
@@ -30,7 +44,7 @@ async function transfer(): Promise<void> {
   } catch (err) {
     for (const r of pair) op('fail', 'acquire', r.name, { error: codeOf(err) })
     await sleep(random.int(5, 50))
-    return
+    return undefined
   }
   const fenceOf = (r: BankResource) => lease.fences[r.name]!
   const deadline = performance.timeOrigin + lease.deadline
@@ -42,81 +56,88 @@ async function transfer(): Promise<void> {
   }
   if (lease.signal.aborted) onAbort()
   else lease.signal.addEventListener('abort', onAbort, { once: true })
+  return lease
+}
 
+/**
+ * Claim each row with its account's fence and read it in the same statement: every later write
+ * of an older holder then meets a larger fence and touches no row. Undefined if a claim was refused.
+ */
+async function claimAndRead(t: Transfer, fenceOf: (r: BankResource) => number): Promise<Map<BankResource, number> | undefined> {
+  const before = new Map<BankResource, number>()
+  for (const r of t.pair) op('invoke', 'read', r.name, { fence: fenceOf(r) })
+  for (const r of t.pair) {
+    const fence = fenceOf(r)
+    if (config.fencing) {
+      op('invoke', 'claim', r.name, { fence })
+      const claimed = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [id(r), fence])
+      if (claimed.rowCount !== 1) {
+        op('fail', 'claim', r.name, { fence, error: 'stale', value: { rows: claimed.rowCount } })
+        return undefined
+      }
+      op('ok', 'claim', r.name, { fence })
+      before.set(r, Number(claimed.rows[0]!.balance))
+    } else {
+      const read = await db.query<{ balance: string }>(`SELECT balance FROM ${table} WHERE id = $1`, [id(r)])
+      before.set(r, Number(read.rows[0]?.balance ?? 0))
+    }
+    op('ok', 'read', r.name, { fence, value: { [id(r)]: before.get(r) } })
+  }
+  return before
+}
+
+/** Both rows written under their fences and the ledger appended, in one transaction; true if it committed. */
+async function writePair(t: Transfer, fenceOf: (r: BankResource) => number, before: Map<BankResource, number>): Promise<boolean> {
+  const { from, to, amount, pair } = t
+  const balance = (r: BankResource) => before.get(r)! + (r === from ? -amount : amount)
+  const write = (r: BankResource) => ({ account: id(r), from: id(from), to: id(to), amount, balance: balance(r) })
+  for (const r of pair) op('invoke', 'write', r.name, { fence: fenceOf(r), value: write(r) })
   try {
-    // Claim each row with its account's fence and read it in the same statement: every later write
-    // of an older holder then meets a larger fence and touches no row.
-    const before = new Map<BankResource, number>()
-    for (const r of pair) op('invoke', 'read', r.name, { fence: fenceOf(r) })
-    for (const r of pair) {
-      const fence = fenceOf(r)
-      if (config.fencing) {
-        op('invoke', 'claim', r.name, { fence })
-        const claimed = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [id(r), fence])
-        if (claimed.rowCount !== 1) {
-          op('fail', 'claim', r.name, { fence, error: 'stale', value: { rows: claimed.rowCount } })
-          return
-        }
-        op('ok', 'claim', r.name, { fence })
-        before.set(r, Number(claimed.rows[0]!.balance))
-      } else {
-        const read = await db.query<{ balance: string }>(`SELECT balance FROM ${table} WHERE id = $1`, [id(r)])
-        before.set(r, Number(read.rows[0]?.balance ?? 0))
-      }
-      op('ok', 'read', r.name, { fence, value: { [id(r)]: before.get(r) } })
+    await db.query('BEGIN')
+    const guard = config.fencing ? ' AND fence <= $2' : ''
+    const update = `UPDATE ${table} SET balance = $1, fence = $2 WHERE id = $3${guard}`
+    let hit = 0
+    for (const r of pair) hit += (await db.query(update, [balance(r), fenceOf(r), id(r)])).rowCount ?? 0
+    if (hit === 2) {
+      await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $6, $3, $7)`, [
+        id(from), fenceOf(from), worker, balance(from), id(to), fenceOf(to), balance(to),
+      ])
+      await db.query('COMMIT')
+      for (const r of pair) op('ok', 'write', r.name, { fence: fenceOf(r), value: write(r) })
+      return true
     }
+    await db.query('ROLLBACK')
+    for (const r of pair) op('fail', 'write', r.name, { fence: fenceOf(r), error: 'stale', value: write(r) })
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => {})
+    for (const r of pair) op('info', 'write', r.name, { fence: fenceOf(r), error: codeOf(err), value: write(r) })
+  }
+  return false
+}
 
+async function releasePair(lease: MultiLease, pair: BankResource[], fenceOf: (r: BankResource) => number): Promise<void> {
+  for (const r of pair) op('invoke', 'release', r.name, { fence: fenceOf(r) })
+  try {
+    const released = await lease.release()
+    for (const r of pair) op('ok', 'release', r.name, { fence: fenceOf(r), value: { released } })
+  } catch (err) {
+    for (const r of pair) op('info', 'release', r.name, { fence: fenceOf(r), error: codeOf(err) })
+  }
+}
+
+async function transfer(): Promise<void> {
+  const t = pickTransfer()
+  const lease = await acquirePair(t)
+  if (!lease) return
+  const fenceOf = (r: BankResource) => lease.fences[r.name]!
+  try {
+    const before = await claimAndRead(t, fenceOf)
+    if (!before) return
     await sleep(random.int(config.hold[0], config.hold[1]))
-
-    const balance = (r: BankResource) => before.get(r)! + (r === from ? -amount : amount)
-    const write = (r: BankResource) => ({ account: id(r), from: id(from), to: id(to), amount, balance: balance(r) })
-    for (const r of pair) op('invoke', 'write', r.name, { fence: fenceOf(r), value: write(r) })
-    let committed = false
-    try {
-      await db.query('BEGIN')
-      const guard = config.fencing ? ' AND fence <= $2' : ''
-      const update = `UPDATE ${table} SET balance = $1, fence = $2 WHERE id = $3${guard}`
-      let hit = 0
-      for (const r of pair) hit += (await db.query(update, [balance(r), fenceOf(r), id(r)])).rowCount ?? 0
-      if (hit === 2) {
-        await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $6, $3, $7)`, [
-          id(from), fenceOf(from), worker, balance(from), id(to), fenceOf(to), balance(to),
-        ])
-        await db.query('COMMIT')
-        committed = true
-        for (const r of pair) op('ok', 'write', r.name, { fence: fenceOf(r), value: write(r) })
-      } else {
-        await db.query('ROLLBACK')
-        for (const r of pair) op('fail', 'write', r.name, { fence: fenceOf(r), error: 'stale', value: write(r) })
-      }
-    } catch (err) {
-      await db.query('ROLLBACK').catch(() => {})
-      for (const r of pair) op('info', 'write', r.name, { fence: fenceOf(r), error: codeOf(err), value: write(r) })
-    }
-
-    if (committed) {
-      // The Redis-side resource: each account's last-writer record, guarded by fencedSet.
-      for (const r of pair) {
-        const fence = fenceOf(r)
-        const key = `verify:{${r.name}}:last`
-        const value = JSON.stringify({ worker, fence })
-        op('invoke', 'fset', r.name, { fence })
-        try {
-          const accepted = config.fencing ? await fencedSet(stateClient, key, value, fence) : (await stateClient.set(key, value)) === 'OK'
-          op(accepted ? 'ok' : 'fail', 'fset', r.name, { fence, ...(accepted ? {} : { error: 'stale' }) })
-        } catch (err) {
-          op('info', 'fset', r.name, { fence, error: codeOf(err) })
-        }
-      }
-    }
+    // The Redis-side resource: each account's last-writer record, guarded by fencedSet.
+    if (await writePair(t, fenceOf, before)) for (const r of t.pair) await setLastWriter(kit, r.name, fenceOf(r))
   } finally {
-    for (const r of pair) op('invoke', 'release', r.name, { fence: fenceOf(r) })
-    try {
-      const released = await lease.release()
-      for (const r of pair) op('ok', 'release', r.name, { fence: fenceOf(r), value: { released } })
-    } catch (err) {
-      for (const r of pair) op('info', 'release', r.name, { fence: fenceOf(r), error: codeOf(err) })
-    }
+    await releasePair(lease, t.pair, fenceOf)
   }
 }
 

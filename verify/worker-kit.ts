@@ -3,7 +3,7 @@
 // that runs its step until SIGTERM. A worker adds only its step (a transfer, a permit's work).
 import pg from 'pg'
 import { Redis } from 'ioredis'
-import { createLocks, type Locks } from '../src/index.js'
+import { createLocks, fencedSet, type Locks } from '../src/index.js'
 import type { WorkerConfig } from './config.js'
 import { workerName } from './config.js'
 import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
@@ -88,5 +88,22 @@ export function bankStep(kit: ReturnType<typeof workerKit>, db: pg.Client, trans
       await db.query('ROLLBACK').catch(() => {})
       await sleep(50)
     }
+  }
+}
+
+/**
+ * The Redis-side resource of a committed write: `resource`'s last-writer record, guarded by
+ * fencedSet when fencing is on (a plain SET in the control run).
+ */
+export async function setLastWriter(kit: ReturnType<typeof workerKit>, resource: string, fence: number): Promise<void> {
+  const { config, worker, op, stateClient } = kit
+  const key = `verify:{${resource}}:last`
+  const value = JSON.stringify({ worker, fence })
+  op('invoke', 'fset', resource, { fence })
+  try {
+    const accepted = config.fencing ? await fencedSet(stateClient, key, value, fence) : (await stateClient.set(key, value)) === 'OK'
+    op(accepted ? 'ok' : 'fail', 'fset', resource, { fence, ...(accepted ? {} : { error: 'stale' }) })
+  } catch (err) {
+    op('info', 'fset', resource, { fence, error: codeOf(err) })
   }
 }
