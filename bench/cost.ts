@@ -7,7 +7,7 @@ import { libLabel, type LibKind, type LibSpec } from './libs.js'
 import { Pool, Worker } from './pool.js'
 import { RENEW_LABELS, renewPeriod, type RenewKind } from './renew-tasks.js'
 import { counters, delta, type Server } from './redis.js'
-import { SINGLE, type Config } from './scenarios.js'
+import { SINGLE, type Config } from './bench-config.js'
 import { sleep } from './stats.js'
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -33,7 +33,7 @@ export interface HandoffFloor {
  * the sample is PUBLISH sent -> GET answered, on the clock shared by the machine's processes. One
  * message in flight at a time (Q acknowledges each).
  */
-export async function scenarioH(pool: Pool, server: Server, cfg: Config): Promise<HandoffFloor> {
+export async function handoffFloor(pool: Pool, server: Server, cfg: Config): Promise<HandoffFloor> {
   const [q, p] = await pool.take(2)
   const n = cfg.quick ? 600 : 4_000
   const warmup = cfg.quick ? 100 : 300
@@ -76,7 +76,7 @@ export interface KeyspaceRow {
  * locked once first, so Redis holds that many fence keys while it runs. The peers keep nothing per
  * resource after a release (their `keys` column shows it), so they only warm up.
  */
-export async function scenarioK(pool: Pool, server: Server, cfg: Config): Promise<KeyspaceRow[]> {
+export async function costOverResources(pool: Pool, server: Server, cfg: Config): Promise<KeyspaceRow[]> {
   const [w] = await pool.take(1)
   const rows: KeyspaceRow[] = []
   const n = cfg.latencyN
@@ -145,7 +145,7 @@ export interface RenewRow {
 }
 
 /** One process holds `n` auto-extended leases for a few renewal periods; per library, a fresh --expose-gc worker. */
-export async function scenarioL(server: Server, cfg: Config): Promise<RenewRow[]> {
+export async function renewalsAtScale(server: Server, cfg: Config): Promise<RenewRow[]> {
   const leases = cfg.quick ? 5_000 : 50_000
   const ttl = cfg.quick ? 3_000 : 6_000
   const holdMs = cfg.quick ? 4_000 : 20_000
@@ -251,7 +251,7 @@ export async function redisMemory(pool: Pool, server: Server, lib: LibSpec, reso
 export const M_CONCURRENCY = 1_000
 
 /** Scenario M: every single-node library over 100,000 resources (10,000 in --quick). */
-export async function scenarioM(pool: Pool, server: Server, cfg: Config): Promise<MemoryRedisRow[]> {
+export async function redisMemoryPerResource(pool: Pool, server: Server, cfg: Config): Promise<MemoryRedisRow[]> {
   const resources = cfg.quick ? 10_000 : 100_000
   const rows: MemoryRedisRow[] = []
   for (const lib of chosen(cfg, SINGLE)) {

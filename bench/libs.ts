@@ -6,7 +6,7 @@ import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock'
 import type { Redis } from 'ioredis'
 import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
-import { Mutex, RedlockMutex, Semaphore } from 'redis-semaphore'
+import { Mutex, RedlockMutex } from 'redis-semaphore'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
 import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { mutexAcquire, mutexRelease } from '../src/lua/embedded.js'
@@ -92,7 +92,7 @@ export class AcquireTimeout extends Error {
 }
 
 /** Calls `attempt` until it succeeds; every failure is a give-up of the library's own wait. */
-async function retrying(lib: { giveUps: number }, key: string, wait: number, attempt: () => Promise<Held>): Promise<Held> {
+export async function retrying(lib: { giveUps: number }, key: string, wait: number, attempt: () => Promise<Held>): Promise<Held> {
   const deadline = clock() + wait
   for (;;) {
     try {
@@ -104,196 +104,167 @@ async function retrying(lib: { giveUps: number }, key: string, wait: number, att
   }
 }
 
+/**
+ * "Fastest sensible retry" for the Redlock family: a 10 ms delay with small jitter, over the same
+ * ~2 s window as its defaults (10 retries x 200 ms). Not retryCount -1: redlock 5 releases a
+ * partial (minority) acquisition only when it gives up, so with -1 a split vote in quorum mode
+ * holds a node until the ttl expires.
+ */
+function redlockSettings(spec: LibSpec) {
+  const delay = spec.retry ?? 10
+  return spec.retry !== undefined ? { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) } : {}
+}
+
+function openFencelock(spec: LibSpec, clients: Redis[], label: string): LockLib {
+  let locks: Locks
+  try {
+    // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
+    // have been up before it counts (run.ts waits for that after starting the nodes).
+    locks = clients.length === 1 ? createLocks({ redis: clients[0]! }) : createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
+  } catch (err) {
+    if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
+    throw err
+  }
+  // A subscriber that reads one field of each message, as a metrics exporter would.
+  let seen = 0
+  const listener = (message: unknown) => {
+    if ((message as { resource?: unknown }).resource !== undefined) seen++
+  }
+  if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) subscribe(name, listener)
+  return {
+    label,
+    giveUps: 0,
+    async acquire(key, ttl, wait) {
+      const lease: Lease = await locks.acquire(key, { ttl, wait })
+      return { fence: lease.fence, release: () => lease.release() }
+    },
+    close: async () => {
+      if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) unsubscribe(name, listener)
+      await locks.close()
+      if (spec.telemetry && seen === 0) throw new Error('the telemetry subscriber received no message: are the fencelock:* channel names still right?')
+    },
+  }
+}
+
+/** The seed article's algorithm: SET NX PX with a random token, sleep and retry, compare-and-delete. */
+function openSeed(spec: LibSpec, first: Redis, label: string): LockLib {
+  const retry = spec.retry ?? 100
+  return {
+    label,
+    giveUps: 0,
+    async acquire(key, ttl, wait) {
+      const token = randomUUID()
+      const deadline = clock() + wait
+      for (;;) {
+        if ((await first.set(key, token, 'PX', ttl, 'NX')) === 'OK') {
+          return { fence: undefined, release: () => first.eval(SEED_RELEASE, 1, key, token) }
+        }
+        if (clock() >= deadline) throw new AcquireTimeout(`seed: gave up on ${key}`)
+        await sleep(retry)
+      }
+    },
+    close: async () => {},
+  }
+}
+
+function openRedlock4(spec: LibSpec, clients: Redis[], label: string): LockLib {
+  const redlock = new Redlock4(clients, redlockSettings(spec))
+  redlock.on('clientError', () => {})
+  const lib: LockLib = {
+    label,
+    giveUps: 0,
+    acquire: (key, ttl, wait) =>
+      retrying(lib, key, wait, async () => {
+        const lock = await redlock.lock(key, ttl)
+        return { fence: undefined, release: () => lock.unlock() }
+      }),
+    close: async () => {},
+  }
+  return lib
+}
+
+/** redlock 5 and @sesamecare-oss/redlock: the same API. */
+function openRedlock5(spec: LibSpec, clients: Redis[], label: string): LockLib {
+  const redlock = spec.kind === 'redlock5' ? new Redlock5(clients, redlockSettings(spec)) : new SesameRedlock(clients, redlockSettings(spec))
+  redlock.on('error', () => {})
+  const lib: LockLib = {
+    label,
+    giveUps: 0,
+    acquire: (key, ttl, wait) =>
+      retrying(lib, key, wait, async () => {
+        const lock = await redlock.acquire([key], ttl)
+        return { fence: undefined, release: () => lock.release() }
+      }),
+    close: async () => {},
+  }
+  return lib
+}
+
+/**
+ * fencelock's own acquire and release scripts with the library's default arguments, sent on the
+ * client with nothing of fencelock around them (no waiting: one attempt, as A and B need): the row
+ * shows what the scripts cost in Redis and on the wire, the gap to fencelock's row what its
+ * JavaScript costs. Not a peer: the targets leave it out.
+ */
+function openFencelockScripts(first: Redis, label: string): LockLib {
+  const loaded = new Set<string>()
+  const run = (script: { sha: string; source: string }, keys: string[], args: (string | number)[]) => {
+    if (loaded.has(script.sha)) return first.evalsha(script.sha, keys.length, ...keys, ...args)
+    loaded.add(script.sha)
+    return first.eval(script.source, keys.length, ...keys, ...args)
+  }
+  return {
+    label,
+    giveUps: 0,
+    async acquire(key, ttl) {
+      const k = mutexKeys('fencelock:', key)
+      const token = randomUUID()
+      const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
+      const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace])) as [number, number]
+      if (granted !== 1) throw new AcquireTimeout(`fencelock's scripts: ${key} is taken (this reference row makes one attempt)`)
+      return { fence, release: () => run(mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]) }
+    },
+    close: async () => {},
+  }
+}
+
+/** redis-semaphore's Mutex (one node) or RedlockMutex (quorum). */
+function openRedisSemaphoreMutex(spec: LibSpec, clients: Redis[], label: string): LockLib {
+  const lib: LockLib = {
+    label,
+    giveUps: 0,
+    acquire: (key, ttl, wait) =>
+      retrying(lib, key, wait, async () => {
+        // acquireTimeout: its default (10 s) unless the caller's budget is shorter.
+        const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(spec.retry !== undefined ? { retryInterval: spec.retry } : {}) }
+        const mutex = spec.kind === 'semaphore' ? new Mutex(clients[0]!, key, options) : new RedlockMutex(clients, key, options)
+        await mutex.acquire()
+        return { fence: undefined, release: () => mutex.release() }
+      }),
+    close: async () => {},
+  }
+  return lib
+}
+
 /** Opens `spec` over `clients` (one client: single node; three: quorum). */
 export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
   const label = libLabel(spec)
   const first = clients[0]
   if (!first) throw new Error('openLib: no Redis client')
-  const tuned = spec.retry !== undefined
-  // "Fastest sensible retry" for the Redlock family: a 10 ms delay with small jitter, over the same
-  // ~2 s window as its defaults (10 retries x 200 ms). Not retryCount -1: redlock 5 releases a
-  // partial (minority) acquisition only when it gives up, so with -1 a split vote in quorum mode
-  // holds a node until the ttl expires.
-  const delay = spec.retry ?? 10
-  const redlockTuned = { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) }
-
   switch (spec.kind) {
-    case 'fencelock': {
-      let locks: Locks
-      try {
-        // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
-        // have been up before it counts (run.ts waits for that after starting the nodes).
-        locks = clients.length === 1 ? createLocks({ redis: first }) : createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
-      } catch (err) {
-        if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
-        throw err
-      }
-      // A subscriber that reads one field of each message, as a metrics exporter would.
-      let seen = 0
-      const listener = (message: unknown) => {
-        if ((message as { resource?: unknown }).resource !== undefined) seen++
-      }
-      if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) subscribe(name, listener)
-      return {
-        label,
-        giveUps: 0,
-        async acquire(key, ttl, wait) {
-          const lease: Lease = await locks.acquire(key, { ttl, wait })
-          return { fence: lease.fence, release: () => lease.release() }
-        },
-        close: async () => {
-          if (spec.telemetry) for (const name of TELEMETRY_CHANNELS) unsubscribe(name, listener)
-          await locks.close()
-          if (spec.telemetry && seen === 0) throw new Error('the telemetry subscriber received no message: are the fencelock:* channel names still right?')
-        },
-      }
-    }
-    case 'seed': {
-      const retry = spec.retry ?? 100
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        async acquire(key, ttl, wait) {
-          const token = randomUUID()
-          const deadline = clock() + wait
-          for (;;) {
-            if ((await first.set(key, token, 'PX', ttl, 'NX')) === 'OK') {
-              return { fence: undefined, release: () => first.eval(SEED_RELEASE, 1, key, token) }
-            }
-            if (clock() >= deadline) throw new AcquireTimeout(`seed: gave up on ${key}`)
-            await sleep(retry)
-          }
-        },
-        close: async () => {},
-      }
-      return lib
-    }
-    case 'redlock4': {
-      const redlock = new Redlock4(clients, tuned ? redlockTuned : {})
-      redlock.on('clientError', () => {})
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        acquire: (key, ttl, wait) =>
-          retrying(lib, key, wait, async () => {
-            const lock = await redlock.lock(key, ttl)
-            return { fence: undefined, release: () => lock.unlock() }
-          }),
-        close: async () => {},
-      }
-      return lib
-    }
+    case 'fencelock':
+      return openFencelock(spec, clients, label)
+    case 'seed':
+      return openSeed(spec, first, label)
+    case 'redlock4':
+      return openRedlock4(spec, clients, label)
     case 'redlock5':
-    case 'sesame': {
-      const redlock = spec.kind === 'redlock5' ? new Redlock5(clients, tuned ? redlockTuned : {}) : new SesameRedlock(clients, tuned ? redlockTuned : {})
-      redlock.on('error', () => {})
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        acquire: (key, ttl, wait) =>
-          retrying(lib, key, wait, async () => {
-            const lock = await redlock.acquire([key], ttl)
-            return { fence: undefined, release: () => lock.release() }
-          }),
-        close: async () => {},
-      }
-      return lib
-    }
-    case 'fencelock-scripts': {
-      // fencelock's own acquire and release scripts with the library's default arguments, sent on
-      // the client with nothing of fencelock around them (no waiting: one attempt, as A and B need):
-      // the row shows what the scripts cost in Redis and on the wire, the gap to fencelock's row what
-      // its JavaScript costs. Not a peer: the targets leave it out.
-      const loaded = new Set<string>()
-      const run = (script: { sha: string; source: string }, keys: string[], args: (string | number)[]) => {
-        if (loaded.has(script.sha)) return first.evalsha(script.sha, keys.length, ...keys, ...args)
-        loaded.add(script.sha)
-        return first.eval(script.source, keys.length, ...keys, ...args)
-      }
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        async acquire(key, ttl) {
-          const k = mutexKeys('fencelock:', key)
-          const token = randomUUID()
-          const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
-          const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace])) as [number, number]
-          if (granted !== 1) throw new AcquireTimeout(`fencelock's scripts: ${key} is taken (this reference row makes one attempt)`)
-          return { fence, release: () => run(mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]) }
-        },
-        close: async () => {},
-      }
-      return lib
-    }
+    case 'sesame':
+      return openRedlock5(spec, clients, label)
+    case 'fencelock-scripts':
+      return openFencelockScripts(first, label)
     case 'semaphore':
-    case 'semaphore-redlock': {
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        acquire: (key, ttl, wait) =>
-          retrying(lib, key, wait, async () => {
-            // acquireTimeout: its default (10 s) unless the caller's budget is shorter.
-            const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(tuned ? { retryInterval: spec.retry } : {}) }
-            const mutex = spec.kind === 'semaphore' ? new Mutex(first, key, options) : new RedlockMutex(clients, key, options)
-            await mutex.acquire()
-            return { fence: undefined, release: () => mutex.release() }
-          }),
-        close: async () => {},
-      }
-      return lib
-    }
-  }
-}
-
-// ------------------------------------------------------------------ semaphores (scenario S)
-
-/** The libraries of scenario S: fencelock's semaphore and redis-semaphore's `Semaphore`. */
-export type SemaphoreKind = Extract<LibKind, 'fencelock' | 'semaphore'>
-
-export function semaphoreLabel(spec: LibSpec): string {
-  if (spec.kind === 'fencelock') return 'fencelock semaphore'
-  return spec.retry === undefined ? 'redis-semaphore Semaphore (defaults: 10 ms)' : `redis-semaphore Semaphore (retry ${spec.retry} ms)`
-}
-
-/**
- * Opens the semaphore `name` with `limit` permits, as a LockLib whose `acquire` takes a permit (its
- * `key` argument is ignored), so that the contended and idle tasks drive it like a lock.
- */
-export function openSemaphore(spec: LibSpec, clients: Redis[], name: string, limit: number): LockLib {
-  const label = semaphoreLabel(spec)
-  const first = clients[0]
-  if (!first) throw new Error('openSemaphore: no Redis client')
-  switch (spec.kind) {
-    case 'fencelock': {
-      const locks = createLocks({ redis: first })
-      const pool = locks.semaphore(name, { limit })
-      return {
-        label,
-        giveUps: 0,
-        async acquire(_key, ttl, wait) {
-          const permit: Lease = await pool.acquire({ ttl, wait })
-          return { fence: permit.fence, release: () => permit.release() }
-        },
-        close: () => locks.close(),
-      }
-    }
-    case 'semaphore': {
-      const lib: LockLib = {
-        label,
-        giveUps: 0,
-        acquire: (_key, ttl, wait) =>
-          retrying(lib, name, wait, async () => {
-            // As for its Mutex: acquireTimeout its default (10 s) unless the caller's budget is shorter.
-            const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(spec.retry !== undefined ? { retryInterval: spec.retry } : {}) }
-            const semaphore = new Semaphore(first, name, limit, options)
-            await semaphore.acquire()
-            return { fence: undefined, release: () => semaphore.release() }
-          }),
-        close: async () => {},
-      }
-      return lib
-    }
-    default:
-      throw new Error(`openSemaphore: no semaphore adapter for ${spec.kind}`)
+    case 'semaphore-redlock':
+      return openRedisSemaphoreMutex(spec, clients, label)
   }
 }

@@ -7,7 +7,7 @@ import os from 'node:os'
 import { redisMemory, type MemoryRedisRow } from './cost.js'
 import type { Pool } from './pool.js'
 import type { Server } from './redis.js'
-import type { Machine } from './report.js'
+import type { Machine } from './results.js'
 import { fmt } from './stats.js'
 
 export const MEMORY_1M_FILE = 'bench/results/memory-1m.json'

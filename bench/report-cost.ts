@@ -3,8 +3,8 @@
 // scale) and M (Redis memory per resource). bench/report.ts puts them beside the others.
 import { K_SIZES, M_CONCURRENCY } from './cost.js'
 import { BYTES_PER_RESOURCE_TARGET } from './memory-1m.js'
-import type { ContendRow } from './scenarios.js'
-import type { Results, Table, Target } from './report.js'
+import type { ContendRow } from './contend-analysis.js'
+import type { Results, Table, Target } from './results.js'
 import { fmt } from './stats.js'
 
 /** fencelock's handoff gap p50 (C) at most this many handoff floors. */
@@ -79,7 +79,8 @@ export function costTargets(r: Results): Target[] {
   return out
 }
 
-export function costTables(r: Results): Table[] {
+/** H, and C's gaps in multiples of it. */
+function handoffFloorTables(r: Results): Table[] {
   const out: Table[] = []
   if (r.H) {
     const h = r.H
@@ -101,6 +102,12 @@ export function costTables(r: Results): Table[] {
       })
     }
   }
+  return out
+}
+
+/** E's curve per library, largest point against the smallest. */
+function scaleCurveTables(r: Results): Table[] {
+  const out: Table[] = []
   if (r.E) {
     const labels = [...new Set(r.E.map((row) => row.label))]
     const rows: string[][] = []
@@ -118,6 +125,12 @@ export function costTables(r: Results): Table[] {
     }
     if (rows.length) out.push({ title: 'E. Scale curve: waiters on one key (processes x waiters per process)', head, rows, note: 'largest vs smallest in the costly direction: how many times fewer sections/s, how many times longer the gap. Flat = within 1.5x.' })
   }
+  return out
+}
+
+/** K, and its flatness. */
+function keyspaceTables(r: Results): Table[] {
+  const out: Table[] = []
   if (r.K) {
     out.push({
       title: `K. Uncontended cost over many resources: 1 worker, sequential acquire+release cycling over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} names`,
@@ -136,6 +149,12 @@ export function costTables(r: Results): Table[] {
       note: 'the peers are the control: they keep no state per resource, so their ratio is the noise of the machine over the scenario.',
     })
   }
+  return out
+}
+
+/** L. */
+function renewalTables(r: Results): Table[] {
+  const out: Table[] = []
   if (r.L?.length) {
     const first = r.L[0]!
     out.push({
@@ -164,6 +183,12 @@ export function costTables(r: Results): Table[] {
         `loop delay: perf_hooks.monitorEventLoopDelay over the hold (5 ms resolution; its samples are tick intervals, so 5 ms is subtracted). heap: heapUsed after gc at the end of the hold minus before the first acquire, per lease. Targets for fencelock: <= ${PER_100_TARGET} (wire) command per 100 leases per period, loop delay p99 <= ${LOOP_DELAY_TARGET} ms, all held.`,
     })
   }
+  return out
+}
+
+/** M. */
+function redisMemoryTables(r: Results): Table[] {
+  const out: Table[] = []
   if (r.M?.length) {
     out.push({
       title: `M. Redis memory per resource: ${r.M[0]!.resources.toLocaleString('en-US')} distinct resources locked once each (acquire + release)`,
@@ -187,4 +212,8 @@ export function costTables(r: Results): Table[] {
     })
   }
   return out
+}
+
+export function costTables(r: Results): Table[] {
+  return [...handoffFloorTables(r), ...scaleCurveTables(r), ...keyspaceTables(r), ...renewalTables(r), ...redisMemoryTables(r)]
 }

@@ -6,18 +6,20 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { LibSpec } from './libs.js'
+import { FULL, QUICK, type Config } from './bench-config.js'
+import { K_SIZES } from './cost.js'
+import { E_CURVE } from './contention.js'
+import { floor } from './latency.js'
+import { MEMORY_1M_FILE, memory1m, memory1mText, readMemory1m, spliceMemory1m } from './memory-1m.js'
 import { Pool } from './pool.js'
 import { redisVersion, startServer, type Server } from './redis.js'
-import { renderMarkdown, renderSvg, renderText, targets, type Results } from './report.js'
-import { QUORUM_MAX_TTL } from './libs.js'
-import { E_CURVE, FULL, QUICK, floor, isTuned, scenarioA, scenarioB, scenarioC, scenarioD, scenarioE, scenarioF, scenarioQuorum, scenarioS, S_LIMIT, S_PROCS } from './scenarios.js'
-import { R_HOLD_MS, R_PROCS, R_READ_SHARE, scenarioR, scenarioT, T_ACCOUNTS, T_PROCS } from './transfer.js'
-import { K_SIZES, scenarioH, scenarioK, scenarioL, scenarioM } from './cost.js'
-import { MEMORY_1M_FILE, memory1m, memory1mText, readMemory1m, spliceMemory1m } from './memory-1m.js'
-
-const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'H', 'K', 'L', 'M', 'S', 'T', 'R', 'Q'] as const
-type Scenario = (typeof ALL)[number]
+import { renderMarkdown, renderText } from './report.js'
+import { renderSvg } from './report-svg.js'
+import { targets } from './report-targets.js'
+import type { Results } from './results.js'
+import { ALL, SCENARIOS, type Bench, type Scenario } from './scenarios.js'
+import { S_LIMIT, S_PROCS } from './semaphore.js'
+import { R_READ_SHARE, T_ACCOUNTS, T_PROCS } from './transfer.js'
 
 function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined; memory1m: boolean } {
   let memory1m = false
@@ -126,26 +128,10 @@ async function runMemory1m(quick: boolean): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const renderAt = process.argv.indexOf('--render')
-  if (renderAt >= 0) {
-    const file = process.argv[renderAt + 1]
-    if (!file) usage('--render needs a results file')
-    return render(file, process.argv.includes('--docs'))
-  }
-  const args = parseArgs(process.argv.slice(2))
-  if (args.memory1m) return runMemory1m(args.quick)
-  const cfg = { ...(args.quick ? QUICK : FULL), ...(args.libs ? { libs: args.libs } : {}) }
-  const t0 = performance.now()
-  const pool = new Pool()
-  const servers: Server[] = []
-  const start = async () => {
-    const s = await startServer()
-    servers.push(s)
-    return s
-  }
-  const has = (s: Scenario) => args.only.has(s)
-  const results: Results = {
+type Args = ReturnType<typeof parseArgs>
+
+function newResults(args: Args): Results {
+  return {
     machine: {
       nproc: nproc(),
       cpu: cpuModel(),
@@ -163,130 +149,59 @@ async function main(): Promise<void> {
       },
     ],
   }
+}
+
+/** Runs one scenario; one that fails is reported and the run goes on: one broken peer must not hide the rest. */
+function stepRunner(pool: Pool, servers: Server[], results: Results) {
+  return async (name: string, fn: () => Promise<void>) => {
+    const began = performance.now()
+    try {
+      await fn()
+      log(`  (${name}: ${Math.round((performance.now() - began) / 1000)} s)`)
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      log(`  ${name} FAILED: ${message}`)
+      results.errors.push({ scenario: name, message })
+      await pool.close() // workers may be mid-task: start the next scenario with fresh ones
+      for (const s of servers) await s.admin.flushall().catch(() => {})
+    }
+  }
+}
+
+/** The floor, then every selected scenario, on redis-server processes of the run's own. */
+async function measure(args: Args, cfg: Config, results: Results): Promise<void> {
+  const pool = new Pool()
+  const servers: Server[] = []
+  const start = async () => {
+    const s = await startServer()
+    servers.push(s)
+    return s
+  }
   try {
     const main = await start()
     results.machine.redis = await redisVersion(main)
     log(`fencelock bench (${results.machine.mode}; scenarios ${results.machine.scenarios}): ${results.machine.nproc} cores, ${results.machine.cpu}, Node ${results.machine.node}, Redis ${results.machine.redis}`)
-    // A scenario that fails is reported and the run goes on: one broken peer must not hide the rest.
-    const step = async (name: string, fn: () => Promise<void>) => {
-      const began = performance.now()
-      try {
-        await fn()
-        log(`  (${name}: ${Math.round((performance.now() - began) / 1000)} s)`)
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err)
-        log(`  ${name} FAILED: ${message}`)
-        results.errors.push({ scenario: name, message })
-        await pool.close() // workers may be mid-task: start the next scenario with fresh ones
-        for (const s of servers) await s.admin.flushall().catch(() => {})
-      }
-    }
+    const step = stepRunner(pool, servers, results)
     log('floor: PING and SET+EVAL round trips')
     await step('floor', async () => {
       results.floor = await floor(pool, main, cfg)
     })
-    if (has('A')) {
-      log('A. uncontended latency')
-      await step('A', async () => {
-        results.A = await scenarioA(pool, main, cfg)
-      })
-    }
-    if (has('B')) {
-      log('B. uncontended throughput, 50 concurrent workers')
-      await step('B', async () => {
-        results.B = await scenarioB(pool, main, cfg)
-      })
-    }
-    if (has('C')) {
-      log(`C. contended, 8 processes, ${cfg.contendMs / 1000} s each`)
-      await step('C', async () => {
-        results.C = await scenarioC(pool, main, cfg)
-      })
-    }
-    if (has('H') || has('C')) {
-      log('H. handoff floor: PUBLISH -> woken subscriber process -> one GET answered')
-      await step('H', async () => {
-        results.H = await scenarioH(pool, main, cfg)
-      })
-    }
-    if (has('D')) {
-      log(`D. idle cost, 8 waiters, ${cfg.idleMs / 1000} s each`)
-      await step('D', async () => {
-        results.D = await scenarioD(pool, main, cfg)
-      })
-    }
-    if (has('E')) {
-      // The best peer of C tuned to 10 ms; redis-semaphore (SET NX, 10 ms) when C did not run.
-      const peers = (results.C ?? []).filter((r) => r.lib !== 'fencelock' && r.tuned && r.violations === 0)
-      const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
-      const spec: LibSpec = best ? { kind: best.lib, ...(best.label.includes('retry ') ? { retry: 10 } : {}) } : { kind: 'semaphore' }
-      if (!isTuned(spec)) spec.retry = 10
-      log(`E. scale: ${E_CURVE.map(([p, w]) => `${p} x ${w}`).join(', ')} processes x waiters on one key, ${cfg.scaleMs / 1000} s each`)
-      await step('E', async () => {
-        results.E = await scenarioE(pool, main, cfg, spec)
-      })
-    }
-    if (has('F')) {
-      log(`F. memory, ${cfg.memoryN} held leases / waiters`)
-      await step('F', async () => {
-        results.F = await scenarioF(main, cfg)
-      })
-    }
-    if (has('K')) {
-      log(`K. uncontended cost over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} resources`)
-      await step('K', async () => {
-        results.K = await scenarioK(pool, main, cfg)
-      })
-    }
-    if (has('L')) {
-      log('L. renewals at scale: one process holding many auto-extended leases')
-      await step('L', async () => {
-        results.L = await scenarioL(main, cfg)
-      })
-    }
-    if (has('M')) {
-      log('M. Redis memory per resource locked once')
-      await step('M', async () => {
-        results.M = await scenarioM(pool, main, cfg)
-      })
-    }
-    if (has('S')) {
-      log(`S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`)
-      await step('S', async () => {
-        results.S = await scenarioS(pool, main, cfg)
-      })
-    }
-    if (has('T')) {
-      log(`T. transfers, ${T_PROCS} processes, ${T_ACCOUNTS} accounts, random pairs, ${cfg.contendMs / 1000} s each`)
-      await step('T', async () => {
-        results.T = await scenarioT(pool, main, cfg)
-      })
-    }
-    if (has('R')) {
-      log(`R. read-heavy, ${R_PROCS} processes, ${Math.round(R_READ_SHARE * 100)}% reads holding ${R_HOLD_MS} ms, ${cfg.contendMs / 1000} s each`)
-      await step('R', async () => {
-        results.R = await scenarioR(pool, main, cfg)
-      })
-    }
-    if (has('Q')) {
-      log('Quorum: 3 Redis nodes')
-      await step('Q', async () => {
-        const nodes = [await start(), await start(), await start()]
-        // fencelock counts a quorum node only once it has been up for maxTtl (its restart rule).
-        log(`  waiting ${QUORUM_MAX_TTL / 1000} s: fencelock counts a node once it has been up for maxTtl`)
-        await new Promise((resolve) => setTimeout(resolve, QUORUM_MAX_TTL + 200))
-        results.quorum = await scenarioQuorum(pool, nodes, cfg)
-        if (results.quorum.fencelock !== 'available') console.log('fencelock quorum: not available in this build')
-      })
+    const bench: Bench = { pool, main, cfg, results, start }
+    for (const scenario of SCENARIOS) {
+      if (!(scenario.runs?.(args.only) ?? args.only.has(scenario.id))) continue
+      log(scenario.heading(cfg))
+      await step(scenario.id, () => scenario.measure(bench))
     }
   } finally {
     await pool.close()
     await Promise.all(servers.map((s) => s.stop()))
   }
-  results.machine.seconds = (performance.now() - t0) / 1000
+}
+
+/** The targets, the tables on stdout, the JSON, and (a full run, or --docs) docs/benchmark.md and docs/bench.svg. */
+function publish(args: Args, results: Results): void {
   results.targets = targets(results)
   console.log(renderText(results))
-
   const outFile = args.out ?? path.join(here, 'results', args.quick || args.libs || args.only.size < ALL.length ? 'quick.json' : 'latest.json')
   mkdirSync(path.dirname(outFile), { recursive: true })
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
@@ -297,6 +212,23 @@ async function main(): Promise<void> {
     writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
     log('wrote docs/benchmark.md and docs/bench.svg')
   }
+}
+
+async function main(): Promise<void> {
+  const renderAt = process.argv.indexOf('--render')
+  if (renderAt >= 0) {
+    const file = process.argv[renderAt + 1]
+    if (!file) usage('--render needs a results file')
+    return render(file, process.argv.includes('--docs'))
+  }
+  const args = parseArgs(process.argv.slice(2))
+  if (args.memory1m) return runMemory1m(args.quick)
+  const cfg = { ...(args.quick ? QUICK : FULL), ...(args.libs ? { libs: args.libs } : {}) }
+  const t0 = performance.now()
+  const results = newResults(args)
+  await measure(args, cfg, results)
+  results.machine.seconds = (performance.now() - t0) / 1000
+  publish(args, results)
   log(`total ${Math.round(results.machine.seconds)} s`)
 }
 

@@ -1,7 +1,7 @@
 // Scenarios T (transfers: 8 processes move money between 16 accounts, two locked at once) and R
 // (read-heavy: 90% reads under a read/write lock, against the same work under a mutex). The
 // coordinator's side: set up, start every process on one clock, check and summarise.
-import type { Config } from './scenarios.js'
+import type { Config } from './bench-config.js'
 import type { Pool } from './pool.js'
 import { counters, delta, type Server } from './redis.js'
 import { clock, percentile, sleep } from './stats.js'
@@ -104,7 +104,7 @@ async function window<T>(pool: Pool, server: Server, procs: number, task: (start
   return { parts: done, used, startAt, endAt }
 }
 
-export async function scenarioT(pool: Pool, server: Server, cfg: Config): Promise<TransferRow[]> {
+export async function transfersUnderTwoLocks(pool: Pool, server: Server, cfg: Config): Promise<TransferRow[]> {
   const rows: TransferRow[] = []
   for (const lib of PAIRS) {
     if (cfg.libs && !cfg.libs.has(lib.kind.startsWith('fencelock') ? 'fencelock' : lib.kind)) continue
@@ -178,7 +178,7 @@ function analyseT(lib: PairSpec, parts: TransferSections[], used: ReturnType<typ
   }
 }
 
-export async function scenarioR(pool: Pool, server: Server, cfg: Config): Promise<RwRow[]> {
+export async function readHeavyReadWriteLock(pool: Pool, server: Server, cfg: Config): Promise<RwRow[]> {
   const rows: RwRow[] = []
   for (const lib of RW) {
     if (cfg.libs && !cfg.libs.has('fencelock')) continue

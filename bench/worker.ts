@@ -2,7 +2,8 @@
 // IPC channel. It runs one task at a time for the coordinator and answers with plain JSON.
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { openLib, openSemaphore, type Held, type LibSpec, type LockLib } from './libs.js'
+import { openLib, type Held, type LibSpec, type LockLib } from './libs.js'
+import { openSemaphore } from './semaphore-libs.js'
 import { clock, percentile, sleep } from './stats.js'
 import { costTask, type CostTask } from './cost-tasks.js'
 import { renewTask, type RenewTask } from './renew-tasks.js'

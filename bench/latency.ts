@@ -1,0 +1,129 @@
+// The uncontended scenarios: the round-trip floor, A (latency of one worker's acquire+release
+// cycles, and telemetry's cost) and B (throughput of 50 concurrent workers in one process).
+import { chosen, SINGLE, type Config } from './bench-config.js'
+import { libLabel, type LibKind, type LibSpec } from './libs.js'
+import type { Pool } from './pool.js'
+import { counters, delta, type Server } from './redis.js'
+
+/**
+ * Scenario A: the single-node libraries, and fencelock again with a subscriber on every
+ * `fencelock:*` diagnostics channel, in the same interleaved rounds (telemetry's cost).
+ */
+export const LATENCY: LibSpec[] = [SINGLE[0]!, { kind: 'fencelock', telemetry: true }, ...SINGLE.slice(1), { kind: 'fencelock-scripts' }]
+/** B: the single-node libraries, and fencelock's scripts sent by hand as a reference row. */
+export const THROUGHPUT: LibSpec[] = [...SINGLE, { kind: 'fencelock-scripts' }]
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+export interface FloorRow {
+  pingP50: number
+  pingP99: number
+  pairP50: number
+  pairP99: number
+}
+
+export async function floor(pool: Pool, server: Server, cfg: Config): Promise<FloorRow> {
+  const [w] = await pool.take(1)
+  return w!.run<FloorRow>({ type: 'floor', url: server.url, n: cfg.latencyN })
+}
+
+export interface LatencyRow {
+  lib: LibKind
+  label: string
+  cyclesPerSec: number
+  acquireP50: number
+  acquireP99: number
+  releaseP50: number
+  releaseP99: number
+  wirePerCycle: number
+  clientCpuUsPerCycle: number
+  /** INFO cpu (user+sys) of the Redis server per cycle, µs. */
+  redisCpuUsPerCycle: number
+  /** All rounds' cycles/s, in order; the row shows the median round. */
+  rounds: number[]
+  /** All rounds' client CPU µs per cycle, in order (A). */
+  cpuRounds?: number[]
+  /** fencelock with a subscriber on every diagnostics channel (A). */
+  telemetry?: boolean
+}
+
+export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config): Promise<LatencyRow[]> {
+  const [w] = await pool.take(1)
+  const all = new Map<string, LatencyRow[]>()
+  // One unmeasured pass per library first: the first library of round 1 would otherwise run on a
+  // colder JIT than the rest (in a quick run, one round, it made fencelock's CPU per cycle ~1.5x;
+  // in one process fencelock's CPU per cycle still fell from 189 to 73 µs over its first ~10,000).
+  for (const lib of chosen(cfg, LATENCY)) {
+    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(3_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}` })
+    await server.admin.flushall()
+  }
+  for (let round = 0; round < cfg.latencyRounds; round++) {
+    // Round-robin over the libraries, so slow drift in machine load hits all of them alike; every
+    // other round in reverse, so no library always runs first (a colder JIT) or right after another.
+    const order = chosen(cfg, LATENCY)
+    for (const lib of round % 2 === 0 ? order : [...order].reverse()) {
+      const label = libLabel(lib)
+      const before = await counters(server)
+      const measured = await w!.run<Omit<LatencyRow, 'lib' | 'label' | 'rounds' | 'redisCpuUsPerCycle'>>({
+        type: 'latency',
+        lib,
+        urls: [server.url],
+        n: cfg.latencyN,
+        warmup: Math.min(500, cfg.latencyN / 5),
+        prefix: `a:${lib.kind}:${round}`,
+      })
+      // Server CPU over warm-up and measurement alike, per cycle: the cost of the scripts themselves.
+      const used = delta(await counters(server), before)
+      const r = { ...measured, redisCpuUsPerCycle: (used.cpuMs * 1000) / (cfg.latencyN + Math.min(500, cfg.latencyN / 5)) }
+      await server.admin.flushall()
+      const list = all.get(label) ?? []
+      list.push({ lib: lib.kind, label, ...(lib.telemetry ? { telemetry: true } : {}), ...r, rounds: [] })
+      all.set(label, list)
+      log(`  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
+    }
+  }
+  return [...all.values()].map((rounds) => ({ ...medianRound(rounds), cpuRounds: rounds.map((x) => x.clientCpuUsPerCycle) }))
+}
+
+export interface ThroughputRow {
+  lib: LibKind
+  label: string
+  cyclesPerSec: number
+  wirePerCycle: number
+  rounds: number[]
+}
+
+export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Config): Promise<ThroughputRow[]> {
+  const [w] = await pool.take(1)
+  const all = new Map<string, ThroughputRow[]>()
+  for (let round = 0; round < cfg.latencyRounds; round++) {
+    for (const lib of chosen(cfg, THROUGHPUT)) {
+      const label = libLabel(lib)
+      const r = await w!.run<{ cyclesPerSec: number; wirePerCycle: number }>({
+        type: 'throughput',
+        lib,
+        urls: [server.url],
+        concurrency: 50,
+        durationMs: cfg.throughputMs,
+        prefix: `b:${lib.kind}:${round}`,
+      })
+      await server.admin.flushall()
+      const list = all.get(label) ?? []
+      list.push({ lib: lib.kind, label, ...r, rounds: [] })
+      all.set(label, list)
+      log(`  B ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+    }
+  }
+  return [...all.values()].map(medianRound)
+}
+
+/**
+ * The round with the median cycles/s, all rounds kept in `rounds`. Not the best round: on a shared
+ * VM, load elsewhere can make loopback round trips faster (a busy CPU wakes up sooner), so the
+ * best round measures the neighbours as much as the library.
+ */
+function medianRound<T extends { cyclesPerSec: number; rounds: number[] }>(rows: T[]): T {
+  const sorted = [...rows].sort((a, b) => a.cyclesPerSec - b.cyclesPerSec)
+  const mid = sorted[Math.floor((sorted.length - 1) / 2)]!
+  return { ...mid, rounds: rows.map((r) => r.cyclesPerSec) }
+}

@@ -1,0 +1,74 @@
+// Quorum mode on 3 Redis nodes: uncontended latency, then 8 processes contending on one key.
+import { chosen, type Config } from './bench-config.js'
+import type { ContendRow } from './contend-analysis.js'
+import { contend } from './contention.js'
+import type { LatencyRow } from './latency.js'
+import { libLabel, type LibSpec } from './libs.js'
+import type { Pool } from './pool.js'
+import type { Server } from './redis.js'
+
+export const QUORUM: LibSpec[] = [
+  { kind: 'fencelock' },
+  { kind: 'redlock4', retry: 10 },
+  { kind: 'redlock5', retry: 10 },
+  { kind: 'sesame', retry: 10 },
+  { kind: 'semaphore-redlock' },
+]
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+export interface QuorumResult {
+  fencelock: string
+  latency: LatencyRow[]
+  contended: ContendRow[]
+  failures: { label: string; message: string }[]
+}
+
+export async function quorumLatencyAndContention(pool: Pool, servers: Server[], cfg: Config): Promise<QuorumResult> {
+  let fencelock = 'available'
+  const latency: LatencyRow[] = []
+  const failures: { label: string; message: string }[] = []
+  for (const lib of chosen(cfg, QUORUM)) {
+    try {
+      const [w] = await pool.take(1)
+      const r = await w!.run<Omit<LatencyRow, 'lib' | 'label' | 'rounds' | 'redisCpuUsPerCycle'>>({
+        type: 'latency',
+        lib,
+        urls: servers.map((s) => s.url),
+        n: cfg.quorumN,
+        warmup: Math.min(200, cfg.quorumN / 5),
+        prefix: `q:${lib.kind}`,
+      })
+      latency.push({ lib: lib.kind, label: libLabel(lib), ...r, redisCpuUsPerCycle: Number.NaN, rounds: [r.cyclesPerSec] })
+      log(`  quorum latency ${libLabel(lib)}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+    } catch (err) {
+      if (lib.kind === 'fencelock' && /QuorumUnavailable/.test(String(err))) {
+        fencelock = 'not available in this build'
+        log('  fencelock quorum: not available in this build')
+        continue
+      }
+      // One library failing must not hide the others: record it and go on.
+      failures.push({ label: libLabel(lib), message: String(err instanceof Error ? err.message : err) })
+      if (lib.kind === 'fencelock') fencelock = `failed: ${String(err instanceof Error ? err.message : err)}`
+      log(`  quorum latency ${libLabel(lib)} FAILED: ${String(err)}`)
+      await pool.close()
+    } finally {
+      for (const s of servers) await s.admin.flushall()
+    }
+  }
+  const contended: ContendRow[] = []
+  for (const lib of chosen(cfg, QUORUM)) {
+    if (lib.kind === 'fencelock' && fencelock !== 'available') continue
+    try {
+      const row = await contend(pool, servers, lib, { procs: 8, perProc: 1, ms: cfg.quorumMs, key: `q:${lib.kind}:contended` })
+      log(`  quorum contended ${row.label}: ${Math.round(row.handoffsPerSec)} handoffs/s, violations ${row.violations}`)
+      contended.push(row)
+    } catch (err) {
+      failures.push({ label: `${libLabel(lib)} (contended)`, message: String(err instanceof Error ? err.message : err) })
+      log(`  quorum contended ${libLabel(lib)} FAILED: ${String(err)}`)
+      await pool.close()
+      for (const s of servers) await s.admin.flushall().catch(() => {})
+    }
+  }
+  return { fencelock, latency, contended, failures }
+}

@@ -1,0 +1,65 @@
+// One run of `npm run bench` as bench/results/*.json keeps it, and the shapes the report makes of
+// it: tables and targets.
+import type { HandoffFloor, KeyspaceRow, MemoryRedisRow, RenewRow } from './cost.js'
+import type { ContendRow } from './contend-analysis.js'
+import type { MemoryRow } from './heap-memory.js'
+import type { IdleRow } from './idle.js'
+import type { FloorRow, LatencyRow, ThroughputRow } from './latency.js'
+import type { QuorumResult } from './quorum.js'
+import type { SemaphoreRow } from './semaphore-analysis.js'
+import type { RwRow, TransferRow } from './transfer.js'
+
+export interface Machine {
+  nproc: number
+  cpu: string
+  node: string
+  redis: string
+  date: string
+  mode: 'full' | 'quick'
+  scenarios: string
+  seconds?: number
+}
+
+export interface Results {
+  machine: Machine
+  floor?: FloorRow
+  A?: LatencyRow[]
+  B?: ThroughputRow[]
+  C?: ContendRow[]
+  D?: IdleRow[]
+  E?: ContendRow[]
+  F?: MemoryRow[]
+  /** Handoff floor: pub/sub wake-up plus one round trip between two processes. */
+  H?: HandoffFloor
+  /** Uncontended cost over 10, 1,000 and 100,000 resources. */
+  K?: KeyspaceRow[]
+  /** Renewals at scale: one process holding many auto-extended leases. */
+  L?: RenewRow[]
+  /** Redis memory per resource locked once. */
+  M?: MemoryRedisRow[]
+  /** Semaphores: limit 4, 16 processes. */
+  S?: SemaphoreRow[]
+  /** Transfers: 8 processes, 16 accounts, two locked at once. */
+  T?: TransferRow[]
+  /** Read-heavy: 90% reads, read/write lock against a mutex. */
+  R?: RwRow[]
+  quorum?: QuorumResult
+  notRun: { lib: string; reason: string }[]
+  /** Scenarios that failed (the run went on without them). */
+  errors: { scenario: string; message: string }[]
+  targets?: Target[]
+}
+
+export interface Target {
+  id: string
+  target: string
+  measured: string
+  pass: boolean | null
+}
+
+export interface Table {
+  title: string
+  head: string[]
+  rows: string[][]
+  note?: string
+}
