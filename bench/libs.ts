@@ -119,7 +119,7 @@ function openFencelock(spec: LibSpec, clients: Redis[], label: string): LockLib 
   let locks: Locks
   try {
     // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
-    // have been up before it counts (run.ts waits for that after starting the nodes).
+    // have been up before it counts (bench/scenarios.ts waits for that after starting the nodes).
     locks = clients.length === 1 ? createLocks({ redis: clients[0]! }) : createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
   } catch (err) {
     if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
