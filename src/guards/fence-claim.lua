@@ -1,9 +1,9 @@
 -- fence-claim: raise the highest accepted fence of a data key to this fence, without writing the
 -- value: the holder claims the key before it reads it, so that a stale holder that read it earlier
 -- can no longer write it (see fencedSet in the README: claim, read, then fenced-set).
--- KEYS[1] guard key: string, the highest fence accepted for the data key (same slot as fenced-set)
--- ARGV[1] fence (decimal integer)
--- ARGV[2] expiry of the guard in ms, or '0' for none
+-- KEYS[1] guard: string, the highest fence accepted for the data key (same slot as fenced-set)
+-- ARGV[1] fence: a decimal integer
+-- ARGV[2] px: expiry of the guard in ms, or '0' for none
 -- Returns 1: claimed, the guard now holds this fence (or held it already)
 --         0: refused, a larger fence was accepted before; nothing was changed
 --         {-2, type}: refused, the guard key holds something other than a fence; nothing was changed

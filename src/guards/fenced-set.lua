@@ -1,9 +1,9 @@
 -- fenced-set: write a value only if its fence is not older than any fence already accepted.
--- KEYS[1] data key
--- KEYS[2] guard key: string, the highest fence accepted for the data key (same hash slot)
--- ARGV[1] value
--- ARGV[2] fence (decimal integer)
--- ARGV[3] expiry of the data key and guard in ms, or '0' for none
+-- KEYS[1] key: the data key
+-- KEYS[2] guard: string, the highest fence accepted for the data key (same hash slot)
+-- ARGV[1] value: the value to write
+-- ARGV[2] fence: a decimal integer
+-- ARGV[3] px: expiry of the data key and guard in ms, or '0' for none
 -- Returns 1: written, the guard now holds this fence
 --         0: refused, a larger fence was accepted before; nothing was changed
 --         {-1, type}: refused, the data key holds another type (list, hash, ...); nothing was changed

@@ -2,9 +2,9 @@ import { adapterFor, closedClient } from '../redis/index.js'
 import { isPermanentReplyError } from '../redis/adapter.js'
 import type { RedisClient } from '../redis/client-types.js'
 import { sameSlotKey } from '../util/keys.js'
-import { bind, type Exec } from '../lua/binding.js'
+import type { Exec } from '../lua/binding.js'
 import { emit, events } from '../util/telemetry.js'
-import { scripts } from '../lua/index.js'
+import { fenceClaim as fenceClaimScript, fencedSet as fencedSetScript } from '../lua/embedded.js'
 import { FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from '../errors/errors.js'
 import { NO_REPLY, withinLimit } from '../util/limit.js'
 import { noReply } from '../errors/failures.js'
@@ -22,9 +22,6 @@ export interface FencedSetOptions {
    */
   timeout?: number
 }
-
-const fencedSetScript = bind(scripts.fencedSet, ['key', 'guard'], ['value', 'fence', 'px'])
-const fenceClaimScript = bind(scripts.fenceClaim, ['guard'], ['fence', 'px'])
 
 /** Default of `FencedSetOptions.timeout`, in ms. */
 export const GUARD_TIMEOUT = 2_000

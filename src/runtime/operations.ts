@@ -72,8 +72,7 @@ export class Operations<Info> {
       // One channel per resource and instance: a release wakes only the process that is next.
       // Built once per resource (every fast-path attempt asks): no strings or arrays per call.
       channels: keyCache(runtime.instance, (instance, resource) => {
-        const channel = backend.channel(resource)
-        return typeof channel === 'string' ? [`${channel}:${instance}`] : channel.map((c) => `${c}:${instance}`)
+        return backend.channel(resource).map((c) => `${c}:${instance}`)
       }),
       attempt: (waiter) => {
         const attempt = this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken)

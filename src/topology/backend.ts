@@ -77,6 +77,6 @@ export interface Backend<Info = LockInfo> {
   /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
   leave(resource: string, waiter: string): Promise<void>
   inspect(resource: string): Promise<Info>
-  /** The pub/sub channel prefix of a resource (an all-or-nothing lock of several: one per resource). */
-  channel(resource: string): string | readonly string[]
+  /** The pub/sub channel prefixes of a resource (an all-or-nothing lock of several: one per resource). */
+  channel(resource: string): readonly string[]
 }

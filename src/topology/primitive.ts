@@ -1,20 +1,23 @@
 import type { Exec } from '../lua/binding.js'
 
-/** What one node answered to one acquisition attempt. */
-export type NodeGrant =
-  /** Granted here; `fence`: this node's fence for it; `claim`: which part was granted (a semaphore's slot; '' for a mutex). */
-  | { readonly granted: true; readonly fence: number; readonly claim: string }
-  /** Refused; `retry`: ms until looking again is worth it (the holder's remaining ttl, or the waiter ahead's). */
-  | { readonly granted: false; readonly retry: number; readonly refusal?: Error }
-
-/** A grant on one node of a quorum, with what the client needs to count that node. */
-export type QuorumNodeGrant = NodeGrant & {
+/**
+ * What a node says about itself when a topology of several nodes asks (`AttemptRequest.maxTtl`),
+ * so that the topology can count it: a node that restarted lost its locks.
+ */
+export interface NodeFacts {
   /** ms until the node has been up for maxTtl (0: it counts). */
   readonly young: number
   readonly runId: string
   /** The node's TIME in microseconds. */
   readonly now: number
 }
+
+/** What one node answered to one acquisition attempt; `node`: its facts, when they were asked for. */
+export type NodeGrant =
+  /** Granted here; `fence`: this node's fence for it; `claim`: which part was granted (a semaphore's slot; '' for a mutex). */
+  | { readonly granted: true; readonly fence: number; readonly claim: string; readonly node?: NodeFacts }
+  /** Refused; `retry`: ms until looking again is worth it (the holder's remaining ttl, or the waiter ahead's). */
+  | { readonly granted: false; readonly retry: number; readonly refusal?: Error; readonly node?: NodeFacts }
 
 /** One lease of a batched extension. */
 export interface ExtendItem {
@@ -28,26 +31,37 @@ export interface AttemptRequest {
   readonly ttl: number
   /** Waiter id that joins the fair queue if refused, or '' for a single attempt. */
   readonly waiter: string
+  /**
+   * What a topology of several nodes adds (one node leaves both out). `score`: the waiter's place
+   * in line, the same on every node so that all order the waiters alike (absent: the node's time);
+   * a waiter granted here then keeps its place until `confirm`, since the grant may be undone.
+   */
+  readonly score?: string
+  /** Asks for the node's facts (`NodeGrant.node`): a node up for less than maxTtl ms does not count yet. */
+  readonly maxTtl?: number
 }
 
 /**
  * One primitive (mutex, semaphore, ...): its key layout, its scripts and the decoding of their
  * replies, on ONE node. It knows nothing of topologies: a topology (single node, node + WAIT,
- * quorum) lends it a node as an `Exec` and combines the answers. Leases carry the `token` that
- * `acquire` was given, possibly extended by the claim (see `leaseToken`).
+ * quorum) lends it a node as an `Exec`, passes what it needs through the request (`score`,
+ * `maxTtl`) and combines the answers; one acquire script serves every topology. Leases carry the
+ * `token` that `acquire` was given, possibly extended by the claim (see `leaseToken`).
  */
 export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** Per-kind part of every key, so that kinds never collide. */
   readonly kind: string
-  /** The pub/sub channel prefix of a resource (a waiter's instance id is appended). */
-  channel(resource: string): string | readonly string[]
+  /** The pub/sub channel prefixes of a resource (a waiter's instance id is appended): one per resource it locks. */
+  channel(resource: string): readonly string[]
   /** The token a lease is known by once `claim` was granted (a semaphore's permit names its slot). */
   leaseToken(token: string, claim: string): string
   acquire(exec: Exec, resource: string, request: AttemptRequest): Promise<NodeGrant>
-  /** Like `acquire`, on a quorum node: the waiter's queue `score` is the same on every node. */
-  quorumAcquire(exec: Exec, resource: string, request: AttemptRequest & { readonly score: string; readonly maxTtl: number }): Promise<QuorumNodeGrant>
-  /** Writes the quorum's fence back while `token` (a lease token) holds the lock here; true if it did. */
-  commit(exec: Exec, resource: string, token: string, fence: number, waiter: string): Promise<boolean>
+  /**
+   * Makes a grant final on this node once a topology of several nodes settled on `fence` for it
+   * (one node's grant is final as it is): while `token` (a lease token) holds it here, the fence
+   * kept here becomes at least `fence`, and `waiter` ('' for none) gives up its place. True if it did.
+   */
+  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string): Promise<boolean>
   extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean>
   /**
    * `extend` for several leases in ONE script call: one answer per lease, in order. Every

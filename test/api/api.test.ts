@@ -152,7 +152,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const holder = await locks.acquire(resource, { ttl: 10_000 })
     // A waiter that queued and died (killed -9): its place in line is there, nobody serves it.
     const keys = [`fencelock:{${resource}}:L`, `fencelock:{${resource}}:F`, `fencelock:{${resource}}:Q`, `fencelock:{${resource}}:X`]
-    await server.cli('EVAL', scripts.mutexAcquire.source, '4', ...keys, 'ghost-token', '10000', '60000', 'ghost:1', '2000')
+    await server.cli('EVAL', scripts.mutexAcquire.source, '4', ...keys, 'ghost-token', '10000', '60000', 'ghost:1', '2000', '', '')
     const waiting = locks.acquire(resource, { ttl: 10_000, wait: 15_000 })
     await sleep(100)
     expect((await locks.inspect(resource)).waiters).toBe(2)

@@ -1,33 +1,95 @@
 // The Lua scripts tested directly, apart from the API: every return code, the fence floor, and
 // the fair queue's expiry rules.
+import { readFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { mutexKeys as resourceKeys } from '../../src/primitives/mutex/mutex.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { luaFiles, luaSource } from '../../scripts/lua-source.mjs'
+import { parseHeader } from '../../scripts/lua-header.mjs'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 
 describe('script headers', () => {
-  it.each(Object.entries(scripts))('%s declares exactly the KEYS its descriptor passes', (_name, script) => {
-    const header = script.source.split('\n').filter((line) => line.startsWith('--'))
-    const declared = header.filter((line) => /^-- KEYS\[\d+\]/.test(line)).map((line) => Number(/KEYS\[(\d+)\]/.exec(line)![1]))
-    expect(declared).toEqual(Array.from({ length: script.keys }, (_, i) => i + 1))
-    const used = [...script.source.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
-    expect(Math.max(...used)).toBe(script.keys)
-    const argvDeclared = header.filter((line) => /^-- ARGV\[\d+\]/.test(line)).length
-    const argvUsed = Math.max(0, ...[...script.source.matchAll(/ARGV\[(\d+)\]/g)].map((m) => Number(m[1])))
-    expect(argvDeclared).toBe(argvUsed)
-    expect(header.some((line) => line.startsWith('-- Returns'))).toBe(true)
-    // A script that takes further keys (a semaphore's slots) says so: KEYS[n..] right after the fixed ones.
-    expect(header.some((line) => line.startsWith(`-- KEYS[${script.keys + 1}..]`))).toBe(script.variadic)
+  // A script's code without its comments (its header among them): what it really uses.
+  const code = (source: string) => source.split('\n').map((line) => line.replace(/--.*$/, '')).join('\n')
+  const uses = (body: string, what: 'KEYS' | 'ARGV') => ({
+    byNumber: [...new Set([...body.matchAll(new RegExp(`\\b${what}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])))].sort((a, b) => a - b),
+    // An index computed at run time (KEYS[4 + i]), or a count of them (#KEYS): the entries after the named ones.
+    computed: new RegExp(`\\b${what}\\[(?!\\d+\\])|#${what}\\b`).test(body),
   })
 
-  it('embeds the current .lua sources, with their includes expanded', () => {
-    const files = new Map(luaFiles().map(({ file, path }) => [file, path]))
-    for (const script of Object.values(scripts)) {
-      expect(script.source).toBe(luaSource(files.get(script.name)!))
-      expect(script.source).not.toMatch(/^--#include/m)
+  it.each(Object.entries(scripts))('%s uses exactly the KEYS and ARGV its header declares', (_name, script) => {
+    const body = code(script.source)
+    const entries = [
+      ['KEYS', script.keyNames, script.moreKeys],
+      ['ARGV', script.argNames, script.moreArgs],
+    ] as const
+    for (const [what, names, more] of entries) {
+      const used = uses(body, what)
+      if (more === undefined) {
+        // No further entries declared: each named one is used by its number, and nothing else.
+        expect(used.byNumber, `${script.name} ${what}`).toEqual(names.map((_, i) => i + 1))
+        expect(used.computed, `${script.name} ${what} by a computed index`).toBe(false)
+      } else {
+        // Further entries declared (KEYS[n..]): reached by a computed index; no number beyond the named ones.
+        expect(used.byNumber.filter((i) => i > names.length), `${script.name} ${what}`).toEqual([])
+        expect(used.computed, `${script.name} ${what}[${names.length + 1}..] ${more}`).toBe(true)
+      }
     }
+  })
+
+  it('embeds the current .lua sources, with their includes expanded, described by their current headers', () => {
+    const files = new Map(luaFiles().map(({ file, path }) => [file, path]))
+    expect([...files.keys()].sort()).toEqual(Object.values(scripts).map((s) => s.name).sort())
+    for (const script of Object.values(scripts)) {
+      const path = files.get(script.name)!
+      expect(script.source).toBe(luaSource(path))
+      expect(script.source).not.toMatch(/^--#include/m)
+      const header = parseHeader(script.name, readFileSync(path, 'utf8'))
+      expect([script.keyNames, script.moreKeys, script.argNames, script.moreArgs]).toEqual([header.keys, header.moreKeys, header.args, header.moreArgs])
+      expect(header.returns.length).toBeGreaterThan(0)
+    }
+  })
+
+  const head = (...lines: string[]) => [...lines, "return 1"].join('\n')
+  it.each([
+    ['a gap in the KEYS', head('-- KEYS[1] lock: x', '-- KEYS[3] queue: x', '-- Returns 1: ok'), /KEYS\[3\] where KEYS\[2\] comes next/],
+    ['ARGV out of order', head('-- ARGV[2] ttl: x', '-- ARGV[1] token: x', '-- Returns 1: ok'), /ARGV\[2\] where ARGV\[1\] comes next/],
+    ['an entry without a name', head('-- KEYS[1] lock key', '-- Returns 1: ok'), /name the entry/],
+    ['a name that is not camelCase', head('-- KEYS[1] lock_key: x', '-- Returns 1: ok'), /name the entry/],
+    ['a name used twice', head('-- ARGV[1] ttl: x', '-- ARGV[2] ttl: y', '-- Returns 1: ok'), /"ttl" is used twice/],
+    ['an entry after the further ones', head('-- KEYS[1..] slots: x', '-- KEYS[2] limit: x', '-- Returns 1: ok'), /must be the last KEYS entry/],
+    ['an index that is not a number', head('-- ARGV[2i] ttl: x', '-- Returns 1: ok'), /plain number/],
+    ['no Returns', head('-- KEYS[1] lock: x'), /says nothing of the reply/],
+    ['a reply shape it cannot read', head('-- Returns {1, the fence}: ok'), /reply element "the fence"/],
+    ['an optional element before a required one', head('-- Returns {1, young?, fence}: ok'), /only trailing elements may be optional/],
+  ])('the embed step refuses a header with %s', (_what, text, message) => {
+    expect(() => parseHeader('bad.lua', text)).toThrow(message)
+  })
+
+  it('reads names, further entries and reply shapes from a header', () => {
+    const text = head(
+      '-- KEYS[1] fence: the fence key',
+      '--           (continued)',
+      '-- KEYS[2..] slots: one per permit',
+      '-- ARGV[1] token: x',
+      '-- ARGV[2..] channels: x',
+      '-- Returns {1, fence, young?, ...rest}: granted',
+      '--         where young is ...',
+      "--         {0, retry, ''}: refused",
+      '--         -1: odd',
+    )
+    expect(parseHeader('good.lua', text)).toEqual({
+      keys: ['fence'],
+      moreKeys: 'slots',
+      args: ['token'],
+      moreArgs: 'channels',
+      returns: [
+        { tuple: [{ literal: 1 }, { name: 'fence', rest: false, optional: false }, { name: 'young', rest: false, optional: true }, { name: 'rest', rest: true, optional: false }] },
+        { tuple: [{ literal: 0 }, { name: 'retry', rest: false, optional: false }, { literal: '' }] },
+        { literal: -1 },
+      ],
+    })
   })
 })
 
@@ -37,7 +99,7 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
   const k = resourceKeys('t:', 'res')
   const run = (script: LuaScript, keys: string[], args: (string | number)[]) => redis.eval(script.source, keys.length, ...keys, ...args)
   const acquire = (token: string, ttl: number, waiter = '', grace = 2_000) =>
-    run(scripts.mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, 60_000, waiter, grace]) as Promise<[number, number]>
+    run(scripts.mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, 60_000, waiter, grace, '', '']) as Promise<[number, number]>
   const release = (token: string) => run(scripts.mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, 2_000]) as Promise<number>
   const serverMicros = async () => {
     const [s, us] = (await redis.call('TIME')) as [string, string]

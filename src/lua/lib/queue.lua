@@ -1,14 +1,25 @@
--- lib/queue.lua: the fair queue and the fence, shared by the mutex and quorum scripts (inlined by
+-- lib/queue.lua: the fair queue and the fence, shared by the primitives' scripts (inlined by
 -- scripts/embed-lua.mjs where a script says --#include lib/queue.lua). Keys come in as arguments:
 -- the scripts number their KEYS differently.
 
--- On a quorum node (maxTtl given): how long until this node has been up for maxTtl (it does not
--- count towards a quorum before), and its run_id (a change means it restarted). On one node: 0, ''.
+-- What a quorum counts a node by (maxTtl given): how long until this node has been up for maxTtl
+-- (it does not count towards a quorum before), and its run_id (a change means it restarted).
 local function nodeInfo(maxTtl)
-  if maxTtl == '' then return 0, '' end
   local info = redis.call('INFO', 'server')
   local young = math.max(0, tonumber(maxTtl) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
   return young, string.match(info, 'run_id:(%x+)')
+end
+
+-- An acquire script's reply; on a quorum node (maxTtl given, not '') with the node's facts
+-- appended: young and run_id (see nodeInfo), and the server time in us, from which the client
+-- derives queue scores (not from its own clock). On one node the reply goes as it is, so a single
+-- topology pays nothing for them. `reply` must have no nil element (no holes).
+local function withNode(reply, maxTtl, nowUs)
+  if maxTtl == '' then return reply end
+  local young, runId = nodeInfo(maxTtl)
+  local n = #reply
+  reply[n + 1], reply[n + 2], reply[n + 3] = young, runId, string.format('%.0f', nowUs)
+  return reply
 end
 
 -- A quorum's fence written back: the fence key holds at least `fence` from now on, for `retention` ms.
@@ -19,6 +30,20 @@ local function raiseFence(fenceKey, fence, retention)
   else
     redis.call('PEXPIRE', fenceKey, retention)
   end
+end
+
+-- The confirm step of a topology of several nodes: it settled on `fence` for the grant that `token`
+-- holds in `lock` here, so the fence key holds at least that fence from now on, and the waiter gives
+-- up the place in line it kept while the grant could still be undone. Returns 1, or 0 (nothing
+-- changed) when `token` no longer holds `lock` here.
+local function confirmHeld(lock, fenceKey, queue, expiry, token, fence, retention, waiter)
+  if redis.call('GET', lock) ~= token then return 0 end
+  raiseFence(fenceKey, fence, retention)
+  if waiter ~= '' then
+    redis.call('ZREM', queue, waiter)
+    redis.call('ZREM', expiry, waiter)
+  end
+  return 1
 end
 
 -- Server time: microseconds for fences and queue scores, milliseconds for expiries.

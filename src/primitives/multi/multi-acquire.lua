@@ -2,24 +2,21 @@
 -- all of them; on one node, or on one node of a quorum. A waiter that cannot have all of them
 -- joins every resource's fair queue, holding none of the locks, so nobody waits for it forever and
 -- two callers asking for [a, b] and [b, a] cannot deadlock; in each queue it is served in turn.
--- KEYS[1] lock key of the first resource (then its fence, queue and queue expiry keys, see mutex-acquire.lua)
--- KEYS[2] its fence key
--- KEYS[3] its queue key
--- KEYS[4] its queue expiry key
--- KEYS[5..] the same four keys of each further resource
--- ARGV[1] token of the new lease (the same in every lock key)
--- ARGV[2] ttl in ms
--- ARGV[3] fence retention in ms
--- ARGV[4] waiter id, or '' for a single attempt that does not join the queues
--- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
--- ARGV[6] queue score of the waiter (quorum: identical on every node), or '' for this node's time
--- ARGV[7] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
--- Returns {1, fence, '', young, run_id, now}: all acquired; fence = max over the resources of
+-- KEYS[1..] resources: of each resource in turn its lock, fence, queue and queue expiry keys
+--           (KEYS[4i-3] .. KEYS[4i], see mutex-acquire.lua)
+-- ARGV[1] token: the new lease's token (the same in every lock key)
+-- ARGV[2] ttl: in ms
+-- ARGV[3] retention: fence retention in ms
+-- ARGV[4] waiter: waiter id, or '' for a single attempt that does not join the queues
+-- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
+-- ARGV[7] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, young?, runId?, now?}: all acquired; fence = max over the resources of
 --           max(last fence + 1, server time in us), stored as every resource's last fence
---         {0, retry, '', young, run_id, now}: none acquired; retry = ms until looking again is worth it
+--         {0, retry, young?, runId?, now?}: none acquired; retry = ms until looking again is worth it
+--         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
 local quorum = ARGV[7] ~= ''
-local young, runId = nodeInfo(ARGV[7])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter = ARGV[1], tonumber(ARGV[2]), ARGV[4]
@@ -72,14 +69,14 @@ if all then
     redis.call('SET', KEYS[4 * i + 2], stored, 'PX', ARGV[3])
     if waiter ~= '' then
       if quorum then
-        keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + ttl + tonumber(ARGV[5])) -- multi-commit removes it
+        keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + ttl + tonumber(ARGV[5])) -- multi-confirm removes it
       else
         redis.call('ZREM', KEYS[4 * i + 3], waiter)
         redis.call('ZREM', KEYS[4 * i + 4], waiter)
       end
     end
   end
-  return {1, stored, '', young, runId, now}
+  return withNode({1, stored}, ARGV[7], nowUs)
 end
 
 if waiter ~= '' then
@@ -88,4 +85,4 @@ if waiter ~= '' then
     keepInLine(KEYS[4 * i + 3], KEYS[4 * i + 4], waiter, nowMs + retry + tonumber(ARGV[5]))
   end
 end
-return {0, retry, '', young, runId, now}
+return withNode({0, retry}, ARGV[7], nowUs)

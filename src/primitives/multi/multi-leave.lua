@@ -1,11 +1,8 @@
 -- multi-leave: a waiter for several locks gives up; in each queue where the lock is free, wake the next one.
--- KEYS[1] lock key of the first resource (then its queue and queue expiry keys)
--- KEYS[2] its queue key
--- KEYS[3] its queue expiry key
--- KEYS[4..] the same three keys of each further resource
--- ARGV[1] waiter id
--- ARGV[2] grace in ms
--- ARGV[3..] pub/sub channel prefix of each resource, in the order of the keys
+-- KEYS[1..] resources: of each resource in turn its lock, queue and queue expiry keys
+-- ARGV[1] waiter: the waiter id
+-- ARGV[2] grace: in ms
+-- ARGV[3..] channels: the pub/sub channel prefix of each resource, in the order of the keys
 -- Returns 1: the waiter was in a queue
 --         0: it was not
 --         (a refused PUBLISH is ignored: the woken waiters' own re-checks cover it)

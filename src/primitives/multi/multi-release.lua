@@ -1,14 +1,11 @@
 -- multi-release: delete each of the locks this token holds, and wake each one's next waiter.
--- KEYS[1] lock key of the first resource (then its queue and queue expiry keys)
--- KEYS[2] its queue key
--- KEYS[3] its queue expiry key
--- KEYS[4..] the same three keys of each further resource
--- ARGV[1] token of the lease
--- ARGV[2] grace in ms: a woken waiter keeps its place only this long unless it comes
--- ARGV[3..] pub/sub channel prefix of each resource, in the order of the keys
+-- KEYS[1..] resources: of each resource in turn its lock, queue and queue expiry keys
+-- ARGV[1] token: the lease's token
+-- ARGV[2] grace: in ms, a woken waiter keeps its place only this long unless it comes
+-- ARGV[3..] channels: the pub/sub channel prefix of each resource, in the order of the keys
 -- Returns 1: released (every lock this token still held)
 --         0: it held none of them: nothing was changed
---         {1, error text}: released, but Redis refused a PUBLISH that wakes a next waiter
+--         {1, refusal}: released, but Redis refused a PUBLISH that wakes a next waiter (its error text)
 --#include lib/queue.lua
 local released, refused = false, nil
 local nowMs

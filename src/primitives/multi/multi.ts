@@ -1,9 +1,10 @@
 import { keyCache } from '../../util/keys.js'
-import { bindVariadic, type Exec } from '../../lua/binding.js'
-import { scripts } from '../../lua/index.js'
-import { decodeMany, decodeRelease, mutex, mutexKeys, toNumber } from '../mutex/mutex.js'
+import type { Arg, ReplyOf } from '../../lua/binding.js'
+import { multiAcquire, multiConfirm, multiExtend, multiExtendMany, multiLeave, multiRelease } from '../../lua/embedded.js'
 import type { LockInfo } from '../../topology/backend.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { inspectLock, mergeLock, mutexKeys, type MutexKeys } from '../lock.js'
 
 export interface MultiOptions {
   prefix: string
@@ -27,19 +28,31 @@ export const multiName = (resources: readonly string[]): string =>
     .join('", "')
 export const multiResources = (name: string): string[] => JSON.parse(`["${name}"]`) as string[]
 
-// The first resource's keys are named; each further resource's follow in the same order.
-const FOUR = ['lock', 'fence', 'queue', 'queueExpiry'] as const
-const THREE = ['lock', 'queue', 'queueExpiry'] as const
-const acquire = bindVariadic(scripts.multiAcquire, FOUR, 'the same of each further resource', ['token', 'ttl', 'retention', 'waiter', 'grace', 'score', 'maxTtl'])
-const release = bindVariadic(scripts.multiRelease, THREE, 'the same of each further resource', ['token', 'grace'])
-const extend = bindVariadic(scripts.multiExtend, ['lock'], 'the lock key of each further resource', ['token', 'ttl'])
-const extendMany = bindVariadic(scripts.multiExtendMany, ['lock'], 'the further lock keys of every lease', [])
-const leave = bindVariadic(scripts.multiLeave, THREE, 'the same of each further resource', ['waiter', 'grace'])
-const commit = bindVariadic(scripts.multiCommit, FOUR, 'the same of each further resource', ['token', 'fence', 'retention', 'waiter'])
+/** The mutexes' keys of every resource, and the lists the scripts take, built once per name (not per call). */
+interface Keys {
+  readonly locks: readonly MutexKeys[]
+  /** Each resource's lock, fence, queue and queue expiry keys in turn. */
+  readonly four: readonly string[]
+  /** Each resource's lock, queue and queue expiry keys in turn. */
+  readonly three: readonly string[]
+  readonly lockKeys: readonly string[]
+  readonly channels: readonly string[]
+}
 
-/** The named keys of the first resource, and the rest. */
-function split<N extends number>(keys: readonly string[], n: N): [readonly string[] & { length: N }, string[]] {
-  return [keys.slice(0, n) as unknown as readonly string[] & { length: N }, keys.slice(n)]
+function keysWithLists(prefix: string, name: string): Keys {
+  const locks = multiResources(name).map((r) => mutexKeys(prefix, r))
+  return {
+    locks,
+    four: locks.flatMap((k) => [k.lock, k.fence, k.queue, k.queueExpiry]),
+    three: locks.flatMap((k) => [k.lock, k.queue, k.queueExpiry]),
+    lockKeys: locks.map((k) => k.lock),
+    channels: locks.map((k) => k.channel),
+  }
+}
+
+const decode = (reply: ReplyOf<typeof multiAcquire>, withFacts: boolean): NodeGrant => {
+  const grant: NodeGrant = toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
+  return withFacts ? { ...grant, node: nodeFacts(reply, 2) } : grant
 }
 
 /**
@@ -49,58 +62,45 @@ function split<N extends number>(keys: readonly string[], n: N): [readonly strin
  * lease has one fence for all of them, stored as each resource's last fence.
  */
 export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> {
-  const keysOf = keyCache(options.prefix, (prefix, name) => multiResources(name).map((r) => mutexKeys(prefix, r)))
-  const single = mutex(options)
+  const keysOf = keyCache(options.prefix, keysWithLists)
   const retention = options.fenceRetention
   const grace = options.waiterGrace
-  const four = (name: string) => keysOf(name).flatMap((k) => [k.lock, k.fence, k.queue, k.queueExpiry])
-  const three = (name: string) => keysOf(name).flatMap((k) => [k.lock, k.queue, k.queueExpiry])
-  const channels = (name: string) => keysOf(name).map((k) => k.channel)
-  const decode = (reply: readonly unknown[]): NodeGrant =>
-    toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
   return {
     kind: 'multi',
-    channel: channels,
+    channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
-    async acquire(exec, name, { token, ttl, waiter }) {
-      const [first, rest] = split(four(name), 4)
-      return decode((await acquire.run(exec, first as unknown as typeof FOUR, rest, [token, ttl, retention, waiter, grace, '', ''])) as unknown[])
+    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
+      const reply = await multiAcquire.run(exec, keysOf(name).four, [token, ttl, retention, waiter, grace, score, maxTtl ?? ''])
+      return decode(reply, maxTtl !== undefined)
     },
-    async quorumAcquire(exec, name, { token, ttl, waiter, score, maxTtl }) {
-      const [first, rest] = split(four(name), 4)
-      const reply = (await acquire.run(exec, first as unknown as typeof FOUR, rest, [token, ttl, retention, waiter, grace, score, maxTtl])) as unknown[]
-      return { ...decode(reply), young: toNumber(reply[3]), runId: String(reply[4]), now: toNumber(reply[5]) }
-    },
-    async commit(exec, name, token, fence, waiter) {
-      const [first, rest] = split(four(name), 4)
-      return toNumber(await commit.run(exec, first as unknown as typeof FOUR, rest, [token, fence, retention, waiter])) === 1
+    async confirm(exec, name, token, fence, waiter) {
+      return toNumber(await multiConfirm.run(exec, keysOf(name).four, [token, fence, retention, waiter])) === 1
     },
     async extend(exec, name, token, ttl) {
-      const [first, ...rest] = keysOf(name).map((k) => k.lock)
-      return toNumber(await extend.run(exec, [first!], rest, [token, ttl])) === 1
+      return toNumber(await multiExtend.run(exec, keysOf(name).lockKeys, [token, ttl])) === 1
     },
     async extendMany(exec, leases) {
       const locks: string[] = []
-      const args: (string | number)[] = []
+      const args: Arg[] = []
       for (const { resource, token, ttl } of leases) {
-        const keys = keysOf(resource)
-        for (const k of keys) locks.push(k.lock)
+        const keys = keysOf(resource).lockKeys
+        locks.push(...keys)
         args.push(keys.length, token, ttl)
       }
-      return decodeMany('multi-extend-many', await extendMany.run(exec, [locks[0]!], locks.slice(1), [], args), leases.length)
+      return decodeMany('multi-extend-many', await multiExtendMany.run(exec, locks, args), leases.length)
     },
     // Every lock of an all-or-nothing lease shares one cluster slot (or it is not atomic).
-    routeKey: (name) => keysOf(name)[0]!.lock,
+    routeKey: (name) => keysOf(name).lockKeys[0]!,
     async release(exec, name, token) {
-      const [first, rest] = split(three(name), 3)
-      return decodeRelease(await release.run(exec, first as unknown as typeof THREE, rest, [token, grace], channels(name)))
+      const k = keysOf(name)
+      return decodeRelease(await multiRelease.run(exec, k.three, [token, grace, ...k.channels]))
     },
     async leave(exec, name, waiter) {
-      const [first, rest] = split(three(name), 3)
-      await leave.run(exec, first as unknown as typeof THREE, rest, [waiter, grace], channels(name))
+      const k = keysOf(name)
+      await multiLeave.run(exec, k.three, [waiter, grace, ...k.channels])
     },
-    async inspect(exec: Exec, name) {
-      return Promise.all(multiResources(name).map(async (r) => single.merge(r, [await single.inspect(exec, r)], 1)))
+    async inspect(exec, name) {
+      return Promise.all(multiResources(name).map(async (r, i) => mergeLock(r, [await inspectLock(exec, keysOf(name).locks[i]!)], 1)))
     },
     merge: (_name, views) => views[0] ?? [],
   }

@@ -1,9 +1,10 @@
 -- mutex-inspect: read-only view of a resource.
--- KEYS[1] lock key
--- KEYS[2] fence key
--- KEYS[3] queue key
--- KEYS[4] queue expiry key
--- Returns {holder token or false, lock PTTL in ms (-2 when free), last fence or false, live waiters}
+-- KEYS[1] lock: the lock key
+-- KEYS[2] fence: the fence key
+-- KEYS[3] queue: the queue key
+-- KEYS[4] queueExpiry: the queue expiry key
+-- Returns {holder, pttl, fence, waiters}: the holder's token or false, the lock's PTTL in ms (-2
+--         when free), the last fence or false, and how many waiters are live
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local waiters = redis.call('ZCOUNT', KEYS[3], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[4], '-inf', nowMs)

@@ -1,11 +1,11 @@
 -- mutex-leave: a waiter gives up (timeout, abort, close); if the lock is free, wake the next one.
--- KEYS[1] lock key
--- KEYS[2] queue key (zset of waiters, see mutex-acquire.lua)
--- KEYS[3] queue expiry key
--- ARGV[1] waiter id
--- ARGV[2] pub/sub channel prefix of the resource; a waiter id is "<instance>:<n>", and the message
---         goes to "<ARGV[2]>:<instance>" only, so no other process is woken for nothing
--- ARGV[3] grace in ms: the woken waiter keeps its place only this long unless it comes
+-- KEYS[1] lock: the lock key
+-- KEYS[2] queue: the queue key (zset of waiters, see mutex-acquire.lua)
+-- KEYS[3] queueExpiry: the queue expiry key
+-- ARGV[1] waiter: the waiter id
+-- ARGV[2] channel: pub/sub channel prefix of the resource; a waiter id is "<instance>:<n>", and the
+--         message goes to "<ARGV[2]>:<instance>" only, so no other process is woken for nothing
+-- ARGV[3] grace: in ms, the woken waiter keeps its place only this long unless it comes
 -- Published on ARGV[2] when the lock is free: as in mutex-release.lua
 -- Returns 1: the waiter was in the queue
 --         0: it was not

@@ -1,26 +1,25 @@
 -- rw-acquire: one attempt to take a read/write lock for reading (many at once) or writing (alone),
 -- and the fence that goes with it (one counter for readers and writers); on one node, or on one
 -- node of a quorum. A waiting writer keeps new readers out (no writer starvation).
--- KEYS[1] writer key: string, the writer's token, PX ttl
--- KEYS[2] readers key: zset, reader token -> expiry (server ms)
--- KEYS[3] fence key: string, the last fence handed out
--- KEYS[4] queue key: zset, waiter id (ending ':r' or ':w') -> queue score (microseconds): FIFO order
--- KEYS[5] queue expiry key: zset, waiter id -> server ms after which the waiter counts as gone
--- ARGV[1] token of the new lease
--- ARGV[2] ttl in ms
--- ARGV[3] fence retention in ms
--- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
--- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
--- ARGV[6] 'r' to read, 'w' to write
--- ARGV[7] queue score of the waiter (quorum: identical on every node), or '' for this node's time
--- ARGV[8] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
--- Returns {1, fence, '', young, run_id, now}: acquired; on a quorum node the waiter keeps its place until commit
---         {0, retry, '', young, run_id, now}: refused; retry = ms until looking again is worth it
---         young = ms until this node has been up for maxTtl (0 on one node), now = server us
+-- KEYS[1] writer: string, the writer's token, PX ttl
+-- KEYS[2] readers: zset, reader token -> expiry (server ms)
+-- KEYS[3] fence: string, the last fence handed out
+-- KEYS[4] queue: zset, waiter id (ending ':r' or ':w') -> queue score (microseconds): FIFO order
+-- KEYS[5] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
+-- ARGV[1] token: the new lease's token
+-- ARGV[2] ttl: in ms
+-- ARGV[3] retention: fence retention in ms
+-- ARGV[4] waiter: waiter id, or '' for a single attempt that does not join the queue
+-- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
+-- ARGV[6] mode: 'r' to read, 'w' to write
+-- ARGV[7] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
+-- ARGV[8] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, young?, runId?, now?}: acquired; on a quorum node the waiter keeps its place until rw-confirm
+--         {0, retry, young?, runId?, now?}: refused; retry = ms until looking again is worth it
+--         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
 --#include lib/rw.lua
 local quorum = ARGV[8] ~= ''
-local young, runId = nodeInfo(ARGV[8])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, write = ARGV[1], tonumber(ARGV[2]), ARGV[4], ARGV[6] == 'w'
@@ -31,7 +30,7 @@ local writer = redis.call('GET', KEYS[1])
 local function leaveLine()
   if waiter == '' then return end
   if quorum then
-    keepInLine(KEYS[4], KEYS[5], waiter, nowMs + ttl + tonumber(ARGV[5])) -- the commit removes it
+    keepInLine(KEYS[4], KEYS[5], waiter, nowMs + ttl + tonumber(ARGV[5])) -- rw-confirm removes it
   else
     redis.call('ZREM', KEYS[4], waiter)
     redis.call('ZREM', KEYS[5], waiter)
@@ -46,7 +45,7 @@ end
 if (write and writer == token) or (not write and redis.call('ZSCORE', KEYS[2], token)) then
   if write then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('ZADD', KEYS[2], nowMs + ttl, token); holdReaders() end
   leaveLine()
-  return {1, redis.call('GET', KEYS[3]) or '0', '', young, runId, now}
+  return withNode({1, redis.call('GET', KEYS[3]) or '0'}, ARGV[8], nowUs)
 end
 
 if redis.call('EXISTS', KEYS[4]) == 1 then pruneQueue(KEYS[4], KEYS[5], nowMs) end
@@ -75,7 +74,7 @@ if free then
     holdReaders()
   end
   leaveLine()
-  return {1, string.format('%.0f', nextFence(KEYS[3], nowUs, ARGV[3])), '', young, runId, now}
+  return withNode({1, string.format('%.0f', nextFence(KEYS[3], nowUs, ARGV[3]))}, ARGV[8], nowUs)
 end
 
 local retry
@@ -94,4 +93,4 @@ if waiter ~= '' then
   redis.call('ZADD', KEYS[4], 'NX', score, waiter)
   keepInLine(KEYS[4], KEYS[5], waiter, nowMs + retry + tonumber(ARGV[5]))
 end
-return {0, retry, '', young, runId, now}
+return withNode({0, retry}, ARGV[8], nowUs)

@@ -2,14 +2,12 @@
 -- (renewals that fall due together); each lease gets its own answer, exactly as if it had been
 -- extended alone. One mode for the whole call: a primitive (rw-lock.ts) is one side, and the
 -- renewals of one backend, which go out together, are all of that side.
--- KEYS[1] writer key of the first lease
--- KEYS[2] readers key of the first lease
--- KEYS[3..] (writer key, readers key) of each further lease, in order (all in one Redis Cluster slot)
--- ARGV[1] 'r' or 'w': the side of every lease
--- ARGV[2i] token of lease i
--- ARGV[2i+1] its new ttl in ms
--- Returns {r1, r2, ...}: ri = 1 when lease i was extended, 0 when its token does not hold its side
---         (expired, released, taken over): nothing was changed for it
+-- KEYS[1..] leases: of each lease in turn its writer key and its readers key (KEYS[2i-1], KEYS[2i]),
+--           in order (all in one Redis Cluster slot)
+-- ARGV[1] mode: 'r' or 'w', the side of every lease
+-- ARGV[2..] tokens: of each lease in turn its token and its new ttl in ms (ARGV[2i], ARGV[2i+1])
+-- Returns {...extended}: one answer per lease, in order: 1 when it was extended, 0 when its token
+--         does not hold its side (expired, released, taken over): nothing was changed for it
 --#include lib/queue.lua
 --#include lib/extend.lua
 local out = {}

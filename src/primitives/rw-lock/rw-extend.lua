@@ -1,9 +1,9 @@
 -- rw-extend: push a reader's or the writer's expiry to ttl from now, only if this token holds it.
--- KEYS[1] writer key
--- KEYS[2] readers key
--- ARGV[1] token of the lease
--- ARGV[2] new ttl in ms
--- ARGV[3] 'r' or 'w'
+-- KEYS[1] writer: the writer key
+-- KEYS[2] readers: the readers key
+-- ARGV[1] token: the lease's token
+-- ARGV[2] ttl: the new ttl in ms
+-- ARGV[3] mode: 'r' or 'w'
 -- Returns 1: extended
 --         0: not held by this token (expired, released, taken over): nothing was changed
 --#include lib/queue.lua

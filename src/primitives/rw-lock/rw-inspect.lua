@@ -1,10 +1,11 @@
 -- rw-inspect: read-only view of a read/write lock.
--- KEYS[1] writer key
--- KEYS[2] readers key
--- KEYS[3] fence key
--- KEYS[4] queue key
--- KEYS[5] queue expiry key
--- Returns {writer token or false, writer PTTL, last fence or false, live waiters, reader token, ms left, reader token, ms left, ...}
+-- KEYS[1] writer: the writer key
+-- KEYS[2] readers: the readers key
+-- KEYS[3] fence: the fence key
+-- KEYS[4] queue: the queue key
+-- KEYS[5] queueExpiry: the queue expiry key
+-- Returns {writer, pttl, fence, waiters, ...readers}: the writer's token or false, its PTTL, the last
+--         fence or false, how many waiters are live, then each reader's token and ms left, in turn
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local waiters = redis.call('ZCOUNT', KEYS[4], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[5], '-inf', nowMs)

@@ -1,11 +1,11 @@
 -- rw-leave: a waiter gives up (timeout, abort, close); if nobody holds the lock, wake the head.
--- KEYS[1] writer key
--- KEYS[2] readers key
--- KEYS[3] queue key
--- KEYS[4] queue expiry key
--- ARGV[1] waiter id
--- ARGV[2] pub/sub channel prefix (see mutex-release.lua)
--- ARGV[3] grace in ms
+-- KEYS[1] writer: the writer key
+-- KEYS[2] readers: the readers key
+-- KEYS[3] queue: the queue key
+-- KEYS[4] queueExpiry: the queue expiry key
+-- ARGV[1] waiter: the waiter id
+-- ARGV[2] channel: pub/sub channel prefix (see mutex-release.lua)
+-- ARGV[3] grace: in ms
 -- Returns 1: the waiter was in the queue
 --         0: it was not
 --         (a refused PUBLISH is ignored: the woken waiters' own re-checks cover it)

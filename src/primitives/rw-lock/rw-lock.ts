@@ -1,8 +1,8 @@
 import { keyCache } from '../../util/keys.js'
-import { bind, bindVariadic } from '../../lua/binding.js'
-import { scripts } from '../../lua/index.js'
-import { decodeMany, decodeRelease, toNumber } from '../mutex/mutex.js'
+import type { Arg, ReplyOf } from '../../lua/binding.js'
+import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
 
 export interface RwLockOptions {
   prefix: string
@@ -45,17 +45,19 @@ export function rwKeys(prefix: string, name: string) {
   return { writer: `${base}L`, readers: `${base}D`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` } as const
 }
 
-const ALL = ['writer', 'readers', 'fence', 'queue', 'queueExpiry'] as const
-const HOLDERS_QUEUE = ['writer', 'readers', 'queue', 'queueExpiry'] as const
-const acquire = bind(scripts.rwAcquire, ALL, ['token', 'ttl', 'retention', 'waiter', 'grace', 'mode', 'score', 'maxTtl'])
-const release = bind(scripts.rwRelease, HOLDERS_QUEUE, ['token', 'mode', 'channel', 'grace'])
-const extend = bind(scripts.rwExtend, ['writer', 'readers'], ['token', 'ttl', 'mode'])
-const extendMany = bindVariadic(scripts.rwExtendMany, ['writer', 'readers'], 'further (writer, readers) key pairs', ['mode'])
-const leave = bind(scripts.rwLeave, HOLDERS_QUEUE, ['waiter', 'channel', 'grace'])
-const commit = bind(scripts.rwCommit, ALL, ['token', 'fence', 'retention', 'waiter', 'mode'])
-const inspect = bind(scripts.rwInspect, ALL, [])
+/** A read/write lock's keys, with the lists its scripts take built once per name (not per call). */
+function keysWithLists(prefix: string, name: string) {
+  const k = rwKeys(prefix, name)
+  return {
+    ...k,
+    all: [k.writer, k.readers, k.fence, k.queue, k.queueExpiry] as const,
+    holdersQueue: [k.writer, k.readers, k.queue, k.queueExpiry] as const,
+    holders: [k.writer, k.readers] as const,
+    channels: [k.channel] as const,
+  }
+}
 
-type RwView = readonly [writer: string | null, pttl: number, fence: string | null, waiters: number, ...readers: (string | number)[]]
+type RwView = ReplyOf<typeof rwInspect>
 
 /**
  * One side of a read/write lock: `mode` 'r' (many readers at once) or 'w' (one writer, no
@@ -64,59 +66,49 @@ type RwView = readonly [writer: string | null, pttl: number, fence: string | nul
  * release that frees the lock wakes a writer, or every reader at the head of the line at once.
  */
 export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwView, ReadWriteInfo> {
-  const keysOf = keyCache(options.prefix, rwKeys)
+  const keysOf = keyCache(options.prefix, keysWithLists)
   const retention = options.fenceRetention
   const grace = options.waiterGrace
-  const all = (name: string) => {
-    const k = keysOf(name)
-    return [k.writer, k.readers, k.fence, k.queue, k.queueExpiry] as const
+  const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant => {
+    const grant: NodeGrant = toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
+    return withFacts ? { ...grant, node: nodeFacts(reply, 2) } : grant
   }
-  const holdersQueue = (name: string) => {
-    const k = keysOf(name)
-    return [k.writer, k.readers, k.queue, k.queueExpiry] as const
-  }
-  const decode = (reply: readonly unknown[]): NodeGrant =>
-    toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
   return {
     kind: mode === 'r' ? 'rw-read' : 'rw-write',
-    channel: (name) => keysOf(name).channel,
+    channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
-    async acquire(exec, name, { token, ttl, waiter }) {
-      return decode((await acquire.run(exec, all(name), [token, ttl, retention, waiter, grace, mode, '', ''])) as unknown[])
+    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
+      const reply = await rwAcquire.run(exec, keysOf(name).all, [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? ''])
+      return decode(reply, maxTtl !== undefined)
     },
-    async quorumAcquire(exec, name, { token, ttl, waiter, score, maxTtl }) {
-      const reply = (await acquire.run(exec, all(name), [token, ttl, retention, waiter, grace, mode, score, maxTtl])) as unknown[]
-      return { ...decode(reply), young: toNumber(reply[3]), runId: String(reply[4]), now: toNumber(reply[5]) }
-    },
-    async commit(exec, name, token, fence, waiter) {
-      return toNumber(await commit.run(exec, all(name), [token, fence, retention, waiter, mode])) === 1
+    async confirm(exec, name, token, fence, waiter) {
+      return toNumber(await rwConfirm.run(exec, keysOf(name).all, [token, fence, retention, waiter, mode])) === 1
     },
     async extend(exec, name, token, ttl) {
-      const k = keysOf(name)
-      return toNumber(await extend.run(exec, [k.writer, k.readers], [token, ttl, mode])) === 1
+      return toNumber(await rwExtend.run(exec, keysOf(name).holders, [token, ttl, mode])) === 1
     },
     async extendMany(exec, leases) {
       if (leases.length === 0) return []
       // One side per primitive, so one mode per call (see rw-extend-many.lua).
       const keys: string[] = []
-      const args: (string | number)[] = []
+      const args: [mode: Arg, ...tokens: Arg[]] = [mode]
       for (const { resource, token, ttl } of leases) {
         const k = keysOf(resource)
         keys.push(k.writer, k.readers)
         args.push(token, ttl)
       }
-      return decodeMany('rw-extend-many', await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [mode], args), leases.length)
+      return decodeMany('rw-extend-many', await rwExtendMany.run(exec, keys, args), leases.length)
     },
     routeKey: (name) => keysOf(name).writer,
     async release(exec, name, token) {
-      return decodeRelease(await release.run(exec, holdersQueue(name), [token, mode, keysOf(name).channel, grace]))
+      const k = keysOf(name)
+      return decodeRelease(await rwRelease.run(exec, k.holdersQueue, [token, mode, k.channel, grace]))
     },
     async leave(exec, name, waiter) {
-      await leave.run(exec, holdersQueue(name), [waiter, keysOf(name).channel, grace])
+      const k = keysOf(name)
+      await rwLeave.run(exec, k.holdersQueue, [waiter, k.channel, grace])
     },
-    async inspect(exec, name) {
-      return (await inspect.run(exec, all(name), [])) as unknown as RwView
-    },
+    inspect: (exec, name) => rwInspect.run(exec, keysOf(name).all, []),
     merge(name, views, majority) {
       // A holder is a token on a majority of nodes; its ttl is how long a majority still has it.
       const count = (entries: [string, number][]) => {

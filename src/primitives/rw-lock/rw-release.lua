@@ -1,16 +1,16 @@
 -- rw-release: end a reader's or the writer's lease if this token holds it; when nobody holds the
 -- lock any more, wake the head of the line (a writer, or every reader up to the first writer).
--- KEYS[1] writer key
--- KEYS[2] readers key
--- KEYS[3] queue key
--- KEYS[4] queue expiry key
--- ARGV[1] token of the lease
--- ARGV[2] 'r' or 'w'
--- ARGV[3] pub/sub channel prefix (see mutex-release.lua)
--- ARGV[4] grace in ms: a woken waiter keeps its place only this long unless it comes
+-- KEYS[1] writer: the writer key
+-- KEYS[2] readers: the readers key
+-- KEYS[3] queue: the queue key
+-- KEYS[4] queueExpiry: the queue expiry key
+-- ARGV[1] token: the lease's token
+-- ARGV[2] mode: 'r' or 'w'
+-- ARGV[3] channel: pub/sub channel prefix (see mutex-release.lua)
+-- ARGV[4] grace: in ms, a woken waiter keeps its place only this long unless it comes
 -- Returns 1: released
 --         0: not held by this token: nothing was changed
---         {1, error text}: released, but Redis refused the PUBLISH that wakes the next waiters
+--         {1, refusal}: released, but Redis refused the PUBLISH that wakes the next waiters (its error text)
 --#include lib/queue.lua
 --#include lib/rw.lua
 local released

@@ -1,26 +1,25 @@
 -- semaphore-acquire: one attempt to take a permit (one of `limit` slots) of a fair counting
 -- semaphore, and the fence that goes with it; on one node, or on one node of a quorum.
--- KEYS[1] fence key: string, the last fence handed out for this semaphore
--- KEYS[2] queue key: zset, waiter id -> queue score (server or client microseconds): FIFO order
--- KEYS[3] queue expiry key: zset, waiter id -> server ms after which the waiter counts as gone
--- KEYS[4] limit key: string, the limit the permits now held were taken under
--- KEYS[5..] slot keys, one per permit (limit of them): string, the holder's token, PX ttl
--- ARGV[1] token of the new permit (without its slot)
--- ARGV[2] ttl in ms
--- ARGV[3] fence retention in ms
--- ARGV[4] waiter id, or '' for a single attempt that does not join the queue
--- ARGV[5] grace in ms: how long past its next re-check a queued waiter keeps its place
+-- KEYS[1] fence: string, the last fence handed out for this semaphore
+-- KEYS[2] queue: zset, waiter id -> queue score (server or client microseconds): FIFO order
+-- KEYS[3] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
+-- KEYS[4] limit: string, the limit the permits now held were taken under
+-- KEYS[5..] slots: one slot key per permit (limit of them): string, the holder's token, PX ttl
+-- ARGV[1] token: the new permit's token (without its slot)
+-- ARGV[2] ttl: in ms
+-- ARGV[3] retention: fence retention in ms
+-- ARGV[4] waiter: waiter id, or '' for a single attempt that does not join the queue
+-- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
 -- ARGV[6] limit: the number of slots (must equal the number of slot keys)
--- ARGV[7] queue score of the waiter (quorum: identical on every node), or '' for this node's time
--- ARGV[8] maxTtl in ms on a quorum node (a node up for less does not count), or '' on one node
--- Returns {1, fence, slot, young, run_id, now}: granted slot (0-based); fence = max(last fence + 1,
---           server time in us); on a quorum node the waiter keeps its place until commit
---         {0, retry, '', young, run_id, now}: refused; retry = ms until looking again is worth it
---         {-1, stored limit, '', young, run_id, now}: permits are held under another limit
---         young = ms until this node has been up for maxTtl (0 on one node), now = server us
+-- ARGV[7] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
+-- ARGV[8] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, slot, young?, runId?, now?}: granted slot (0-based); fence = max(last fence + 1,
+--           server time in us); on a quorum node the waiter keeps its place until semaphore-confirm
+--         {0, retry, '', young?, runId?, now?}: refused; retry = ms until looking again is worth it
+--         {-1, stored, '', young?, runId?, now?}: permits are held under another limit, `stored`
+--         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
 local quorum = ARGV[8] ~= ''
-local young, runId = nodeInfo(ARGV[8])
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[6])
@@ -49,7 +48,7 @@ local function soonestExpiry()
 end
 
 local stored = redis.call('GET', KEYS[4])
-if stored and tonumber(stored) ~= limit then return {-1, stored, '', young, runId, now} end
+if stored and tonumber(stored) ~= limit then return withNode({-1, stored, ''}, ARGV[8], nowUs) end
 
 if redis.call('EXISTS', KEYS[2]) == 1 then pruneQueue(KEYS[2], KEYS[3], nowMs) end
 local score = ARGV[7]
@@ -68,7 +67,7 @@ end
 local function leaveLine()
   if waiter == '' then return end
   if quorum then
-    keepInLine(KEYS[2], KEYS[3], waiter, nowMs + ttl + tonumber(ARGV[5])) -- quorum-commit removes it
+    keepInLine(KEYS[2], KEYS[3], waiter, nowMs + ttl + tonumber(ARGV[5])) -- semaphore-confirm removes it
   else
     redis.call('ZREM', KEYS[2], waiter)
     redis.call('ZREM', KEYS[3], waiter)
@@ -79,14 +78,14 @@ if own then
   redis.call('PEXPIRE', KEYS[5 + own], ttl)
   holdLimit()
   leaveLine()
-  return {1, redis.call('GET', KEYS[1]) or '0', own, young, runId, now}
+  return withNode({1, redis.call('GET', KEYS[1]) or '0', own}, ARGV[8], nowUs)
 end
 
 if free > ahead then
   redis.call('SET', KEYS[5 + lowest], token, 'PX', ttl)
   holdLimit()
   leaveLine()
-  return {1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), lowest, young, runId, now}
+  return withNode({1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), lowest}, ARGV[8], nowUs)
 end
 
 local retry = soonestExpiry() or ttl
@@ -100,4 +99,4 @@ if waiter ~= '' then
   redis.call('ZADD', KEYS[2], 'NX', score, waiter)
   keepInLine(KEYS[2], KEYS[3], waiter, nowMs + retry + tonumber(ARGV[5]))
 end
-return {0, retry, '', young, runId, now}
+return withNode({0, retry, ''}, ARGV[8], nowUs)

@@ -1,10 +1,11 @@
 -- semaphore-inspect: read-only view of a semaphore.
--- KEYS[1] fence key
--- KEYS[2] queue key
--- KEYS[3] queue expiry key
--- KEYS[4] limit key
--- KEYS[5..] slot keys
--- Returns {stored limit or false, last fence or false, live waiters, {slot, token, pttl} for each held slot...}
+-- KEYS[1] fence: the fence key
+-- KEYS[2] queue: the queue key
+-- KEYS[3] queueExpiry: the queue expiry key
+-- KEYS[4] limit: the limit key
+-- KEYS[5..] slots: the slot keys
+-- Returns {limit, fence, waiters, ...permits}: the stored limit or false, the last fence or false,
+--         how many waiters are live, then {slot, token, pttl} for each held slot
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local waiters = redis.call('ZCOUNT', KEYS[2], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[3], '-inf', nowMs)

@@ -1,10 +1,10 @@
 -- semaphore-leave: a waiter gives up (timeout, abort, close); wake as many as slots are free.
--- KEYS[1] queue key (see semaphore-acquire.lua)
--- KEYS[2] queue expiry key
--- KEYS[3..] slot keys (limit of them)
--- ARGV[1] waiter id
--- ARGV[2] pub/sub channel prefix of the semaphore (see mutex-release.lua)
--- ARGV[3] grace in ms: a woken waiter keeps its place only this long unless it comes
+-- KEYS[1] queue: the queue key (see semaphore-acquire.lua)
+-- KEYS[2] queueExpiry: the queue expiry key
+-- KEYS[3..] slots: the slot keys (limit of them)
+-- ARGV[1] waiter: the waiter id
+-- ARGV[2] channel: pub/sub channel prefix of the semaphore (see mutex-release.lua)
+-- ARGV[3] grace: in ms, a woken waiter keeps its place only this long unless it comes
 -- Returns 1: the waiter was in the queue
 --         0: it was not
 --         (a refused PUBLISH is ignored: the woken waiters' own re-checks cover it)

@@ -1,15 +1,15 @@
 -- semaphore-release: free this token's slot, then wake as many waiters as slots are free.
--- KEYS[1] queue key (see semaphore-acquire.lua)
--- KEYS[2] queue expiry key
--- KEYS[3] limit key
--- KEYS[4..] slot keys (limit of them)
--- ARGV[1] token of the permit (without its slot)
--- ARGV[2] its slot (0-based), or '' to look in every slot (undoing an attempt whose slot is unknown)
--- ARGV[3] pub/sub channel prefix of the semaphore (see mutex-release.lua)
--- ARGV[4] grace in ms: a woken waiter keeps its place only this long unless it comes
+-- KEYS[1] queue: the queue key (see semaphore-acquire.lua)
+-- KEYS[2] queueExpiry: the queue expiry key
+-- KEYS[3] limit: the limit key
+-- KEYS[4..] slots: the slot keys (limit of them)
+-- ARGV[1] token: the permit's token (without its slot)
+-- ARGV[2] slot: its slot (0-based), or '' to look in every slot (undoing an attempt whose slot is unknown)
+-- ARGV[3] channel: pub/sub channel prefix of the semaphore (see mutex-release.lua)
+-- ARGV[4] grace: in ms, a woken waiter keeps its place only this long unless it comes
 -- Returns 1: released
 --         0: not held by this token (expired, or already released): nothing was changed
---         {1, error text}: released, but Redis refused the PUBLISH that wakes the next waiters
+--         {1, refusal}: released, but Redis refused the PUBLISH that wakes the next waiters (its error text)
 --#include lib/queue.lua
 local released = false
 local free = 0

@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
 import { keyCache } from '../../util/keys.js'
-import { bind, bindVariadic } from '../../lua/binding.js'
-import { scripts } from '../../lua/index.js'
-import { decodeMany, decodeRelease, toNumber } from '../mutex/mutex.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
+import { semaphoreAcquire, semaphoreConfirm, semaphoreExtend, semaphoreExtendMany, semaphoreInspect, semaphoreLeave, semaphoreRelease } from '../../lua/embedded.js'
+import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
+import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
 
 export interface SemaphoreOptions {
   prefix: string
@@ -71,16 +71,87 @@ function splitToken(token: string): { base: string; slot: number | undefined } {
   return Number.isInteger(slot) ? { base: token.slice(0, at), slot } : { base: token, slot: undefined }
 }
 
-const acquire = bindVariadic(scripts.semaphoreAcquire, ['fence', 'queue', 'queueExpiry', 'limit'], 'slots', ['token', 'ttl', 'retention', 'waiter', 'grace', 'limit', 'score', 'maxTtl'])
-const release = bindVariadic(scripts.semaphoreRelease, ['queue', 'queueExpiry', 'limit'], 'slots', ['token', 'slot', 'channel', 'grace'])
-const extend = bind(scripts.semaphoreExtend, ['slot', 'limit'], ['token', 'ttl'])
-const extendMany = bindVariadic(scripts.semaphoreExtendMany, ['slot', 'limit'], 'further (slot, limit) key pairs', [])
-const leave = bindVariadic(scripts.semaphoreLeave, ['queue', 'queueExpiry'], 'slots', ['waiter', 'channel', 'grace'])
-const inspect = bindVariadic(scripts.semaphoreInspect, ['fence', 'queue', 'queueExpiry', 'limit'], 'slots', [])
-// The quorum write-back is the mutex's, with the permit's slot in place of the lock key.
-const commit = bind(scripts.quorumCommit, ['lock', 'fence', 'queue', 'queueExpiry'], ['token', 'fence', 'retention', 'waiter'])
+/** A semaphore's keys, with the lists its scripts take built once per name (not per call). */
+interface Keys extends SemaphoreKeys {
+  /** fence, queue, queue expiry, limit, then the slots: what acquire and inspect take. */
+  readonly all: readonly [fence: string, queue: string, queueExpiry: string, limit: string, ...slots: string[]]
+  readonly releasing: readonly [queue: string, queueExpiry: string, limit: string, ...slots: string[]]
+  readonly leaving: readonly [queue: string, queueExpiry: string, ...slots: string[]]
+  readonly channels: readonly [string]
+}
 
-type SemaphoreView = readonly [limit: string | null, fence: string | null, waiters: number, ...permits: (readonly [slot: number, token: string, pttl: number])[]]
+function keysWithLists(prefix: string, name: string, limit: number): Keys {
+  const k = semaphoreKeys(prefix, name, limit)
+  return {
+    ...k,
+    all: [k.fence, k.queue, k.queueExpiry, k.limit, ...k.slots],
+    releasing: [k.queue, k.queueExpiry, k.limit, ...k.slots],
+    leaving: [k.queue, k.queueExpiry, ...k.slots],
+    channels: [k.channel],
+  }
+}
+
+type SemaphoreView = ReplyOf<typeof semaphoreInspect>
+type Permit = readonly [slot: number, token: string, pttl: number]
+
+const mismatch = (name: string, stored: unknown, limit: number) =>
+  new InvalidArgumentError(`Semaphore "${name}" is in use with limit ${String(stored)}; this handle asked for limit ${limit} (every caller of one semaphore must use the same limit while permits are held)`)
+
+/** semaphore-acquire's reply; the node's facts follow the slot when they were asked for. */
+function decodeGrant(name: string, limit: number, reply: ReplyOf<typeof semaphoreAcquire>, withFacts: boolean): NodeGrant {
+  const code = toNumber(reply[0])
+  const grant: NodeGrant =
+    code === 1
+      ? { granted: true, fence: toNumber(reply[1]), claim: String(reply[2]) }
+      : code === -1
+        ? { granted: false, retry: 0, refusal: mismatch(name, reply[1], limit) }
+        : { granted: false, retry: toNumber(reply[1]) }
+  return withFacts ? { ...grant, node: nodeFacts(reply, 3) } : grant
+}
+
+/** semaphore-extend-many over the leases whose token names a slot; the others hold nothing: false, as `extend` answers, unsent. */
+async function extendPermits(exec: Exec, leases: readonly ExtendItem[], keysOf: (name: string) => Keys, permitOf: (name: string, token: string) => { base: string; key: string | undefined }): Promise<boolean[]> {
+  const answers = leases.map(() => false)
+  const sent: number[] = []
+  const keys: string[] = []
+  const args: Arg[] = []
+  for (const [i, { resource, token, ttl }] of leases.entries()) {
+    const { base, key } = permitOf(resource, token)
+    if (key === undefined) continue
+    sent.push(i)
+    keys.push(key, keysOf(resource).limit)
+    args.push(base, ttl)
+  }
+  if (sent.length === 0) return answers
+  const extended = decodeMany('semaphore-extend-many', await semaphoreExtendMany.run(exec, keys, args), sent.length)
+  for (const [j, i] of sent.entries()) answers[i] = extended[j]!
+  return answers
+}
+
+/** The nodes' views (one per node that answered) as `inspect` shows them. */
+function mergeViews(name: string, limit: number, views: readonly SemaphoreView[], majority: number): SemaphoreInfo {
+  // A permit is a token on a majority of nodes in the same slot; its ttl is how long a majority still has it.
+  const bySlot = new Map<string, number[]>()
+  for (const [, , , ...permits] of views) {
+    for (const [slot, token, pttl] of permits as unknown as Permit[]) {
+      const key = permitToken(String(token), String(slot))
+      bySlot.set(key, [...(bySlot.get(key) ?? []), toNumber(pttl)])
+    }
+  }
+  const permits = [...bySlot]
+    .filter(([, pttls]) => pttls.length >= majority)
+    .map(([token, pttls]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]! }))
+  const fences = views.flatMap(([, f]) => (f == null ? [] : [Number(f)]))
+  const stored = views.map(([l]) => l).find((l) => l != null)
+  return {
+    name,
+    limit: stored == null ? limit : toNumber(stored),
+    held: permits.length,
+    permits,
+    fence: fences.length > 0 ? Math.max(...fences) : null,
+    waiters: Math.max(0, ...views.map(([, , w]) => toNumber(w))),
+  }
+}
 
 /**
  * A fair counting semaphore: at most `limit` permits at once, each a slot key that expires alone
@@ -90,21 +161,9 @@ type SemaphoreView = readonly [limit: string | null, fence: string | null, waite
  */
 export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, SemaphoreInfo> {
   const { limit } = options
-  const keysOf = keyCache(options.prefix, (prefix, name) => semaphoreKeys(prefix, name, limit))
+  const keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
   const retention = options.fenceRetention
   const grace = options.waiterGrace
-  const mismatch = (name: string, stored: unknown) =>
-    new InvalidArgumentError(`Semaphore "${name}" is in use with limit ${String(stored)}; this handle asked for limit ${limit} (every caller of one semaphore must use the same limit while permits are held)`)
-  const decodeGrant = (name: string, reply: readonly unknown[]): NodeGrant => {
-    const code = toNumber(reply[0])
-    if (code === 1) return { granted: true, fence: toNumber(reply[1]), claim: String(reply[2]) }
-    if (code === -1) return { granted: false, retry: 0, refusal: mismatch(name, reply[1]) }
-    return { granted: false, retry: toNumber(reply[1]) }
-  }
-  const run = (exec: Parameters<Primitive['acquire']>[0], name: string, token: string, ttl: number, waiter: string, score: string, maxTtl: string) => {
-    const k = keysOf(name)
-    return acquire.run(exec, [k.fence, k.queue, k.queueExpiry, k.limit], k.slots, [token, ttl, retention, waiter, grace, limit, score, maxTtl]) as Promise<unknown[]>
-  }
   /** A permit's token without its slot, and its slot key; no key if the token names no slot of this limit. */
   const permitOf = (name: string, token: string) => {
     const { base, slot } = splitToken(token)
@@ -112,81 +171,36 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
   }
   return {
     kind: 'semaphore',
-    channel: (name) => keysOf(name).channel,
+    channel: (name) => keysOf(name).channels,
     leaseToken: permitToken,
-    async acquire(exec, name, { token, ttl, waiter }) {
-      return decodeGrant(name, await run(exec, name, token, ttl, waiter, '', ''))
+    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
+      const reply = await semaphoreAcquire.run(exec, keysOf(name).all, [token, ttl, retention, waiter, grace, limit, score, maxTtl === undefined ? '' : String(maxTtl)])
+      return decodeGrant(name, limit, reply, maxTtl !== undefined)
     },
-    async quorumAcquire(exec, name, { token, ttl, waiter, score, maxTtl }) {
-      const reply = await run(exec, name, token, ttl, waiter, score, String(maxTtl))
-      return { ...decodeGrant(name, reply), young: toNumber(reply[3]), runId: String(reply[4]), now: toNumber(reply[5]) }
-    },
-    async commit(exec, name, token, fence, waiter) {
+    async confirm(exec, name, token, fence, waiter) {
       const k = keysOf(name)
       const { base, key } = permitOf(name, token)
       if (key === undefined) return false
-      return toNumber(await commit.run(exec, [key, k.fence, k.queue, k.queueExpiry], [base, fence, retention, waiter])) === 1
+      return toNumber(await semaphoreConfirm.run(exec, [key, k.fence, k.queue, k.queueExpiry], [base, fence, retention, waiter])) === 1
     },
     async extend(exec, name, token, ttl) {
       const { base, key } = permitOf(name, token)
       if (key === undefined) return false
-      return toNumber(await extend.run(exec, [key, keysOf(name).limit], [base, ttl])) === 1
+      return toNumber(await semaphoreExtend.run(exec, [key, keysOf(name).limit], [base, ttl])) === 1
     },
-    async extendMany(exec, leases) {
-      // A token that names no slot of this limit holds nothing: false, as `extend` answers, unsent.
-      const answers = leases.map(() => false)
-      const sent: number[] = []
-      const keys: string[] = []
-      const args: (string | number)[] = []
-      for (const [i, { resource, token, ttl }] of leases.entries()) {
-        const { base, key } = permitOf(resource, token)
-        if (key === undefined) continue
-        sent.push(i)
-        keys.push(key, keysOf(resource).limit)
-        args.push(base, ttl)
-      }
-      if (sent.length === 0) return answers
-      const extended = decodeMany('semaphore-extend-many', await extendMany.run(exec, [keys[0]!, keys[1]!], keys.slice(2), [], args), sent.length)
-      for (const [j, i] of sent.entries()) answers[i] = extended[j]!
-      return answers
-    },
+    extendMany: (exec, leases) => extendPermits(exec, leases, keysOf, permitOf),
     routeKey: (name) => keysOf(name).limit,
     async release(exec, name, token) {
       const k = keysOf(name)
       const { base, slot } = splitToken(token)
       if (slot !== undefined && slot >= limit) return { released: false }
-      return decodeRelease(await release.run(exec, [k.queue, k.queueExpiry, k.limit], k.slots, [base, slot ?? '', k.channel, grace]))
+      return decodeRelease(await semaphoreRelease.run(exec, k.releasing, [base, slot ?? '', k.channel, grace]))
     },
     async leave(exec, name, waiter) {
       const k = keysOf(name)
-      await leave.run(exec, [k.queue, k.queueExpiry], k.slots, [waiter, k.channel, grace])
+      await semaphoreLeave.run(exec, k.leaving, [waiter, k.channel, grace])
     },
-    async inspect(exec, name) {
-      const k = keysOf(name)
-      return (await inspect.run(exec, [k.fence, k.queue, k.queueExpiry, k.limit], k.slots, [])) as unknown as SemaphoreView
-    },
-    merge(name, views, majority) {
-      // A permit is a token on a majority of nodes in the same slot; its ttl is how long a majority still has it.
-      const bySlot = new Map<string, number[]>()
-      for (const [, , , ...permits] of views) {
-        for (const [slot, token, pttl] of permits) {
-          const key = permitToken(String(token), String(slot))
-          bySlot.set(key, [...(bySlot.get(key) ?? []), toNumber(pttl)])
-        }
-      }
-      const permits = [...bySlot]
-        .filter(([, pttls]) => pttls.length >= majority)
-        .map(([token, pttls]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]! }))
-      const fences = views.flatMap(([, f]) => (f == null ? [] : [Number(f)]))
-      const stored = views.map(([l]) => l).find((l) => l != null)
-      return {
-        name,
-        limit: stored == null ? limit : toNumber(stored),
-        held: permits.length,
-        permits,
-        fence: fences.length > 0 ? Math.max(...fences) : null,
-        waiters: Math.max(0, ...views.map(([, , w]) => toNumber(w))),
-      }
-    },
+    inspect: (exec, name) => semaphoreInspect.run(exec, keysOf(name).all, []),
+    merge: (name, views, majority) => mergeViews(name, limit, views, majority),
   }
 }

@@ -25,7 +25,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
   }
   // token, ttl, retention, waiter, grace, score, maxTtl
   const acquire = (resource: string, token: string, waiter = '', score = '', maxTtl = 0) =>
-    run(scripts.quorumAcquire, keysOf(resource), [token, 5_000, 60_000, waiter, 2_000, score, maxTtl]) as Promise<[number, string | number, number, string, string]>
+    run(scripts.mutexAcquire, keysOf(resource), [token, 5_000, 60_000, waiter, 2_000, score, maxTtl]) as Promise<[number, string | number, number, string, string]>
 
   it('reports the node as young until its uptime reaches maxTtl, and its run_id', async () => {
     const info = await redis.info('server')
@@ -51,7 +51,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
     expect(granted).toBe(1)
     // Granted, it keeps its place: if its quorum fails and the grant is undone, it is still first.
     expect(await redis.zrange(keysOf('order')[2]!, 0, -1)).toEqual(['early', 'late'])
-    expect(await run(scripts.quorumCommit, keysOf('order'), ['y', fence, 60_000, 'early'])).toBe(1)
+    expect(await run(scripts.mutexConfirm, keysOf('order'), ['y', fence, 60_000, 'early'])).toBe(1)
     expect(await redis.zrange(keysOf('order')[2]!, 0, -1)).toEqual(['late'])
   })
 
@@ -68,11 +68,11 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
   it('writes the fence back only while the token holds the lock, and never lowers it', async () => {
     const [, fence] = await acquire('commit', 'mine')
     const high = String(BigInt(fence) + 1_000_000_000n) // 1,000 s above server TIME
-    expect(await run(scripts.quorumCommit, keysOf('commit'), ['other', high, 60_000, ''])).toBe(0)
+    expect(await run(scripts.mutexConfirm, keysOf('commit'), ['other', high, 60_000, ''])).toBe(0)
     expect(await redis.get(keysOf('commit')[1]!)).toBe(String(fence))
-    expect(await run(scripts.quorumCommit, keysOf('commit'), ['mine', high, 60_000, ''])).toBe(1)
+    expect(await run(scripts.mutexConfirm, keysOf('commit'), ['mine', high, 60_000, ''])).toBe(1)
     expect(await redis.get(keysOf('commit')[1]!)).toBe(high)
-    expect(await run(scripts.quorumCommit, keysOf('commit'), ['mine', '5', 60_000, ''])).toBe(1)
+    expect(await run(scripts.mutexConfirm, keysOf('commit'), ['mine', '5', 60_000, ''])).toBe(1)
     expect(await redis.get(keysOf('commit')[1]!)).toBe(high)
     expect(await redis.pttl(keysOf('commit')[1]!)).toBeGreaterThan(59_000)
     // The next grant on this node starts above the written-back fence.

@@ -1,0 +1,22 @@
+import type { Reply } from '../lua/binding.js'
+import type { NodeFacts } from '../topology/primitive.js'
+
+// Reply decoding that every kind's scripts share: the release and batch replies have one shape
+// for all kinds, and an acquire reply ends with the node's facts when a topology asked for them.
+
+export const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
+
+/** A release script's reply: 1, 0, or {1, text of a refused PUBLISH} (see mutex-release.lua). */
+export function decodeRelease(reply: 1 | 0 | readonly [code: 1, refusal: Reply]): { released: boolean; refused?: string } {
+  if (Array.isArray(reply)) return { released: toNumber(reply[0]) === 1, refused: String(reply[1]) }
+  return { released: toNumber(reply) === 1 }
+}
+
+/** A batch script's reply (extend-many): one 1 or 0 per lease, in order; anything else is an error. */
+export function decodeMany(script: string, reply: unknown, count: number): boolean[] {
+  if (!Array.isArray(reply) || reply.length !== count) throw new Error(`${script} answered ${String(reply)} for ${count} leases`)
+  return reply.map((r) => toNumber(r) === 1)
+}
+
+/** The node's facts at `at` (young, runId, now) of an acquire reply (see withNode in lib/queue.lua). */
+export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): NodeFacts => ({ young: toNumber(reply[at]), runId: String(reply[at + 1]), now: toNumber(reply[at + 2]) })

@@ -1,0 +1,15 @@
+-- mutex-confirm: write the quorum's fence back to one node before the lease is handed out, so
+-- that every later majority (which shares a node with this one) starts above it; the waiter gives
+-- up the place in line it kept while the grant could still be undone (see mutex-acquire.lua).
+-- KEYS[1] lock: the lock key
+-- KEYS[2] fence: the fence key
+-- KEYS[3] queue: the queue key
+-- KEYS[4] queueExpiry: the queue expiry key
+-- ARGV[1] token: the lease's token
+-- ARGV[2] fence: the quorum's fence (the max over the nodes that granted the lock)
+-- ARGV[3] retention: fence retention in ms
+-- ARGV[4] waiter: waiter id whose place in the queue is given up now that it holds the lock, or ''
+-- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds the lock
+--         0: this token no longer holds the lock here: nothing was changed
+--#include lib/queue.lua
+return confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

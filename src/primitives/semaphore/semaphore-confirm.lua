@@ -1,0 +1,15 @@
+-- semaphore-confirm: write the quorum's fence back to one node while this permit still holds its
+-- slot there, before the lease is handed out (see mutex-confirm.lua: each slot is a quorum mutex
+-- of its own); the waiter gives up the place in line it kept meanwhile.
+-- KEYS[1] slot: the slot key of the permit
+-- KEYS[2] fence: the semaphore's fence key
+-- KEYS[3] queue: the queue key
+-- KEYS[4] queueExpiry: the queue expiry key
+-- ARGV[1] token: the permit's token (without its slot)
+-- ARGV[2] fence: the quorum's fence (the max over the nodes that granted the slot)
+-- ARGV[3] retention: fence retention in ms
+-- ARGV[4] waiter: waiter id whose place in the queue is given up now that it holds the permit, or ''
+-- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds the slot
+--         0: this token no longer holds the slot here: nothing was changed
+--#include lib/queue.lua
+return confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
