@@ -19,7 +19,7 @@ import { replicated } from '../topology/replicated.js'
 import { single } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
 import { CallChain } from '../runtime/reentrancy.js'
-import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkNumber, checkResource, checkString, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
+import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkNumber, checkResource, checkString, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -95,7 +95,7 @@ const DAY = 86_400_000
 export function createLocks(options: LocksOptions): Locks {
   checkLocksOptions(options)
   const isQuorum = Array.isArray(options.redis)
-  const prefix = options.prefix === undefined ? 'fencelock:' : checkString(options.prefix, 'prefix', true)
+  const prefix = options.prefix === undefined ? 'fencelock:' : checkStringOrEmpty(options.prefix, 'prefix')
   const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
   const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
   const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)

@@ -1,14 +1,13 @@
-import { adapterFor, closedClient } from '../redis/index.js'
-import { isPermanentReplyError } from '../redis/adapter.js'
+import { adapterFor } from '../redis/index.js'
 import type { RedisClient } from '../redis/client-types.js'
 import { sameSlotKey } from '../util/keys.js'
 import type { Exec } from '../lua/binding.js'
 import { emit, events } from '../util/telemetry.js'
 import { fenceClaim as fenceClaimScript, fencedSet as fencedSetScript } from '../lua/embedded.js'
-import { FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from '../errors/errors.js'
-import { NO_REPLY, withinLimit } from '../util/limit.js'
-import { noReply } from '../errors/failures.js'
-import { checkOptions, checkString, checkTtl, describeValue, optionNames } from '../util/validate.js'
+import { InvalidArgumentError, KeyTypeError } from '../errors/errors.js'
+import { NO_REPLY, replyWithin } from '../util/alarms.js'
+import { closedClient, guardFailed, noReply } from '../errors/failures.js'
+import { checkOptions, checkString, checkStringOrEmpty, checkTtl, describeValue, optionNames } from '../util/validate.js'
 
 /** Options of {@link fencedSet} and {@link claimFence}. */
 export interface FencedSetOptions {
@@ -43,10 +42,6 @@ const checkGuardOptions = (options: FencedSetOptions | undefined): { px: number;
   }
 }
 
-/** Without these the guards cannot run at all: say so, not only "no permissions". */
-const permissionHint = (message: string): string =>
-  /^NOPERM/.test(message) && /'eval(sha)?'/i.test(message) ? ' (the Redis user needs the EVALSHA and EVAL commands: ACL SETUSER <user> +evalsha +eval)' : ''
-
 /**
  * Runs one guard script, bounded by `timeout`: every failure leaves as a `FencelockError`
  * (`ClosedError` for a closed client, otherwise `RedisError` with the client's error in `cause`).
@@ -57,14 +52,9 @@ async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => 
   let reply: unknown
   try {
     // A client that throws synchronously (closed meanwhile) is a failure like any other.
-    reply = await withinLimit(Promise.resolve().then(() => call(adapter.evalScript)), timeout)
+    reply = await replyWithin(Promise.resolve().then(() => call(adapter.evalScript)), timeout)
   } catch (err) {
-    if (err instanceof FencelockError) throw err
-    // Closed while the call was on its way (ioredis: "Connection is closed."): say that, typed.
-    if (adapter.isClosed()) throw closedClient()
-    const message = err instanceof Error ? err.message : String(err)
-    const verb = isPermanentReplyError(err) ? 'Redis refused to' : 'Could not'
-    throw new RedisError(`${verb} ${what}: ${message}${permissionHint(message)}`, { cause: err })
+    throw guardFailed(what, err)
   }
   if (reply === NO_REPLY) throw noReply(what, timeout, adapter.clientError(), ' (the script may still run later, fenced as ever)')
   return reply
@@ -101,7 +91,7 @@ function accepted(reply: unknown, operation: 'fencedSet' | 'claimFence', key: st
 export async function fencedSet(redis: RedisClient, key: string, value: string, fence: number, options?: FencedSetOptions): Promise<boolean> {
   adapterFor(redis)
   checkString(key, 'key')
-  checkString(value, 'value', true)
+  checkStringOrEmpty(value, 'value')
   checkFence(fence)
   const { px, timeout } = checkGuardOptions(options)
   const guard = sameSlotKey(key, ':fence')

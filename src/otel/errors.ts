@@ -15,7 +15,7 @@ export class InvalidArgumentError extends Error {
   }
 }
 
-export { describeValue } from '../util/describe-value.js'
+export { describeValue } from '../errors/describe-value.js'
 
 /**
  * `fencelock/otel` was imported without `@opentelemetry/api` installed (an optional peer

@@ -1,4 +1,5 @@
 import type { LuaScript } from '../lua/index.js'
+import { classify, type FailureKind } from '../errors/redis-failure.js'
 
 /** Receives pub/sub messages of one channel. */
 export type MessageListener = (message: string) => void
@@ -76,6 +77,19 @@ export function isPermanentReplyError(err: unknown): boolean {
   const replyish = REPLY_ERRORS.has(err.name) || REPLY_ERRORS.has(err.constructor.name)
   return replyish && !/^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|READONLY|MASTERDOWN|MOVED|ASK|NOREPLICAS)/.test(err.message)
 }
+
+/**
+ * What the client's `err` is (see RedisFailure): a reply error retrying will not cure, the client
+ * closed for good, or anything else, which may pass. A reply error wins over a closed client: Redis
+ * itself said no.
+ */
+export function failureKind(err: unknown, closed: boolean): FailureKind {
+  if (isPermanentReplyError(err)) return 'refused'
+  return closed ? 'closed' : 'transient'
+}
+
+/** Classifies `err` (see `failureKind`) as it leaves the adapter and returns it, for rethrowing. */
+export const leaving = (err: unknown, isClosed: () => boolean): unknown => classify(err, failureKind(err, isClosed()))
 
 /** How long a cluster call keeps retrying TRYAGAIN (a slot migrating under it), in ms. */
 export const TRYAGAIN_BUDGET = 10_000

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, ClosedError } from '../errors/errors.js'
+import { InvalidArgumentError } from '../errors/errors.js'
+import { closedClient } from '../errors/failures.js'
 import { describeValue } from '../util/validate.js'
 import type { RedisAdapter } from './adapter.js'
 import { ioredisAdapter, isIORedis } from './ioredis.js'
@@ -67,5 +68,3 @@ export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
   return adapter
 }
 
-export const closedClient = (name = 'redis') =>
-  new ClosedError('CLIENT_CLOSED', `The \`${name}\` client is closed; connect it (node-redis: await client.connect()) before use`)

@@ -1,4 +1,4 @@
-import { lastClientError, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { lastClientError, leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 import { scriptRunner } from './script-runner.js'
 
 /** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
@@ -24,6 +24,7 @@ export function isIORedis(client: unknown): client is IORedisLike {
 
 export function ioredisAdapter(client: IORedisLike): RedisAdapter {
   const cluster = client.isCluster === true
+  const isClosed = () => client.status === 'end'
   // The client's own evalsha/eval: on the hot path, no argument array is built twice.
   const sender = {
     evalsha: (sha: string, keys: readonly string[], args: readonly (string | number)[]) => client.evalsha(sha, keys.length, ...keys, ...args),
@@ -39,6 +40,7 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
           command: (args) => retryTryAgain(() => sender.command(args)),
         }
       : sender,
+    isClosed,
   )
   // ioredis prints an 'error' that nobody listens to (and carries on).
   const clientError = lastClientError(client, (err) => {
@@ -47,11 +49,11 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
   return {
     kind: 'ioredis',
     isCluster: cluster,
-    isClosed: () => client.status === 'end',
+    isClosed,
     clientError,
     evalScript: runner.evalScript,
     evalThenWait: runner.evalThenWait,
-    command: ([name, ...args]) => client.call(name!, ...args),
+    command: ([name, ...args]) => client.call(name!, ...args).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
     async createSubscriber(): Promise<SubscriberConnection> {
       // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process
       // alive for ioredis' default 2 s while a dead server never answers the FIN.

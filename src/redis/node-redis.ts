@@ -1,4 +1,4 @@
-import { lastClientError, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { lastClientError, leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 import { scriptRunner } from './script-runner.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
@@ -71,6 +71,7 @@ const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinel
 export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
   const cluster = isNodeRedisCluster(client)
   const sentinel = isNodeRedisSentinel(client)
+  const isClosed = () => !client.isOpen
   const send = cluster
     ? (args: string[], key?: string) => retryTryAgain(() => client.sendCommand(key, false, args))
     : sentinel
@@ -85,7 +86,7 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
     eval: (source, keys, args) => call('EVAL', source, keys, args),
     command: (args, key) => send(args, key),
-  })
+  }, isClosed)
   // node-redis is an EventEmitter: an 'error' that nobody listens to is thrown where it is emitted.
   const clientError = lastClientError(client, (err) => {
     throw err
@@ -93,11 +94,11 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
   return {
     kind: 'node-redis',
     isCluster: cluster,
-    isClosed: () => !client.isOpen,
+    isClosed,
     clientError,
     evalScript: runner.evalScript,
     evalThenWait: runner.evalThenWait,
-    command: (args, key) => send([...args], key),
+    command: (args, key) => send([...args], key).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
     async createSubscriber(): Promise<SubscriberConnection> {
       if (sentinel) return sentinelSubscriber(client)
       let closed = false

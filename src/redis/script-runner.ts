@@ -1,5 +1,5 @@
 import type { LuaScript } from '../lua/index.js'
-import { isNoScript } from './adapter.js'
+import { isNoScript, leaving } from './adapter.js'
 
 /** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */
 export interface ScriptSender {
@@ -22,7 +22,7 @@ export interface ScriptRunner {
  * time the replicas take to acknowledge; if the script had to be re-sent as EVAL, the first WAIT
  * ran before it and proves nothing, so WAIT is sent again after the EVAL.
  */
-export function scriptRunner(sender: ScriptSender): ScriptRunner {
+export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): ScriptRunner {
   const loaded = new Set<string>()
   const first = (script: LuaScript): boolean => {
     if (loaded.has(script.sha)) return false
@@ -30,27 +30,46 @@ export function scriptRunner(sender: ScriptSender): ScriptRunner {
     return true
   }
   const toAcks = (value: unknown) => (typeof value === 'number' ? value : Number(value))
+  // Every failure leaves classified (errors/redis-failure.ts); a synchronous throw (a client closed
+  // meanwhile) stays synchronous, as the client threw it.
+  const fail = (err: unknown): never => {
+    throw leaving(err, isClosed)
+  }
+  const evalOnce = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
+    try {
+      return sender.eval(script.source, keys, args).then(undefined, fail)
+    } catch (err) {
+      return fail(err)
+    }
+  }
   return {
     evalScript(script, keys, args) {
-      if (first(script)) return sender.eval(script.source, keys, args)
+      if (first(script)) return evalOnce(script, keys, args)
+      let sent: Promise<unknown>
+      try {
+        sent = sender.evalsha(script.sha, keys, args)
+      } catch (err) {
+        return fail(err)
+      }
       // A handler instead of an async function: one promise less on every call of the hot path.
-      return sender.evalsha(script.sha, keys, args).then(undefined, (err: unknown) => {
-        if (!isNoScript(err)) throw err
-        return sender.eval(script.source, keys, args)
-      })
+      return sent.then(undefined, (err: unknown) => (isNoScript(err) ? evalOnce(script, keys, args) : fail(err)))
     },
     async evalThenWait(script, keys, args, [count, timeout]) {
       const wait = ['WAIT', String(count), String(timeout)]
-      const evaluated = first(script) ? sender.eval(script.source, keys, args) : sender.evalsha(script.sha, keys, args)
-      const acked = sender.command(wait, keys[0])
       try {
-        const reply = await evaluated
-        return [reply, toAcks(await acked)]
+        const evaluated = first(script) ? sender.eval(script.source, keys, args) : sender.evalsha(script.sha, keys, args)
+        const acked = sender.command(wait, keys[0])
+        try {
+          const reply = await evaluated
+          return [reply, toAcks(await acked)]
+        } catch (err) {
+          acked.catch(() => {})
+          if (!isNoScript(err)) throw err
+          const reply = await sender.eval(script.source, keys, args)
+          return [reply, toAcks(await sender.command(wait, keys[0]))]
+        }
       } catch (err) {
-        acked.catch(() => {})
-        if (!isNoScript(err)) throw err
-        const reply = await sender.eval(script.source, keys, args)
-        return [reply, toAcks(await sender.command(wait, keys[0]))]
+        return fail(err)
       }
     },
   }

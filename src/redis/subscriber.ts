@@ -1,4 +1,6 @@
-import type { RedisAdapter, SubscriberConnection } from './adapter.js'
+import { leaving, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+
+const never = (): boolean => false
 
 type Listener = (message: string) => void
 
@@ -117,7 +119,8 @@ export class SharedSubscriber {
             },
             (err: unknown) => {
               clearTimeout(timer)
-              reject(err)
+              // Its own connection, never the user's: a refusal (no SUBSCRIBE in the ACL) or transient.
+              reject(leaving(err, never))
             },
           )
         }),

@@ -1,12 +1,16 @@
-import { Alarm, cancelAlarm, replyWithin, setAlarm } from './alarms.js'
+import { Alarm, cancelAlarm, NO_REPLY, replyWithin, setAlarm } from '../util/alarms.js'
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
-import { noReplyError } from '../errors/failures.js'
-import { NO_REPLY } from '../util/limit.js'
-import { emit, events } from '../util/telemetry.js'
+import { extendFailed, noReplyError, redisFailure } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
 import type { Lease } from './lease.js'
-import type { LeaseDriver, LeaseInit } from './lease-driver.js'
+import { drift, type LeaseContext, type LeaseInit } from './lease-context.js'
+import { reportExtend, reportLost, reportRelease } from './lease-events.js'
 import { renewalTime } from './renewals.js'
+
+/** What an extension is sent through: the backend itself, or the batched renewals (same contract). */
+interface Extender {
+  extend(resource: string, token: string, ttl: number): Promise<boolean>
+}
 
 type State = 'held' | 'released' | 'lost'
 
@@ -18,7 +22,7 @@ export class LeaseState implements Lease {
   readonly token: string
   /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
   readonly fence: number
-  readonly #driver: LeaseDriver
+  readonly #context: LeaseContext
   /** Made when someone first reads `signal` (most leases are released without anyone reading it). */
   #controller: AbortController | undefined
   /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
@@ -37,21 +41,21 @@ export class LeaseState implements Lease {
   #abandoned = false
   readonly #acquiredAt: number
 
-  constructor(driver: LeaseDriver, init: LeaseInit) {
-    this.#driver = driver
+  constructor(context: LeaseContext, init: LeaseInit) {
+    this.#context = context
     this.resource = init.resource
     this.token = init.token
     this.fence = init.fence
     this.#ttl = init.ttl
     this.#autoExtend = init.autoExtend
-    this.#deadline = init.start + init.ttl - driver.drift(init.ttl)
+    this.#deadline = init.start + init.ttl - drift(context, init.ttl)
     this.#acquiredAt = init.start
     this.#schedule()
   }
 
-  /** The driver this lease was made by (one per primitive backend). */
-  get driver(): LeaseDriver {
-    return this.#driver
+  /** What this lease shares with the others of its operations (one per primitive backend). */
+  get context(): LeaseContext {
+    return this.#context
   }
 
   /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
@@ -89,11 +93,11 @@ export class LeaseState implements Lease {
    * answer; in that case the lease stays valid until its current deadline.
    */
   extend(ttl: number = this.#ttl): Promise<void> {
-    return this.#extend(ttl, false)
+    return this.#extend(ttl, this.#context.backend)
   }
 
-  async #extend(ttl: number, renewal: boolean): Promise<void> {
-    checkLeaseTtl(ttl, 'ttl', this.#driver.maxTtl, this.#driver.allowShortTtl)
+  async #extend(ttl: number, via: Extender): Promise<void> {
+    checkLeaseTtl(ttl, 'ttl', this.#context.maxTtl, this.#context.allowShortTtl)
     if (this.#state === 'lost') throw this.#reason!
     if (this.#state === 'released') throw new LockLostError(this.resource, 'released')
     const start = performance.now()
@@ -104,18 +108,8 @@ export class LeaseState implements Lease {
       throw this.#reason!
     }
     let ok: boolean | 'lost' | LockLostError
-    const extending = this.#driver.extend(this, ttl, renewal)
-    if (events.extend.hasSubscribers) {
-      extending.then(
-        (ok) => emit(events.extend, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: ok ? 'extended' : 'lost' })),
-        (error: unknown) =>
-          emit(events.extend, () =>
-            error instanceof LockLostError
-              ? { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'lost' }
-              : { kind: this.#driver.kind, resource: this.resource, token: this.token, ttl, outcome: 'error', error },
-          ),
-      )
-    }
+    const extending = via.extend(this.resource, this.token, ttl)
+    reportExtend(this.#context.kind, this, ttl, extending)
     // A reply that has not come by the deadline comes too late: the lease is lost (its signal
     // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
     let onLost: (() => void) | undefined
@@ -130,7 +124,7 @@ export class LeaseState implements Lease {
       if (err instanceof LockLostError) ok = err
       else {
         this.#lastError = err
-        throw new RedisError(`Could not extend lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+        throw extendFailed(this.resource, err)
       }
     } finally {
       this.#watchers!.delete(onLost!)
@@ -148,7 +142,7 @@ export class LeaseState implements Lease {
       this.#lose('refused')
       throw this.#reason!
     }
-    const deadline = start + ttl - this.#driver.drift(ttl)
+    const deadline = start + ttl - drift(this.#context, ttl)
     const now = performance.now()
     if (deadline <= now || this.#deadline <= now) {
       // Redis answered, but too late: after the new ttl (the lock may already be gone), or after
@@ -169,15 +163,16 @@ export class LeaseState implements Lease {
    * the lock then expires at its ttl.
    */
   release(): Promise<boolean> {
-    return this.#release(true)
+    return this.#release('release')
   }
 
   /** A lock taken after its caller stopped waiting (timeout, abort): released, with no release event (nobody held it). */
   giveBack(): void {
-    void this.#release(false).catch(() => {})
+    void this.#release('give-back').catch(() => {})
   }
 
-  #release(report: boolean): Promise<boolean> {
+  /** A 'give-back' is no release of a lease anyone held: it publishes no release event. */
+  #release(as: 'release' | 'give-back'): Promise<boolean> {
     if (this.#state === 'released') return Promise.resolve(false)
     // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
     const wasHeld = this.#state === 'held' || this.#abandoned
@@ -188,25 +183,20 @@ export class LeaseState implements Lease {
     const limit = Math.ceil(Math.max(left, floor))
     this.#state = 'released'
     this.#clearTimers()
-    this.#driver.settled(this)
+    this.#context.leases.delete(this)
     let releasing: Promise<boolean>
     try {
-      releasing = this.#driver.release(this)
+      releasing = this.#context.backend.release(this.resource, this.token)
     } catch (err) {
       return Promise.reject(err) // as from an async function
     }
-    if (report && events.release.hasSubscribers) {
-      releasing.then(
-        (released) => emit(events.release, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, released: released && wasHeld, heldMs: performance.now() - this.#acquiredAt })),
-        () => {},
-      )
-    }
+    if (as === 'release') reportRelease(this.#context.kind, this, this.#acquiredAt, wasHeld, releasing)
     // Bounded by the deadline, releases come due about in the order they are sent: a lane of
     // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
     // Handlers, not an async function: one promise and one hop less on every release.
     return replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit).then(
       (outcome) => {
-        if (outcome === NO_REPLY) throw noReplyError(limit, ` to the release of lock "${this.resource}"; it expires at its ttl`, this.#driver.clientError())
+        if (outcome === NO_REPLY) throw noReplyError(this.#silence(limit), ` to the release of lock "${this.resource}"; it expires at its ttl`)
         if (!outcome && wasHeld && this.#reason === undefined) {
           // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
           const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
@@ -215,9 +205,9 @@ export class LeaseState implements Lease {
         }
         return outcome && wasHeld
       },
+      // A FencelockError already says what happened (a quorum's votes, a refused wake-up).
       (err: unknown) => {
-        if (err instanceof FencelockError) throw err // already says what happened (a quorum's votes, a refused wake-up)
-        throw new RedisError(`Could not release lock "${this.resource}": ${(err as Error)?.message ?? err}`, { cause: err })
+        throw redisFailure(`release lock "${this.resource}"`, err)
       },
     )
   }
@@ -262,7 +252,7 @@ export class LeaseState implements Lease {
     if (this.#state !== 'held') return
     this.#state = 'lost'
     this.#clearTimers()
-    this.#driver.settled(this)
+    this.#context.leases.delete(this)
     this.#abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
     this.#emitLost(reason)
   }
@@ -289,7 +279,7 @@ export class LeaseState implements Lease {
   #expire(): void {
     const since = this.#waitingSince()
     if (since !== undefined && !(this.#lastError instanceof FencelockError)) {
-      const silence = noReplyError(performance.now() - since, ` to the extension of lock "${this.resource}"`, this.#driver.clientError())
+      const silence = noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`)
       return this.#lose('unreachable', silence)
     }
     this.#lose(since === undefined && this.#lastError === undefined ? 'expired' : 'unreachable')
@@ -302,7 +292,7 @@ export class LeaseState implements Lease {
    */
   #waitingSince(): number | undefined {
     if (!this.#watchers?.size) return undefined
-    const late = this.#deadline - this.#driver.drift(this.#ttl)
+    const late = this.#deadline - drift(this.#context, this.#ttl)
     let since: number | undefined
     for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
     return since
@@ -315,7 +305,12 @@ export class LeaseState implements Lease {
   }
 
   #emitLost(reason: LockLostReason): void {
-    emit(events.lost, () => ({ kind: this.#driver.kind, resource: this.resource, token: this.token, fence: this.fence, reason, heldMs: performance.now() - this.#acquiredAt }))
+    reportLost(this.#context.kind, this, this.#acquiredAt, reason)
+  }
+
+  /** `ms` without a reply, with what the client last reported. */
+  #silence(ms: number) {
+    return { kind: 'no-reply', ms, clientError: this.#context.backend.clientError?.() } as const
   }
 
   #clearTimers(): void {
@@ -346,7 +341,7 @@ export class LeaseState implements Lease {
 
   #renew(): void {
     if (this.#state !== 'held' || this.#extending) return
-    this.#extending = this.#extend(this.#ttl, true)
+    this.#extending = this.#extend(this.#ttl, this.#context.renewals ?? this.#context.backend)
       .catch((err) => {
         // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
         if (err instanceof RedisError && this.#state === 'held') this.#schedule()

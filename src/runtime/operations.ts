@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { Attempt, Backend } from '../topology/backend.js'
 import { reportAcquire, unreported } from './acquire-report.js'
-import { LockAbortedError, LockLostError, LockTimeoutError, RedisError, type FencelockError } from '../errors/errors.js'
-import { attemptError, isPermanent, noReply, noReplyError, redisFailure } from '../errors/failures.js'
+import { LockAbortedError, LockLostError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
+import { attemptError, isPermanent, lateReply, noReply, noReplyError, redisFailure } from '../errors/failures.js'
 import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
-import type { LeaseDriver } from './lease-driver.js'
+import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { replyWithin } from './alarms.js'
-import { ABORTED, NO_REPLY, unlessAborted, withinLimit } from '../util/limit.js'
+import { NO_REPLY, replyWithin } from '../util/alarms.js'
+import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
 import type { LockKind } from '../util/telemetry.js'
@@ -20,6 +20,20 @@ import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type Default
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
 /**
+ * One attempt's terms. `id`: the waiter that joins the fair queue if it fails (none for a caller
+ * that does not wait); `retryToken`: the token of an attempt whose outcome is unknown (see TryResult).
+ * A waiter is one (it never auto-extends: its lease is set to after it is granted).
+ */
+interface AttemptRequest {
+  readonly resource: string
+  readonly ttl: number
+  readonly id: string | undefined
+  readonly autoExtend?: boolean
+  readonly deadline: number
+  readonly retryToken: string | undefined
+}
+
+/**
  * Acquire, try, withLock, release and extend by token, and inspect, for one primitive on one
  * topology (a `Backend`): validation, the fast path, event-driven waiting, leases. Written once;
  * every primitive's handle (the mutex's `Locks`, a semaphore) delegates here.
@@ -28,7 +42,7 @@ export class Operations<Info> {
   readonly #runtime: Runtime
   readonly #backend: Backend<Info>
   readonly #waiting: WaitQueues
-  readonly #driver: LeaseDriver
+  readonly #leases: LeaseContext
   readonly #waiterTag: string
   readonly #kind: LockKind
 
@@ -44,42 +58,30 @@ export class Operations<Info> {
     this.#waiterTag = waiterTag
     runtime.register(backend, this)
     const defaults = runtime.defaults
-    // Automatic renewals go out batched where the primitive and topology allow it (renewals.ts).
-    const renewals = Renewals.of(backend)
-    this.#driver = {
+    this.#leases = {
+      backend,
+      // Automatic renewals go out batched where the primitive and topology allow it (renewals.ts).
+      renewals: Renewals.for(backend),
       maxTtl: backend.maxTtl,
       allowShortTtl: defaults.allowShortTtl,
+      driftFactor: defaults.driftFactor,
       kind,
-      extend: (lease, ttl, renewal) => (renewal && renewals ? renewals.extend(lease.resource, lease.token, ttl) : backend.extend(lease.resource, lease.token, ttl)),
-      release: (lease) => backend.release(lease.resource, lease.token),
-      drift: (ttl) => Math.floor(ttl * defaults.driftFactor) + 2,
-      clientError: () => backend.clientError?.(),
-      settled: (lease) => void runtime.leases.delete(lease),
+      leases: runtime.leases,
     }
     this.#waiting = new WaitQueues({
-      wake: {
-        retain: () => backend.wake.retain(),
-        release: () => backend.wake.release(),
-        listen: (channel, listener) => {
-          runtime.retainWake(backend)
-          return backend.wake.listen(channel, listener)
-        },
-        unlisten: (channel, listener) => backend.wake.unlisten(channel, listener),
-        isActive: (channel) => backend.wake.isActive?.(channel) === true,
-        hasChannels: () => backend.wake.isActive !== undefined && backend.wake.hasChannels?.() !== false,
-        onResync: (listener) => backend.wake.onResync(listener),
-      },
+      wake: backend.wake,
+      subscribing: () => runtime.retainWake(backend),
       // One channel per resource and instance: a release wakes only the process that is next.
       // Built once per resource (every fast-path attempt asks): no strings or arrays per call.
       channels: keyCache(runtime.instance, (instance, resource) => {
         return backend.channel(resource).map((c) => `${c}:${instance}`)
       }),
       attempt: (waiter) => {
-        const attempt = this.#try(waiter.resource, waiter.ttl, waiter.id, false, waiter.deadline, waiter.retryToken)
+        const attempt = this.#try(waiter)
         if (waiter.stats) this.#count(waiter.stats, attempt)
         return attempt
       },
-      leave: (waiter) => void backend.leave(waiter.resource, waiter.id).catch(() => {}),
+      leave: (waiter) => void backend.leave(waiter.resource, waiter.id ?? '').catch(() => {}),
       checkOpen: () => runtime.checkOpen(backend),
       grace: defaults.waiterGrace,
     })
@@ -109,13 +111,13 @@ export class Operations<Info> {
     this.#runtime.checkOpen(this.#backend)
     if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
     const started = performance.now()
-    const id = wait > 0 ? this.#runtime.nextWaiterId(this.#waiterTag) : ''
+    const id = wait > 0 ? this.#runtime.nextWaiterId(this.#waiterTag) : undefined
     let first: TryResult | undefined
     if (!this.#waiting.has(resource)) {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
       // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
       this.#waiting.begin(resource, id)
-      const attempt = this.#try(resource, ttl, id, autoExtend, wait > 0 ? started + wait : Infinity)
+      const attempt = this.#try({ resource, ttl, id, autoExtend, deadline: wait > 0 ? started + wait : Infinity, retryToken: undefined })
       if (stats) this.#count(stats, attempt)
       const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
       if (outcome === ABORTED) {
@@ -157,7 +159,7 @@ export class Operations<Info> {
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#runtime.checkOpen(this.#backend)
     const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
-    const attempt = this.#try(resource, ttl, '', autoExtend, performance.now() + timeout)
+    const attempt = this.#try({ resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined })
     if (stats) this.#count(stats, attempt)
     const result = await attempt
     if ('lease' in result) return result.lease
@@ -205,7 +207,7 @@ export class Operations<Info> {
       if (err instanceof LockLostError) return false
       throw err
     })
-    return this.#bounded(`extend lock "${resource}"`, ms - this.#driver.drift(ms), extending)
+    return this.#bounded(`extend lock "${resource}"`, ms - drift(this.#leases, ms), extending)
   }
 
   async inspect(resource: string): Promise<Info> {
@@ -228,14 +230,14 @@ export class Operations<Info> {
    * An aborted fast-path attempt has returned: release what it was granted, give up the queue place
    * it may have taken, and let whoever queued behind it in this process go.
    */
-  #giveBack(resource: string, id: string, late: TryResult): void {
+  #giveBack(resource: string, id: string | undefined, late: TryResult): void {
     this.#waiting.end(resource)
     if ('lease' in late) late.lease.giveBack()
-    else if (id !== '') void this.#backend.leave(resource, id).catch(() => {})
+    else if (id !== undefined) void this.#backend.leave(resource, id).catch(() => {})
   }
 
   #leaseOf(resource: string, token: string): LeaseState | undefined {
-    for (const lease of this.#runtime.leases) if (lease.token === token && lease.resource === resource && lease.driver === this.#driver) return lease
+    for (const lease of this.#runtime.leases) if (lease.token === token && lease.resource === resource && lease.context === this.#leases) return lease
     return undefined
   }
 
@@ -243,7 +245,7 @@ export class Operations<Info> {
   async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
     let outcome: T | typeof NO_REPLY
     try {
-      outcome = await withinLimit(work, Math.max(1, limit))
+      outcome = await replyWithin(work, Math.max(1, limit))
     } catch (err) {
       throw redisFailure(what, err)
     }
@@ -256,15 +258,17 @@ export class Operations<Info> {
    * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
    * reply grants is released at once.
    */
-  #try(resource: string, ttl: number, waiterId: string, autoExtend: boolean, deadline = Infinity, reuse?: string): Promise<TryResult> {
+  #try(request: AttemptRequest): Promise<TryResult> {
+    const { resource, ttl } = request
     const start = performance.now()
-    const token = reuse ?? randomUUID()
-    const budget = ttl - this.#driver.drift(ttl)
+    const token = request.retryToken ?? randomUUID()
+    const budget = ttl - drift(this.#leases, ttl)
     // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
-    const limit = Math.max(0, Math.min(budget, deadline - start))
+    const limit = Math.max(0, Math.min(budget, request.deadline - start))
     let attempt: Promise<Attempt>
     try {
-      attempt = this.#backend.attempt(resource, token, ttl, waiterId)
+      // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
+      attempt = this.#backend.attempt(resource, token, ttl, request.id ?? '')
     } catch (err) {
       return Promise.reject(err)
     }
@@ -280,15 +284,15 @@ export class Operations<Info> {
               },
               () => {},
             )
-            const error = noReplyError(limit, '', this.#backend.clientError?.(), ' (Redis down, paused or unreachable, or the client is reconnecting)')
+            const error = noReplyError({ kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() }, '', ' (Redis down, paused or unreachable, or the client is reconnecting)')
             return { error, permanent: false, silent: limit }
           }
           if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
           if (performance.now() - start >= budget) {
             void this.#backend.release(resource, outcome.token).catch(() => {})
-            return { error: new RedisError(`The reply for lock "${resource}" arrived after its validity`), permanent: false }
+            return { error: lateReply(resource), permanent: false }
           }
-          const lease = new LeaseState(this.#driver, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend })
+          const lease = new LeaseState(this.#leases, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend: request.autoExtend ?? false })
           this.#runtime.leases.add(lease)
           return { lease }
         } catch (err) {

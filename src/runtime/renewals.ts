@@ -24,7 +24,7 @@ interface Pending {
   reject(err: unknown): void
 }
 
-type Batching = Required<Pick<Backend<unknown>, 'extend' | 'extendMany' | 'batchKey'>>
+type Batching = Backend<unknown> & Required<Pick<Backend<unknown>, 'extendMany' | 'batchKey'>>
 
 /**
  * Automatic renewals of one backend, batched as Redisson's watchdog batches them: the renewals
@@ -44,10 +44,8 @@ export class Renewals {
   }
 
   /** The backend's batched renewals, or undefined if its primitive or topology extends one lease per call. */
-  static of(backend: Backend<unknown>): Renewals | undefined {
-    const { extendMany, batchKey } = backend
-    if (!extendMany || !batchKey) return undefined
-    return new Renewals({ extend: (resource, token, ttl) => backend.extend(resource, token, ttl), extendMany: (leases) => extendMany.call(backend, leases), batchKey: (resource) => batchKey.call(backend, resource) })
+  static for(backend: Backend<unknown>): Renewals | undefined {
+    return backend.extendMany && backend.batchKey ? new Renewals(backend as Batching) : undefined
   }
 
   /** As `backend.extend`, sent with the other renewals of this turn. */

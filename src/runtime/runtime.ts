@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { Backend } from '../topology/backend.js'
 import { ClosedError } from '../errors/errors.js'
-import { errorText } from '../errors/failures.js'
+import { closedClient, errorText } from '../errors/failures.js'
 import { RedisError } from '../errors/errors.js'
 import type { LeaseState } from './lease-state.js'
 import type { FencelockError } from '../errors/errors.js'
 import type { Defaults } from './options.js'
-import { closedClient } from '../redis/index.js'
 import { checkBoolean, checkOptions, optionNames } from '../util/validate.js'
 
 /** Options of `locks.close()`. */

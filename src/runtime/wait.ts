@@ -1,9 +1,16 @@
 import { LockAbortedError, type FencelockError } from '../errors/errors.js'
 import { subscribeRefused, waitError } from '../errors/failures.js'
-import { isPermanentReplyError } from '../redis/adapter.js'
+import { isRefused } from '../errors/redis-failure.js'
+import { whenAborted } from '../util/abort.js'
 import type { LeaseState } from './lease-state.js'
 import { wakeFor } from '../topology/wake-message.js'
-import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
+import { activeSince, afterRefusal, FAILED, sleepUnlessWoken, untilWoken, WOKEN, type Subscription, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
+
+/** A fast-path attempt in flight for waiter `id` (none for `wait: 0`); `poked` if a release named it meanwhile. */
+interface Pending {
+  readonly id: string | undefined
+  poked: boolean
+}
 
 interface Queue {
   readonly resource: string
@@ -11,12 +18,12 @@ interface Queue {
   readonly channels: readonly string[]
   readonly waiters: Waiter[]
   readonly listener: (message: string) => void
-  /** The subscription: resolves with the time it became active, or -1 if SUBSCRIBE failed. */
-  listening: Promise<number> | undefined
+  /** The subscription: resolves once it is active (and since when), or failed. */
+  listening: Promise<Subscription> | undefined
   /** Redis refused SUBSCRIBE (an ACL without it): waiting would poll in silence, so waiters fail. */
   refused: unknown
   /** A fast-path attempt in flight for waiter `id`; `poked` if a release named it meanwhile. */
-  pending: { id: string; poked: boolean } | undefined
+  pending: Pending | undefined
   /** The serve loop runs (it starts once the fast path, if any, has returned). */
   serving: boolean
 }
@@ -33,7 +40,7 @@ export class WaitQueues {
   readonly #queues = new Map<string, Queue>()
   readonly #unresync: () => void
   /** Fast-path attempts in flight on resources that have no queue (see `begin`). */
-  readonly #pending = new Map<string, { id: string; poked: boolean }>()
+  readonly #pending = new Map<string, Pending>()
   /** Heads woken while their attempt was in flight: they look again instead of going to sleep. */
   readonly #poked = new WeakSet<Waiter>()
 
@@ -60,26 +67,27 @@ export class WaitQueues {
    * that names `id` while the attempt is in flight is kept, not dropped. Follow with `enqueue` (the
    * attempt failed and the waiter waits) or `end` (done).
    */
-  begin(resource: string, id: string): void {
-    const pending = { id, poked: false }
+  begin(resource: string, id: string | undefined): void {
+    const pending: Pending = { id, poked: false }
     // The common, uncontended case stays a single map entry: no queue, no listener (and with no
     // channel subscribed at all, not even the channel names are looked up).
     const wake = this.#hooks.wake
-    if (wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
+    if (wake.isActive === undefined || wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending
     queue.listening = this.#listen(queue)
   }
 
-  /** Resolves once every channel of the queue is subscribed, with the latest moment one became active; -1 if one failed. */
-  #listen(queue: Queue): Promise<number> {
+  /** Resolves once every channel of the queue is subscribed, with the latest moment one became active, or failed if one failed. */
+  #listen(queue: Queue): Promise<Subscription> {
+    this.#hooks.subscribing()
     const wake = this.#hooks.wake
-    const failed = (err: unknown) => {
-      if (isPermanentReplyError(err)) queue.refused = err
-      return -1
+    const failed = (err: unknown): Subscription => {
+      if (isRefused(err)) queue.refused = err
+      return FAILED
     }
-    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).catch(failed)
-    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => Math.max(...at), failed)
+    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).then(activeSince, failed)
+    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => activeSince(Math.max(...at)), failed)
   }
 
   /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
@@ -101,8 +109,9 @@ export class WaitQueues {
     if (first && !('lease' in first)) waiter.queued = true
     this.#arm(waiter)
     const queue = this.#queues.get(waiter.resource) ?? this.#create(waiter.resource)
-    if (queue.pending?.id === waiter.id) {
-      if (queue.pending.poked) this.#poked.add(waiter)
+    const pending = queue.pending
+    if (pending !== undefined && pending.id === waiter.id) {
+      if (pending.poked) this.#poked.add(waiter)
       queue.pending = undefined
       queue.waiters.unshift(waiter)
       this.#start(queue, first)
@@ -121,7 +130,7 @@ export class WaitQueues {
       waiters: [],
       listener: (message) => {
         const head = queue.waiters[0]
-        const id = head?.id ?? queue.pending?.id
+        const id = head ? head.id : queue.pending?.id
         if (id === undefined) return
         const wake = wakeFor(message, id)
         if (wake === 'next') {
@@ -155,7 +164,7 @@ export class WaitQueues {
   /** Rejects every waiter (locks.close()). */
   closeAll(err: FencelockError): void {
     this.#unresync()
-    for (const queue of this.#queues.values()) for (const waiter of [...queue.waiters]) this.#settle(waiter, err)
+    for (const queue of this.#queues.values()) for (const waiter of [...queue.waiters]) this.#fail(waiter, err)
   }
 
   #arm(waiter: Waiter): void {
@@ -163,14 +172,9 @@ export class WaitQueues {
       const timer = setTimeout(() => this.#expire(waiter), Math.max(0, Math.ceil(waiter.deadline - performance.now())))
       waiter.timers.push(timer)
     }
-    if (waiter.signal) {
-      const onAbort = () => this.#settle(waiter, new LockAbortedError(waiter.resource, waiter.signal?.reason))
-      // Aborted before it could be armed (while its fast-path attempt was returning): settle now,
-      // since an 'abort' event never fires twice.
-      if (waiter.signal.aborted) return onAbort()
-      waiter.onAbort = onAbort
-      waiter.signal.addEventListener('abort', onAbort, { once: true })
-    }
+    // Aborted before it could be armed (while its fast-path attempt was returning): settled now.
+    const signal = waiter.signal
+    if (signal) waiter.unlistenAbort = whenAborted(signal, () => this.#fail(waiter, new LockAbortedError(waiter.resource, signal.reason)))
   }
 
   /**
@@ -193,26 +197,39 @@ export class WaitQueues {
   }
 
   #expire(waiter: Waiter): void {
-    this.#settle(waiter, waitError(waiter.resource, performance.now() - waiter.started, waiter.lastError))
+    this.#fail(waiter, waitError(waiter.resource, performance.now() - waiter.started, waiter.lastError))
   }
 
-  #settle(waiter: Waiter, outcome: LeaseState | unknown, ok = false): void {
-    if (waiter.settled) return
+  /** The waiter got its lease. */
+  #grant(waiter: Waiter, lease: LeaseState): void {
+    if (!this.#finish(waiter)) return
+    waiter.wake?.()
+    waiter.resolve(lease)
+  }
+
+  /** The waiter ends with `err` (deadline, abort, close, a refusal): it gives up its place in Redis. */
+  #fail(waiter: Waiter, err: unknown): void {
+    if (!this.#finish(waiter)) return
+    if (waiter.queued) this.#hooks.leave(waiter)
+    waiter.wake?.()
+    waiter.reject(err)
+  }
+
+  /** Stops the waiter's timers and takes it out of line; false if it was already settled. */
+  #finish(waiter: Waiter): boolean {
+    if (waiter.settled) return false
     waiter.settled = true
     for (const timer of waiter.timers) clearTimeout(timer)
     waiter.timers.length = 0
     clearTimeout(waiter.standby)
-    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
+    waiter.unlistenAbort?.()
     const queue = this.#queues.get(waiter.resource)
     if (queue) {
       const at = queue.waiters.indexOf(waiter)
       // A head that is mid-attempt stays in place until its attempt returns (see #serve).
       if (at > 0) queue.waiters.splice(at, 1)
     }
-    if (!ok && waiter.queued) this.#hooks.leave(waiter)
-    waiter.wake?.()
-    if (ok) waiter.resolve(outcome as LeaseState)
-    else waiter.reject(outcome)
+    return true
   }
 
   async #serve(queue: Queue, first: TryResult | undefined): Promise<void> {
@@ -237,7 +254,7 @@ export class WaitQueues {
         this.#hooks.checkOpen()
       } catch (err) {
         if (result && 'lease' in result) result.lease.giveBack()
-        return this.#settle(waiter, err)
+        return this.#fail(waiter, err)
       }
       if (!result) {
         sentAt = performance.now()
@@ -251,28 +268,30 @@ export class WaitQueues {
       }
       if ('lease' in result) {
         if (waiter.settled) result.lease.giveBack() // gave up meanwhile: undo
-        else this.#settle(waiter, result.lease, true)
+        else this.#grant(waiter, result.lease)
         return
       }
       if (waiter.settled) return
       const next = afterRefusal(waiter, result)
-      if ('error' in next) return this.#settle(waiter, next.error)
+      if ('error' in next) return this.#fail(waiter, next.error)
       const delay = next.delay
       result = undefined
       if (!queue.listening) {
         queue.listening = this.#listen(queue)
         // Bounded by the re-check delay too: a SUBSCRIBE that is never answered must cost no more
         // than a lost message would (one ttl), not the whole wait.
-        const activeSince = await untilWoken(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
+        const subscription = await untilWoken(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))
         if (waiter.settled) return
         // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
         // unheard): look again at once. A channel still subscribed from an earlier wait needs no
         // second look.
-        if (activeSince === WOKEN || activeSince >= sentAt) continue
-        // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
-        if (activeSince < 0 && queue.refused !== undefined) return this.#settle(waiter, subscribeRefused(waiter.resource, queue.refused))
-        // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
-        if (activeSince < 0) queue.listening = undefined
+        if (subscription === WOKEN || (!subscription.failed && subscription.since >= sentAt)) continue
+        if (subscription.failed) {
+          // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
+          if (queue.refused !== undefined) return this.#fail(waiter, subscribeRefused(waiter.resource, queue.refused))
+          // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
+          queue.listening = undefined
+        }
       }
       if (this.#poked.delete(waiter)) continue // woken while the attempt was in flight
       await sleepUnlessWoken(waiter, Math.min(delay, waiter.deadline - performance.now()))

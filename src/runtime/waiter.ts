@@ -25,7 +25,8 @@ export interface AcquireStats {
 export const TELLING_SILENCE_MS = 50
 
 export interface Waiter {
-  readonly id: string
+  /** Its place in the fair queue in Redis; none for a caller that does not wait (`wait: 0`). */
+  readonly id: string | undefined
   readonly resource: string
   readonly ttl: number
   readonly started: number
@@ -47,12 +48,15 @@ export interface Waiter {
   reject(err: unknown): void
   wake: (() => void) | undefined
   timers: NodeJS.Timeout[]
-  onAbort: (() => void) | undefined
+  /** Stops listening to `signal` (set once armed). */
+  unlistenAbort: (() => void) | undefined
 }
 
 /** What the waiting needs from its owner (one per primitive backend). */
 export interface WaitHooks {
   readonly wake: WakeSource
+  /** A queue is about to listen to its channels (the pub/sub connection opens only then). */
+  subscribing(): void
   /** The wake-up channels of a resource for this instance (several for an all-or-nothing lock of several resources). */
   channels(resource: string): readonly string[]
   /** One attempt for `waiter` (joining the Redis queue under `waiter.id` when it fails). */
@@ -67,17 +71,23 @@ export interface WaitHooks {
 
 /** A new waiter: not queued, not settled, no timers yet. */
 export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'started' | 'deadline' | 'signal' | 'stats' | 'resolve' | 'reject'>): Waiter {
-  return { ...init, queued: false, settled: false, lastError: undefined, failures: 0, retryToken: undefined, standby: undefined, wake: undefined, timers: [], onAbort: undefined }
+  return { ...init, queued: false, settled: false, lastError: undefined, failures: 0, retryToken: undefined, standby: undefined, wake: undefined, timers: [], unlistenAbort: undefined }
 }
 
-/** What `untilWoken` resolves to when the waiter was woken (or its time ran out) first. */
-export const WOKEN = -2
+/** A wake-up subscription: active (no message on its channels is missed from `since` on), or failed. */
+export type Subscription = { readonly failed: false; readonly since: number } | { readonly failed: true }
 
-/** `promise`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
-export function untilWoken(waiter: Waiter, promise: Promise<number>, ms: number): Promise<number> {
+export const FAILED: Subscription = { failed: true }
+export const activeSince = (since: number): Subscription => ({ failed: false, since })
+
+/** What `untilWoken` resolves to when the waiter was woken (or its time ran out) first. */
+export const WOKEN: unique symbol = Symbol('woken')
+
+/** `subscription`, unless the waiter is woken first (settled, message, resync) or `ms` pass: then WOKEN. */
+export function untilWoken(waiter: Waiter, subscription: Promise<Subscription>, ms: number): Promise<Subscription | typeof WOKEN> {
   return new Promise((resolve) => {
     const wake = () => finish(WOKEN)
-    const finish = (value: number) => {
+    const finish = (value: Subscription | typeof WOKEN) => {
       clearTimeout(timer)
       // Only our own wake function: once woken, the waiter may already sleep with another one,
       // and a late SUBSCRIBE acknowledgement clearing that would drop the next release message.
@@ -86,7 +96,7 @@ export function untilWoken(waiter: Waiter, promise: Promise<number>, ms: number)
     }
     const timer = setTimeout(wake, Math.max(0, Math.ceil(ms)))
     waiter.wake = wake
-    promise.then(finish)
+    subscription.then(finish)
   })
 }
 

@@ -1,4 +1,4 @@
-import { describeValue as show } from './describe-value.js'
+import { describeValue as show } from '../errors/describe-value.js'
 import { InvalidArgumentError } from '../errors/errors.js'
 import { unknownOptionMessage } from './unknown-option.js'
 
@@ -105,11 +105,15 @@ export function checkNumber(value: unknown, name: string, min: number, max: numb
   return value
 }
 
-/** A string sent to Redis (a prefix, a key, a value): well-formed, so it arrives as written. */
-export function checkString(value: unknown, name: string, allowEmpty = false): string {
-  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
-    throw new InvalidArgumentError(`Expected \`${name}\` to be a${allowEmpty ? '' : ' non-empty'} string, got ${show(value)}`)
-  }
+/** A non-empty string sent to Redis (a key): well-formed, so it arrives as written. */
+export function checkString(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new InvalidArgumentError(`Expected \`${name}\` to be a non-empty string, got ${show(value)}`)
+  return checkWellFormed(value, name)
+}
+
+/** A string sent to Redis that may be empty (a prefix, a value): well-formed, so it arrives as written. */
+export function checkStringOrEmpty(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw new InvalidArgumentError(`Expected \`${name}\` to be a string, got ${show(value)}`)
   return checkWellFormed(value, name)
 }
 
@@ -155,4 +159,4 @@ export function checkBoolean(value: unknown, name: string): boolean {
   return value
 }
 
-export { describeValue } from './describe-value.js'
+export { describeValue } from '../errors/describe-value.js'

@@ -395,7 +395,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       expect(imports.length).toBeGreaterThan(5)
       // The value formatter and the unknown-option check are shared with the library: pure
       // functions that import nothing, so they bring no library code (or state) along.
-      const shared = ['../util/describe-value.js', '../util/unknown-option.js']
+      const shared = ['../errors/describe-value.js', '../util/unknown-option.js']
       for (const file of shared) expect(readFileSync(new URL(file.replace(/\.js$/, '.ts'), dir), 'utf8')).not.toMatch(/^\s*(import|export)\b[^\n]*\bfrom\b/m)
       const allowed = (i: { type: boolean; from: string }) =>
         i.from === '@opentelemetry/api' || i.from.startsWith('node:') || i.from.startsWith('./') || (i.type && i.from.startsWith('../')) || shared.includes(i.from)

@@ -40,6 +40,7 @@ function scheduler() {
         return () => (resync = undefined)
       },
     },
+    subscribing() {},
     channels: (resource) => [`ch:${resource}`],
     attempt() {
       const reply = deferred<TryResult>()
@@ -77,7 +78,7 @@ function waiter(id: string, resource: string): { waiter: Waiter; outcome: Promis
     reject,
     wake: undefined,
     timers: [],
-    onAbort: undefined,
+    unlistenAbort: undefined,
   }
   return { waiter: w, outcome }
 }

@@ -1,4 +1,5 @@
-import { NO_REPLY } from '../util/limit.js'
+/** What `replyWithin` resolves to when its limit passed first. */
+export const NO_REPLY: unique symbol = Symbol('no reply')
 
 /**
  * One pending callback on the shared timeline. Owned and re-armed by whoever made it (a lease
@@ -173,9 +174,9 @@ export const setAlarm = (alarm: Alarm, due: number, lane: number): void => timel
 export const cancelAlarm = (alarm: Alarm): void => timeline.cancel(alarm)
 
 /**
- * `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped), as `withinLimit`
- * but on the shared timeline: no Node timer per call. The alarm holds the process open, as a
- * pending reply does. `lane`: alarms whose due times grow in the order they are armed (default:
+ * `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped): the one reply
+ * limit, on the shared timeline (no Node timer per call) and with one promise, as it is on the hot
+ * path of every acquire and release. The alarm holds the process open, as a pending reply does. `lane`: alarms whose due times grow in the order they are armed (default:
  * those of the same `ms`).
  */
 export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(ms)): Promise<T | typeof NO_REPLY> {
