@@ -7,13 +7,8 @@ import type { RedisClient } from '../index.js'
 import type { Connection } from './args.js'
 import { handshake, scanWithin, SLOTS_TIMEOUT_MS, TCP_TIMEOUT_MS } from './deadlines.js'
 import { Exit, isPermissionError, Status, within } from './exit.js'
+import type { ScanNode } from './scan.js'
 import { redact, type ClientName } from './values.js'
-
-/** One Redis node that SCAN can walk (a quorum node, or one master of a cluster). */
-export interface ScanNode {
-  /** One SCAN step: the next cursor ('0' when done) and the keys of this step. */
-  scan(cursor: string, match: string, count: number): Promise<[string, string[]]>
-}
 
 /** The connected clients, and what the CLI needs besides `createLocks`. */
 export interface Connected {

@@ -2,8 +2,7 @@
 // (or for one exact mutex), as a table or as JSON, once or every --interval.
 import { createLocks, type LockInfo, type Locks, type LocksOptions } from '../index.js'
 import { bold, painter } from './color.js'
-import type { ScanNode } from './connect.js'
-import { findResources, type Found, type Kind } from './scan.js'
+import { findResources, type Found, type Kind, type ScanNode } from './scan.js'
 
 const INSPECT_CONCURRENCY = 16
 

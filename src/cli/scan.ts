@@ -7,9 +7,14 @@
 //   read/write  R:L (writer), R:D (readers), R:F, R:Q, R:X
 // (an all-or-nothing lock of several resources holds each resource's mutex keys). A test checks
 // this parser against the library's key builders.
-import type { ScanNode } from './connect.js'
 
 export type Kind = 'mutex' | 'semaphore' | 'read-write'
+
+/** One Redis node that SCAN can walk (a quorum node, or one master of a cluster). */
+export interface ScanNode {
+  /** One SCAN step: the next cursor ('0' when done) and the keys of this step. */
+  scan(cursor: string, match: string, count: number): Promise<[string, string[]]>
+}
 
 export interface Found {
   readonly kind: Kind
