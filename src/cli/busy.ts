@@ -1,7 +1,7 @@
 // Why `run` or `acquire` did not get the lock: who holds it. Read with inspect on this failure path
 // only, so the acquire itself makes no extra round trip.
 import type { LockTimeoutError, Locks, LocksOptions } from '../index.js'
-import type { Hold } from './args.js'
+import type { Hold } from './command.js'
 import { Exit, Status, within } from './exit.js'
 import { formatTtl, Inspector, type Holder, type Row } from './inspect.js'
 

@@ -4,7 +4,7 @@
 // one is reported with what to install.
 import { readFileSync } from 'node:fs'
 import type { RedisClient } from '../index.js'
-import type { Connection } from './args.js'
+import type { Connection } from './command.js'
 import { handshake, scanWithin, SLOTS_TIMEOUT_MS, TCP_TIMEOUT_MS } from './deadlines.js'
 import { Exit, isPermissionError, Status, within } from './exit.js'
 import type { ScanNode } from './scan.js'

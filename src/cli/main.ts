@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `fencelock` command. It uses only the public API, with ioredis or node-redis as the client.
 import { createLocks, LockAbortedError, LockTimeoutError, type AcquireOptions, type Lease, type Locks, type LocksOptions } from '../index.js'
-import { parseCommandLine, UsageError, type Command, type Hold } from './args.js'
+import { parseCommandLine, UsageError } from './args.js'
+import type { Command, Hold } from './command.js'
 import { busy } from './busy.js'
 import { useColor } from './color.js'
 import { connect, type Connected } from './connect.js'
