@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
+/** The repository: the CLI runs with it as its working directory. */
+export const root = fileURLToPath(new URL('..', import.meta.url))
 export const cliPath = path.join(root, 'src', 'cli', 'main.ts')
 
 export interface CliResult {
@@ -28,9 +29,15 @@ export interface CliOptions {
   onOutput?: (output: { stdout: string; stderr: string }, child: ChildProcess) => void
 }
 
+/** A copy of the test's environment with `env` added; REDIS_URL, REDIS_PASSWORD and the colour variables only if `env` gives them. */
+export function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { ...process.env, ...env }
+  for (const name of ['REDIS_URL', 'REDIS_PASSWORD', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) if (!(name in env)) delete merged[name]
+  return merged
+}
+
 export function cli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env }
-  for (const name of ['REDIS_URL', 'REDIS_PASSWORD', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) if (!(options.env && name in options.env)) delete env[name]
+  const env = cliEnv(options.env)
   const started = performance.now()
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', cliPath, ...args], { cwd: root, env })
   const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfter ?? 60_000)
@@ -49,6 +56,15 @@ export function cli(args: string[], options: CliOptions = {}): Promise<CliResult
       resolve({ code, ...output, elapsed: performance.now() - started })
     }),
   )
+}
+
+/** What a run ended with, without its timing: for tests that compare it whole. */
+export type CliOutcome = Omit<CliResult, 'elapsed'>
+
+/** `cli`, resolving to the outcome only (code, stdout, stderr). */
+export async function cliOutcome(args: string[], options: CliOptions = {}): Promise<CliOutcome> {
+  const { elapsed: _, ...outcome } = await cli(args, options)
+  return outcome
 }
 
 /** `run(item)` for every item, at most `limit` at a time (each CLI process costs a core for a second). */

@@ -1,29 +1,13 @@
 // The `fencelock` command on a real 3-master Redis Cluster (--cluster, one seed): inspect's listing
 // SCANs every master, so locks whose names hash to different masters are all found, with ioredis
 // and node-redis; run takes a lock through the cluster client.
-import { spawn } from 'node:child_process'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
+import { cliOutcome as cli } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startCluster, type RedisCluster } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const cliPath = path.join(root, 'src', 'cli', 'main.ts')
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env }
-  delete env.REDIS_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
-}
 
 describe.skipIf(!requireRedisOrSkip())('fencelock CLI on Redis Cluster', () => {
   let cluster: RedisCluster

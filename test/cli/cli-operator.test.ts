@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../../src/index.js'
@@ -15,37 +15,11 @@ import { packageVersion } from '../../src/cli/version.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
+import { cliEnv, cliOutcome as cli, cliPath, root, type CliOutcome } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix, waitUntil } from '../../harness/util.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const cliPath = path.join(root, 'src', 'cli', 'main.ts')
 const ESC = '\u001b['
-
-interface Result {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-const baseEnv = (env: NodeJS.ProcessEnv = {}) => {
-  const merged: NodeJS.ProcessEnv = { ...process.env, ...env }
-  for (const name of ['REDIS_URL', 'REDIS_PASSWORD', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) if (!(name in env)) delete merged[name]
-  return merged
-}
-
-/** Runs the CLI with pipes; `onStdout` sees its output so far as it comes. */
-function cli(args: string[], options: { env?: NodeJS.ProcessEnv; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Result> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env: baseEnv(options.env) })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-    options.onStdout?.(stdout, child)
-  })
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
-}
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
 
@@ -58,7 +32,7 @@ function onTerminal(args: string[], options: { env?: NodeJS.ProcessEnv; onOutput
   // runs the command with $SHELL or /bin/sh (when SHELL is unset, as in CI), and dash does not
   // exec the last command by itself: a Ctrl-C then killed the shell, and script reported 130.
   const command = `exec ${[process.execPath, '--import', 'tsx', cliPath, ...args].map(quote).join(' ')}`
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env: baseEnv({ TERM: 'xterm', ...options.env }) })
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env: cliEnv({ TERM: 'xterm', ...options.env }) })
   let output = ''
   const type = (line: string) => void child.stdin.write(`${line}\n`)
   const raw = (bytes: string) => void child.stdin.write(bytes)
@@ -137,11 +111,9 @@ describe('fencelock CLI: parts without Redis', () => {
         }`,
       )
       writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n`)
-      const run = (...args: string[]) => {
-        const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, '--import', 'tsx', cliPath, ...args], { cwd: root, env: baseEnv() })
-        let stderr = ''
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-        return new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr })))
+      const run = async (...args: string[]) => {
+        const { code, stderr } = await cli(args, { nodeArgs: ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href] })
+        return { code, stderr }
       }
       const [neither, chosen, io] = await Promise.all([
         run('inspect', '--redis', 'redis://127.0.0.1:1'),
@@ -196,7 +168,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     await redis?.stop()
   })
   const on = (...args: string[]) => cli(['--redis', redis.url, '--prefix', prefix, ...args])
-  const json = (result: Result) => {
+  const json = (result: CliOutcome) => {
     expect(result.stderr).toBe('')
     return JSON.parse(result.stdout)
   }
@@ -289,7 +261,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     const lease = await locks.acquire('watched', { ttl: 30_000 })
     let sent = false
     const result = await cli(['--redis', redis.url, '--prefix', prefix, 'inspect', 'watch*', '--watch', '--interval', '200ms', '--json'], {
-      onStdout: (text, child) => {
+      onOutput: ({ stdout: text }, child) => {
         if (!sent && text.split('\n\n').length >= 4) {
           sent = true
           child.kill('SIGINT')

@@ -1,27 +1,14 @@
 // The `fencelock` command over TLS with an ACL user: a redis-server with --tls-port that requires a
 // client certificate, certificates made here with openssl (as in test/redis/tls.test.ts), a user with a
 // password. The password comes from REDIS_PASSWORD and never shows in the output.
-import { spawn } from 'node:child_process'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cliOutcome } from '../../harness/cli-process.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { haveOpenssl, startTlsRedis, type TlsRedis } from '../../harness/tls-server.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const cliPath = path.join(root, 'src', 'cli', 'main.ts')
 const PASSWORD = 'tls-ops-secret'
 
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const merged = { ...process.env, ...env }
-  if (!('REDIS_URL' in env)) delete merged.REDIS_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env: merged })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv) => cliOutcome(args, { env })
 
 describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock cli tls test'))('fencelock CLI over TLS with an ACL user', () => {
   let server: TlsRedis

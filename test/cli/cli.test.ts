@@ -1,38 +1,12 @@
 // The `fencelock` command, run as a real process (node --import tsx) against a real redis-server.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pkg from '../../package.json' with { type: 'json' }
 import { parseCommandLine, UsageError } from '../../src/cli/args.js'
+import { cliOutcome as cli } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const cliPath = path.join(root, 'src', 'cli', 'main.ts')
-
-interface Result {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the CLI; `onStdout` sees its output as it comes (to act while a command runs). */
-function cli(args: string[], options: { env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void } = {}): Promise<Result> {
-  const env = { ...process.env, ...options.env }
-  delete env.REDIS_URL
-  if (options.env?.REDIS_URL) env.REDIS_URL = options.env.REDIS_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-    options.onStdout?.(stdout)
-  })
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
-}
 
 /** A child command for `run`: node evaluating `script`. */
 const node = (script: string) => [process.execPath, '-e', script]
@@ -225,7 +199,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     try {
       // Redis stops answering while the command runs: the lease cannot be extended.
       const result = await cli(['run', 'lost', '--ttl', '1s', '--redis', redis.url, '--', ...script], {
-        onStdout: (text) => {
+        onOutput: ({ stdout: text }) => {
           if (!paused && text.includes('started')) {
             paused = true
             redis.pause()
