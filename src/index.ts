@@ -12,6 +12,7 @@
  * @module fencelock
  */
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './api/locks.js'
+export type { QuorumOptions, ReplicasOptions } from './topology/quorum/options.js'
 export type { Lease } from './runtime/lease.js'
 export type { LockInfo } from './topology/backend.js'
 export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './primitives/semaphore/handle.js'

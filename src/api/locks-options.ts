@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/errors.js'
 import type { RedisClient } from '../redis/client-types.js'
+import type { QuorumOptions, ReplicasOptions } from '../topology/quorum/options.js'
 import { checkOptions, describeValue, optionNames } from '../util/validate.js'
 
 /** What `createLocks` takes. */
@@ -58,21 +59,13 @@ export interface LocksOptions {
    */
   tryTimeout?: number
   /** Quorum mode only. */
-  quorum?: {
-    /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
-    nodeTimeout?: number
-  }
+  quorum?: QuorumOptions
   /**
    * Single-Redis mode only (not a cluster): every acquire and extension is followed by
    * `WAIT count timeout` on the same connection; with fewer acknowledgements the lock is released
    * and acquire fails with `ReplicationError` (an extension fails, keeping the old deadline).
    */
-  replicas?: {
-    /** Replicas that must acknowledge. */
-    count: number
-    /** How long WAIT may block, in ms. */
-    timeout: number
-  }
+  replicas?: ReplicasOptions
 }
 
 const LOCKS_OPTIONS = optionNames<LocksOptions>(

@@ -1,9 +1,22 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
-import type { LocksOptions } from '../../api/locks-options.js'
 import { checkOptions, checkTtl, describeValue, optionNames } from '../../util/validate.js'
 
-const QUORUM_OPTIONS = optionNames<NonNullable<LocksOptions['quorum']>>('createLocks `quorum`', { nodeTimeout: true })
-const REPLICAS_OPTIONS = optionNames<NonNullable<LocksOptions['replicas']>>('createLocks `replicas`', { count: true, timeout: true })
+/** Options of quorum mode (`createLocks({ redis: [...], quorum })`). */
+export interface QuorumOptions {
+  /** Per-node timeout of each request in ms. Default: a tenth of the ttl, from 10 to 1,000 ms. */
+  nodeTimeout?: number
+}
+
+/** `createLocks({ replicas })`: how many replicas must acknowledge each acquisition and extension (WAIT). */
+export interface ReplicasOptions {
+  /** Replicas that must acknowledge. */
+  count: number
+  /** How long WAIT may block, in ms. */
+  timeout: number
+}
+
+const QUORUM_OPTIONS = optionNames<QuorumOptions>('createLocks `quorum`', { nodeTimeout: true })
+const REPLICAS_OPTIONS = optionNames<ReplicasOptions>('createLocks `replicas`', { count: true, timeout: true })
 
 /** The per-node timeout for a given ttl: fixed if the caller chose one, else a tenth of the ttl (10 to 1,000 ms). */
 export function quorumNodeTimeout(options: unknown): (ttl: number) => number {
