@@ -54,7 +54,8 @@ function usedFunctions(body, blocks) {
   const used = new Set()
   const visit = (text) => {
     for (const name of blocks.keys()) {
-      if (used.has(name) || !new RegExp(`\\b${name}\\(`).test(text)) continue
+      // Called, or passed as a value (`isolated(acquireMutex, ...)` in a batch script).
+      if (used.has(name) || !new RegExp(`\\b${name}\\(|[(,]\\s*${name}\\s*[,)]`).test(text)) continue
       used.add(name)
       visit(blocks.get(name))
     }

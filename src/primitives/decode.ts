@@ -18,5 +18,23 @@ export function decodeMany(script: string, reply: unknown, count: number): boole
   return reply.map((r) => toNumber(r) === 1)
 }
 
+/**
+ * An error one entry of a batch script (acquire-many, release-many) met alone: Redis' error text
+ * for it, as the single script's call would have failed with it. Named like the clients' reply
+ * errors, so that it counts as permanent or transient exactly as that reply error would.
+ */
+export class EntryReplyError extends Error {
+  override name = 'ReplyError'
+}
+
+/**
+ * A batch script's reply (acquire-many, release-many): one entry per call, in order, each decoded
+ * by `decode` as its single script's reply; an entry {nil, text} (see lib/many.lua) is its error.
+ */
+export function decodeEntries<T>(script: string, reply: unknown, count: number, decode: (entry: any, i: number) => T): (T | Error)[] {
+  if (!Array.isArray(reply) || reply.length !== count) throw new Error(`${script} answered ${String(reply)} for ${count} calls`)
+  return reply.map((entry, i) => (Array.isArray(entry) && entry[0] === null ? new EntryReplyError(String(entry[1])) : decode(entry, i)))
+}
+
 /** The node's facts at `at` (young, runId, now) of an acquire reply (see withNode in lib/queue.lua). */
 export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): NodeFacts => ({ young: toNumber(reply[at]), runId: String(reply[at + 1]), now: toNumber(reply[at + 2]) })

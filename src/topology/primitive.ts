@@ -19,6 +19,12 @@ export type NodeGrant =
   /** Refused; `retry`: ms until looking again is worth it (the holder's remaining ttl, or the waiter ahead's). */
   | { readonly granted: false; readonly retry: number; readonly refusal?: Error; readonly node?: NodeFacts }
 
+/** What one node answered to one release; `refused`: released, but Redis refused the PUBLISH that wakes the next waiter. */
+export interface Released {
+  readonly released: boolean
+  readonly refused?: string
+}
+
 /** One lease of a batched extension. */
 export interface ExtendItem {
   readonly resource: string
@@ -69,10 +75,18 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
    * extended one call each.
    */
   extendMany?(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]>
-  /** A key of `resource` that `extendMany` touches: its cluster slot is the resource's. */
+  /** A key of `resource` that `extendMany`, `acquireMany` and `releaseMany` touch: its cluster slot is the resource's. */
   routeKey?(resource: string): string
-  /** `refused`: released, but Redis refused the PUBLISH that wakes the next waiter. */
-  release(exec: Exec, resource: string, token: string): Promise<{ readonly released: boolean; readonly refused?: string }>
+  release(exec: Exec, resource: string, token: string): Promise<Released>
+  /**
+   * `acquire` for several attempts in ONE script call (group commit, see topology/group.ts): one
+   * answer per attempt, in order, each decided exactly as `acquire` would decide it alone (the
+   * same Lua function runs for it), or the error that attempt alone met. Every resource's keys
+   * must be in one Redis Cluster slot (see `routeKey`). Absent: one call per attempt.
+   */
+  acquireMany?(exec: Exec, attempts: readonly { readonly resource: string; readonly request: AttemptRequest }[]): Promise<(NodeGrant | Error)[]>
+  /** `release` for several leases in ONE script call, as `acquireMany` is for `acquire`. */
+  releaseMany?(exec: Exec, leases: readonly { readonly resource: string; readonly token: string }[]): Promise<(Released | Error)[]>
   leave(exec: Exec, resource: string, waiter: string): Promise<void>
   inspect(exec: Exec, resource: string): Promise<NodeInfo>
   /** Combines the nodes' views (one per node that answered) into what `inspect` shows. */

@@ -1,9 +1,17 @@
 import type { Backend } from './backend.js'
 import { ReplicationError } from '../errors/errors.js'
-import type { Primitive } from './primitive.js'
+import type { AttemptRequest, NodeGrant, Primitive } from './primitive.js'
+import type { Attempt } from './backend.js'
+import { Batcher } from './group.js'
+import { clusterSlot } from '../util/keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import type { Exec } from '../lua/binding.js'
 import { single } from './single.js'
+
+interface Call {
+  readonly resource: string
+  readonly request: AttemptRequest
+}
 
 export interface ReplicasOptions {
   /** Replicas that must acknowledge the lock write. */
@@ -15,7 +23,8 @@ export interface ReplicasOptions {
 /**
  * Any primitive on one Redis, but a grant (and each extension) only counts once `count` replicas
  * acknowledged it, so a failover to one of them keeps the lock and its fence. WAIT is pipelined
- * behind the script (no extra round trip). Release, leave and inspect are the single node's.
+ * behind the script (no extra round trip); the attempts of one turn share one script call and one
+ * WAIT (see group.ts). Release, leave and inspect are the single node's.
  */
 export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number, options: ReplicasOptions): Backend<Info> {
   const base = single(redis, primitive, maxTtl)
@@ -30,22 +39,45 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
     }
     return { exec, acks: () => acks }
   }
+  /** What a grant that `acks` replicas acknowledged becomes: a lease, or (too few) a ReplicationError once rolled back. */
+  const settle = async ({ resource, request }: Call, grant: NodeGrant, acks: number): Promise<Attempt> => {
+    if (!grant.granted) {
+      if (grant.refusal) throw grant.refusal
+      return { acquired: false, retry: grant.retry }
+    }
+    const leaseToken = primitive.leaseToken(request.token, grant.claim)
+    if (acks < options.count) {
+      // Not on enough replicas: a failover now could lose it, so it must not become a lease.
+      await base.release(resource, leaseToken).catch(() => {})
+      throw new ReplicationError(resource, acks, options.count)
+    }
+    return { acquired: true, fence: grant.fence, token: leaseToken }
+  }
+  const attemptOne = async (call: Call): Promise<Attempt> => {
+    const node = waitingNode()
+    const grant = await primitive.acquire(node.exec, call.resource, call.request)
+    return settle(call, grant, node.acks())
+  }
+  const { acquireMany, routeKey } = primitive
+  // The attempts of one turn: one script call and one WAIT for all; each grant is judged by that WAIT.
+  const attempts =
+    acquireMany && routeKey
+      ? new Batcher<Call, Attempt>({
+          one: attemptOne,
+          async many(calls) {
+            const node = waitingNode()
+            const grants = await acquireMany.call(primitive, node.exec, calls)
+            const acks = node.acks()
+            return Promise.all(grants.map((grant, i) => (grant instanceof Error ? grant : settle(calls[i]!, grant, acks).catch((err: Error) => err))))
+          },
+          ...(redis.isCluster ? { key: (call: Call) => clusterSlot(routeKey(call.resource)) } : {}),
+        })
+      : undefined
   return {
     ...base,
-    async attempt(resource, token, ttl, waiter) {
-      const node = waitingNode()
-      const grant = await primitive.acquire(node.exec, resource, { token, ttl, waiter })
-      if (!grant.granted) {
-        if (grant.refusal) throw grant.refusal
-        return { acquired: false, retry: grant.retry }
-      }
-      const leaseToken = primitive.leaseToken(token, grant.claim)
-      if (node.acks() < options.count) {
-        // Not on enough replicas: a failover now could lose it, so it must not become a lease.
-        await base.release(resource, leaseToken).catch(() => {})
-        throw new ReplicationError(resource, node.acks(), options.count)
-      }
-      return { acquired: true, fence: grant.fence, token: leaseToken }
+    attempt: (resource, token, ttl, waiter) => {
+      const call = { resource, request: { token, ttl, waiter } }
+      return attempts ? attempts.run(call) : attemptOne(call)
     },
     // Renewals of several leases: one script call and one WAIT for all, the same verdict for each.
     ...(primitive.extendMany && base.batchKey

@@ -1,15 +1,18 @@
 import type { Backend } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
+import { groupCommit } from './group.js'
 import type { Primitive } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
 
 /**
  * Any primitive on one Redis, or on one Redis Cluster (every key of a resource shares a hash tag,
- * so each call runs on the slot's node): one script call per operation.
+ * so each call runs on the slot's node): one script call per operation, or one per slot for the
+ * acquisitions (or releases) made in one turn of the event loop (see group.ts).
  */
-export function single<Info>(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
+export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
+  const primitive = groupCommit(kind, redis.isCluster)
   const exec = redis.evalScript
   const many = primitive.extendMany
   const routeKey = primitive.routeKey

@@ -1,4 +1,5 @@
--- mutex-release: delete the lock if this token holds it, then wake the next waiter in line.
+-- mutex-release: delete the lock if this token holds it, then wake the next waiter in line
+-- (releaseMutex of lib/mutex.lua, which mutex-release-many runs for each entry of a batch).
 -- KEYS[1] lock: the lock key
 -- KEYS[2] queue: the queue key (zset of waiters, see mutex-acquire.lua)
 -- KEYS[3] queueExpiry: the queue expiry key
@@ -13,12 +14,5 @@
 --         0: not held by this token (expired, or already released): nothing was changed
 --         {1, refusal}: released, but Redis refused the PUBLISH that wakes the next waiter (its error text)
 --#include lib/queue.lua
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  local _, nowMs = serverNow()
-  pruneQueue(KEYS[2], KEYS[3], nowMs)
-  local refused = wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
-  if refused then return {1, refused} end
-end
-return 1
+--#include lib/mutex.lua
+return releaseMutex(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])

@@ -1,9 +1,9 @@
 import type { LockInfo } from '../../topology/backend.js'
 import { keyCache } from '../../util/keys.js'
-import { mutexAcquire, mutexConfirm, mutexExtend, mutexExtendMany, mutexLeave, mutexRelease } from '../../lua/embedded.js'
-import type { Arg } from '../../lua/binding.js'
+import { mutexAcquire, mutexAcquireMany, mutexConfirm, mutexExtend, mutexExtendMany, mutexLeave, mutexRelease, mutexReleaseMany } from '../../lua/embedded.js'
+import type { Arg, Reply } from '../../lua/binding.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeEntries, decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type LockView, type MutexKeys } from '../lock.js'
 
 export { mutexKeys, type MutexKeys } from '../lock.js'
@@ -28,7 +28,18 @@ function keysWithLists(prefix: string, resource: string): Keys {
   return { ...k, all: [k.lock, k.fence, k.queue, k.queueExpiry], line: [k.lock, k.queue, k.queueExpiry], channels: [k.channel] }
 }
 
-/** A fair mutex: one script call per acquire, extend and release on each node. */
+/** A mutex-acquire reply as a grant; the node's facts when they were asked for (`maxTtl`). */
+function grantOf(reply: readonly (Reply | undefined)[], maxTtl: number | undefined): NodeGrant {
+  const node = maxTtl === undefined ? undefined : nodeFacts(reply, 2)
+  const [code, value] = reply
+  const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
+  return node ? { ...grant, node } : grant
+}
+
+/**
+ * A fair mutex: one script call per acquire, extend and release on each node, or one for many
+ * (acquireMany, releaseMany, extendMany), whose entries the single scripts' Lua decides.
+ */
 export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
   const keysOf = keyCache(options.prefix, keysWithLists)
   // As strings once: the client would turn the numbers into strings on every call.
@@ -39,12 +50,17 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
     acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) =>
-      mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '']).then((reply): NodeGrant => {
-        const node = maxTtl === undefined ? undefined : nodeFacts(reply, 2)
-        const [code, value] = reply
-        const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
-        return node ? { ...grant, node } : grant
-      }),
+      mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '']).then((reply) => grantOf(reply, maxTtl)),
+    async acquireMany(exec, attempts) {
+      const keys: string[] = []
+      const args: Arg[] = []
+      for (const { resource, request } of attempts) {
+        keys.push(...keysOf(resource).all)
+        args.push(request.token, request.ttl, retention, request.waiter, grace, request.score ?? '', request.maxTtl ?? '')
+      }
+      const reply = await mutexAcquireMany.run(exec, keys, args)
+      return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => grantOf(entry, attempts[i]!.request.maxTtl))
+    },
     async confirm(exec, resource, token, fence, waiter) {
       return toNumber(await mutexConfirm.run(exec, keysOf(resource).all, [token, fence, retention, waiter])) === 1
     },
@@ -64,6 +80,16 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     release: (exec, resource, token) => {
       const k = keysOf(resource)
       return mutexRelease.run(exec, k.line, [token, k.channel, grace]).then(decodeRelease)
+    },
+    async releaseMany(exec, leases) {
+      const keys: string[] = []
+      const args: Arg[] = []
+      for (const { resource, token } of leases) {
+        const k = keysOf(resource)
+        keys.push(...k.line)
+        args.push(token, k.channel, grace)
+      }
+      return decodeEntries('mutex-release-many', await mutexReleaseMany.run(exec, keys, args), leases.length, decodeRelease)
     },
     async leave(exec, resource, waiter) {
       const k = keysOf(resource)

@@ -2,6 +2,7 @@ import type { Backend } from '../backend.js'
 import { QuorumError } from '../../errors/errors.js'
 import { wakeRefused } from '../../errors/failures.js'
 import type { Primitive } from '../primitive.js'
+import { groupCommit } from '../group.js'
 import { QuorumNode } from './node.js'
 import { WaiterBook } from './waiters.js'
 import { quorumWake } from './wake.js'
@@ -27,7 +28,9 @@ export interface QuorumOptions {
  * on a majority while the claim is held there, before the lease exists: every later majority
  * shares a node with that one, so its fence is larger (docs/safety.md).
  */
-export function quorum<Info>(adapters: readonly RedisAdapter[], primitive: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
+export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
+  // Per node: the acquisitions (and releases) one turn sends to a node share one script call there.
+  const primitive = groupCommit(kind, adapters.some((a) => a.isCluster))
   const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
   const majority = Math.floor(nodes.length / 2) + 1
   const maxTtl = options.maxTtl

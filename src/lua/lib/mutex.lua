@@ -1,0 +1,84 @@
+-- lib/mutex.lua: one mutex acquisition and one release, shared by the single scripts
+-- (mutex-acquire, mutex-release) and their batch scripts (mutex-acquire-many, mutex-release-many),
+-- so that an entry of a batch is decided exactly as its single script decides it. Keys and
+-- arguments come in as parameters: the scripts number their KEYS differently. Uses lib/queue.lua.
+
+-- One attempt to take a fair mutex (see mutex-acquire.lua for the arguments and the reply).
+local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl)
+  local nowUs, nowMs = serverNow()
+  local quorum = maxTtl ~= ''
+
+  local head = false
+  local queued = redis.call('EXISTS', queue) == 1
+  if queued then pruneQueue(queue, expiry, nowMs) end
+  -- On a quorum node the waiter takes its place before the head is looked up: its score may be the
+  -- lowest even if this node hears from it last (scores come from the client, not from arrival here).
+  if quorum and waiter ~= '' then
+    if score == '' then score = string.format('%.0f', nowUs) end
+    redis.call('ZADD', queue, 'NX', score, waiter)
+    queued = true
+  end
+  if queued then head = redis.call('ZRANGE', queue, 0, 0)[1] or false end
+
+  -- The common case in one call: nobody ahead in line, and the lock is free.
+  if (not head or head == waiter) and redis.call('SET', lock, token, 'NX', 'PX', ttl) then
+    local fence = nextFence(fenceKey, nowUs, retention)
+    if quorum then
+      -- Unlike on one node, the waiter keeps its place when granted: if the quorum fails and the
+      -- grant is undone, it is still first in line here (mutex-confirm removes it on success).
+      -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.
+      if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace)) end
+      return withNode({1, fence}, maxTtl, nowUs)
+    end
+    if head then
+      redis.call('ZREM', queue, waiter)
+      redis.call('ZREM', expiry, waiter)
+    end
+    return {1, fence}
+  end
+
+  local holder = redis.call('GET', lock)
+  if holder == token then
+    redis.call('PEXPIRE', lock, ttl)
+    if quorum then
+      if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace)) end
+      return withNode({1, redis.call('GET', fenceKey) or '0'}, maxTtl, nowUs)
+    end
+    if head then
+      redis.call('ZREM', queue, waiter)
+      redis.call('ZREM', expiry, waiter)
+    end
+    return {1, tonumber(redis.call('GET', fenceKey))}
+  end
+
+  local retry
+  local pttl = holder and redis.call('PTTL', lock) or -2
+  if pttl >= 0 then
+    retry = pttl
+  elseif pttl == -1 then
+    -- A key without expiry was written by someone else: look again after one ttl.
+    retry = tonumber(ttl)
+  else
+    -- Free, but a waiter ahead of this one has its turn: until it counts as gone.
+    retry = tonumber(redis.call('ZSCORE', expiry, head)) - nowMs
+  end
+
+  if waiter ~= '' then
+    if not quorum then redis.call('ZADD', queue, 'NX', nowUs, waiter) end
+    keepInLine(queue, expiry, waiter, nowMs + retry + tonumber(grace))
+  end
+  return withNode({0, retry}, maxTtl, nowUs)
+end
+
+-- Deletes the lock if `token` holds it, then wakes the next waiter in line (see mutex-release.lua).
+local function releaseMutex(lock, queue, expiry, token, channel, grace)
+  if redis.call('GET', lock) ~= token then return 0 end
+  redis.call('DEL', lock)
+  if redis.call('EXISTS', queue) == 1 then
+    local _, nowMs = serverNow()
+    pruneQueue(queue, expiry, nowMs)
+    local refused = wakeNext(queue, expiry, channel, tonumber(grace), nowMs)
+    if refused then return {1, refused} end
+  end
+  return 1
+end

@@ -1,0 +1,153 @@
+import type { Exec } from '../lua/binding.js'
+import { clusterSlot } from '../util/keys.js'
+import type { AttemptRequest, NodeGrant, Primitive, Released } from './primitive.js'
+
+/**
+ * Most entries in one batch call: enough that 50 or 100 concurrent workers share a call, few
+ * enough that one call keeps Redis busy well under a millisecond (each entry is a whole attempt).
+ */
+export const GROUP_CHUNK = 128
+
+interface Pending<Item, Answer> {
+  readonly item: Item
+  resolve(answer: Answer): void
+  reject(err: unknown): void
+}
+
+/** How a `Batcher` sends: one item alone, several in one call, and which items may share a call. */
+export interface BatchCalls<Item, Answer> {
+  one(item: Item): Promise<Answer>
+  /** One answer per item, in order: its answer, or the error that item alone failed with. */
+  many(items: readonly Item[]): Promise<readonly (Answer | Error)[]>
+  /** Items with equal keys may share a `many` call (a Redis Cluster slot); absent: all may. */
+  key?(item: Item): number
+}
+
+/**
+ * Group commit, as databases commit many transactions in one log write: the calls made in one turn
+ * of the event loop go out together, one `many` call per key, once that turn's calls are all in.
+ * No timer: the first call of a turn queues the flush as a microtask, which runs once the
+ * callers of that turn have run (measured against setImmediate: see docs/safety.md). A call alone
+ * in its turn (or in its key) goes as `one`, the single script, as without grouping. Each item
+ * still gets its own answer; a failure of a `many` call is each of its items' failure.
+ */
+export class Batcher<Item, Answer> {
+  readonly #calls: BatchCalls<Item, Answer>
+  #queue: Pending<Item, Answer>[] = []
+  #scheduled = false
+
+  constructor(calls: BatchCalls<Item, Answer>) {
+    this.#calls = calls
+  }
+
+  run(item: Item): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject })
+      if (!this.#scheduled) {
+        this.#scheduled = true
+        queueMicrotask(this.#flush)
+      }
+    })
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false
+    const queue = this.#queue
+    this.#queue = []
+    if (queue.length === 1) return this.#one(queue[0]!)
+    const key = this.#calls.key
+    if (!key) return this.#chunks(queue)
+    const groups = new Map<number, Pending<Item, Answer>[]>()
+    for (const pending of queue) {
+      const k = key(pending.item)
+      const group = groups.get(k)
+      if (group) group.push(pending)
+      else groups.set(k, [pending])
+    }
+    for (const group of groups.values()) this.#chunks(group)
+  }
+
+  #chunks(group: Pending<Item, Answer>[]): void {
+    if (group.length === 1) return this.#one(group[0]!)
+    for (let i = 0; i < group.length; i += GROUP_CHUNK) this.#many(group.slice(i, i + GROUP_CHUNK))
+  }
+
+  #one(pending: Pending<Item, Answer>): void {
+    let sent: Promise<Answer>
+    try {
+      sent = this.#calls.one(pending.item)
+    } catch (err) {
+      return pending.reject(err)
+    }
+    sent.then(pending.resolve, pending.reject)
+  }
+
+  #many(chunk: Pending<Item, Answer>[]): void {
+    let sent: Promise<readonly (Answer | Error)[]>
+    try {
+      sent = this.#calls.many(chunk.map((p) => p.item))
+    } catch (err) {
+      sent = Promise.reject(err)
+    }
+    sent.then(
+      (answers) => {
+        for (let i = 0; i < chunk.length; i++) {
+          const answer = answers[i]
+          if (answer instanceof Error) chunk[i]!.reject(answer)
+          else chunk[i]!.resolve(answer as Answer)
+        }
+      },
+      (err: unknown) => {
+        for (const pending of chunk) pending.reject(err)
+      },
+    )
+  }
+}
+
+interface AcquireCall {
+  readonly resource: string
+  readonly request: AttemptRequest
+}
+
+interface ReleaseCall {
+  readonly resource: string
+  readonly token: string
+}
+
+/**
+ * `primitive` with its acquisitions and releases grouped per node (per `Exec`) and, on a Redis
+ * Cluster, per slot: the calls of one turn for one node share one acquire-many or release-many
+ * script call. A primitive without `acquireMany`/`releaseMany`/`routeKey` is returned as it is.
+ */
+export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): Primitive<NodeInfo, Info> {
+  const { acquireMany, releaseMany, routeKey } = primitive
+  if (!routeKey || (!acquireMany && !releaseMany)) return primitive
+  const key = cluster ? (call: { readonly resource: string }) => clusterSlot(routeKey(call.resource)) : undefined
+  const perNode = <Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>) => {
+    const batchers = new Map<Exec, Batcher<Item, Answer>>()
+    return (exec: Exec): Batcher<Item, Answer> => {
+      let batcher = batchers.get(exec)
+      if (!batcher) batchers.set(exec, (batcher = new Batcher(make(exec))))
+      return batcher
+    }
+  }
+  const acquirer = acquireMany
+    ? perNode<AcquireCall, NodeGrant>((exec) => ({
+        one: (call) => primitive.acquire(exec, call.resource, call.request),
+        many: (calls) => acquireMany.call(primitive, exec, calls),
+        ...(key ? { key } : {}),
+      }))
+    : undefined
+  const releaser = releaseMany
+    ? perNode<ReleaseCall, Released>((exec) => ({
+        one: (call) => primitive.release(exec, call.resource, call.token),
+        many: (calls) => releaseMany.call(primitive, exec, calls),
+        ...(key ? { key } : {}),
+      }))
+    : undefined
+  return {
+    ...primitive,
+    ...(acquirer ? { acquire: (exec, resource, request) => acquirer(exec).run({ resource, request }) } : {}),
+    ...(releaser ? { release: (exec, resource, token) => releaser(exec).run({ resource, token }) } : {}),
+  }
+}
