@@ -58,6 +58,14 @@ export interface LocksOptions {
    * if the lease validity is shorter).
    */
   tryTimeout?: number
+  /**
+   * Automatic extension (withLock, `autoExtend`, an election's term) stops this long after the
+   * acquire, in ms: a holder that hangs with its event loop alive cannot keep a lock or a
+   * leadership forever; the lease ends at its deadline, at most one ttl later, and its signal
+   * aborts. Per call: `maxHold` of acquire, tryAcquire, withLock, campaign. `Infinity`: off.
+   * Default: off.
+   */
+  maxHold?: number
   /** Quorum mode only. */
   quorum?: QuorumOptions
   /**
@@ -84,6 +92,7 @@ const LOCKS_OPTIONS = optionNames<LocksOptions>(
     tryTimeout: true,
     quorum: true,
     replicas: true,
+    maxHold: true,
   },
   { client: 'did you mean `redis` (the client)?', url: 'fencelock takes a client, not a URL: pass `redis: new Redis(url)` (ioredis) or a connected node-redis client' },
 )

@@ -19,7 +19,7 @@ import { replicated } from '../topology/replicated.js'
 import { single } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
 import { CallChain } from '../runtime/reentrancy.js'
-import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkNumber, checkResource, checkString, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
+import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkMaxHold, checkNumber, checkResource, checkString, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -106,7 +106,8 @@ export function createLocks(options: LocksOptions): Locks {
   // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
   const waiterGrace =
     options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
-  const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout }
+  const maxHold = options.maxHold === undefined ? Infinity : checkMaxHold(options.maxHold)
+  const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout, maxHold }
   const primitiveOptions = { prefix, fenceRetention, waiterGrace }
   const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
   const cluster = !Array.isArray(options.redis) && adapterFor(options.redis).isCluster

@@ -40,6 +40,8 @@ export class LeaseState implements Lease {
   #lastError: unknown
   #abandoned = false
   readonly #acquiredAt: number
+  /** performance.now() after which no renewal goes out (`maxHold`): the lease then ends at its deadline. */
+  #holdUntil = Infinity
 
   constructor(context: LeaseContext, init: LeaseInit) {
     this.#context = context
@@ -241,6 +243,12 @@ export class LeaseState implements Lease {
     if (this.#state === 'held') this.#schedule()
   }
 
+  /** Stops automatic extension `maxHold` ms after the acquire (Infinity: never). */
+  limitHold(maxHold: number): void {
+    this.#holdUntil = this.#acquiredAt + maxHold
+    if (this.#state === 'held') this.#schedule()
+  }
+
   /** Marks the lease lost now (used by locks.close()); the lock stays in Redis until its ttl or a release. */
   abandon(reason: LockLostReason): void {
     if (this.#state !== 'held') return
@@ -332,7 +340,7 @@ export class LeaseState implements Lease {
       return
     }
     const { due, lane } = renewalTime(now, this.#ttl, this.#lastError !== undefined)
-    if (due >= this.#deadline) {
+    if (due >= this.#deadline || due >= this.#holdUntil) {
       if (this.#renewal) cancelAlarm(this.#renewal)
       return
     }

@@ -12,12 +12,18 @@ import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
 import type { LockKind } from '../util/telemetry.js'
-import { checkBoolean, checkFunction, checkLeaseTtl, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from '../util/validate.js'
+import { checkBoolean, checkFunction, checkLeaseTtl, checkMaxHold, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from '../util/validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
 import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type Defaults, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
+
+/** The lease, its renewals stopped `maxHold` ms after its acquire (nothing to do when off). */
+const limitHold = (lease: LeaseState, maxHold: number): LeaseState => {
+  if (maxHold !== Infinity) lease.limitHold(maxHold)
+  return lease
+}
 
 /**
  * One attempt's terms. `id`: the waiter that joins the fair queue if it fails (none for a caller
@@ -108,6 +114,7 @@ export class Operations<Info> {
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+    const maxHold = options.maxHold === undefined ? this.#runtime.defaults.maxHold : checkMaxHold(options.maxHold)
     this.#runtime.checkOpen(this.#backend)
     if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
     const started = performance.now()
@@ -128,7 +135,7 @@ export class Operations<Info> {
       first = outcome
       const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
       if (done) this.#waiting.end(resource)
-      if ('lease' in first) return first.lease
+      if ('lease' in first) return limitHold(first.lease, maxHold)
       if ('error' in first && first.permanent) throw attemptError(resource, first)
       if (wait === 0) {
         if ('error' in first) throw attemptError(resource, first)
@@ -143,7 +150,7 @@ export class Operations<Info> {
       this.#waiting.enqueue(waiter, first)
     })
     if (autoExtend) lease.setAutoExtend(true)
-    return lease
+    return limitHold(lease, maxHold)
   }
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
@@ -159,10 +166,11 @@ export class Operations<Info> {
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
     this.#runtime.checkOpen(this.#backend)
     const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
+    const maxHold = options.maxHold === undefined ? this.#runtime.defaults.maxHold : checkMaxHold(options.maxHold)
     const attempt = this.#try({ resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined })
     if (stats) this.#count(stats, attempt)
     const result = await attempt
-    if ('lease' in result) return result.lease
+    if ('lease' in result) return limitHold(result.lease, maxHold)
     if ('error' in result) throw attemptError(resource, result)
     if (result.blocked) throw result.blocked
     return null

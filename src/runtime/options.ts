@@ -12,6 +12,8 @@ export interface Defaults {
   allowShortTtl: boolean
   /** How long tryAcquire waits for Redis' answer (ms). */
   tryTimeout: number
+  /** Automatic extension stops this long after the acquire (ms; Infinity: never). */
+  maxHold: number
 }
 
 /**
@@ -28,6 +30,13 @@ export interface AcquireOptions {
   signal?: AbortSignal
   /** Keep extending the lease (every ttl/3) until released. Default: false (true in `withLock`). */
   autoExtend?: boolean
+  /**
+   * Automatic extension stops this long after the acquire (ms), so a holder that hangs with its
+   * event loop alive cannot keep the lock forever: the lease then ends at its deadline (signal
+   * aborts with reason `'expired'`), at most one ttl later. `Infinity`: never. Default: the
+   * instance's `maxHold` (off).
+   */
+  maxHold?: number
 }
 
 /**
@@ -41,12 +50,14 @@ export interface TryAcquireOptions {
   autoExtend?: boolean
   /** How long to wait for Redis' answer in ms. Default: the instance's `tryTimeout` (2 s). */
   timeout?: number
+  /** As `AcquireOptions.maxHold`. */
+  maxHold?: number
 }
 
 /** The names `checkOptions` accepts in each (a new option added above must be listed here: tsc checks it). */
 export const ACQUIRE_OPTIONS = optionNames<AcquireOptions>(
   'acquire',
-  { ttl: true, wait: true, signal: true, autoExtend: true },
+  { ttl: true, wait: true, signal: true, autoExtend: true, maxHold: true },
   { timeout: 'did you mean `wait` (how long to wait for the lock, in ms)?' },
 )
 
@@ -54,6 +65,6 @@ const NEVER_WAITS = 'a try (tryAcquire, tryRead, tryWrite) never waits for the l
 
 export const TRY_ACQUIRE_OPTIONS = optionNames<TryAcquireOptions>(
   'tryAcquire',
-  { ttl: true, autoExtend: true, timeout: true },
+  { ttl: true, autoExtend: true, timeout: true, maxHold: true },
   { wait: NEVER_WAITS, signal: `${NEVER_WAITS} (no signal needed: \`timeout\` bounds the wait for Redis' answer)` },
 )

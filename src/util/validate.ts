@@ -59,6 +59,11 @@ export function checkLeaseTtl(value: unknown, name = 'ttl', max = MAX_TTL, allow
   return ms
 }
 
+/** `maxHold`: a positive integer number of ms, or Infinity (off). */
+export function checkMaxHold(value: unknown): number {
+  return value === Infinity ? value : checkTtl(value, 'maxHold')
+}
+
 export function checkWait(value: unknown, name = 'wait'): number {
   if (value === Infinity) return value
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TTL) {

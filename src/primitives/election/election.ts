@@ -1,0 +1,155 @@
+import { keyCache } from '../../util/keys.js'
+import type { ReplyOf } from '../../lua/binding.js'
+import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
+import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import { decodeRelease, nodeFacts, toNumber } from '../decode.js'
+
+// An election is a fair mutex whose holder also keeps a value and tells observers of every change.
+// The runtime knows operations on a resource name only, so what a call carries beyond the name
+// rides in it: a campaign runs on `campaignName(name, value)`, a proclamation extends
+// `proclaimName(name, value, version)`; renewals (on the campaign's name) leave the value alone.
+// Every topology then runs an election as it runs any primitive: no runtime or topology code of
+// its own, and a proclaim reaches a majority (quorum) or the replicas (WAIT) as an extension does.
+
+export interface ElectionOptions {
+  prefix: string
+  /** How long the fence key outlives its last use (ms). */
+  fenceRetention: number
+  /** How long past its next re-check a queued candidate keeps its place (ms). */
+  waiterGrace: number
+}
+
+/** What a resource name of the election primitive carries. */
+interface Call {
+  readonly name: string
+  readonly value: string
+  /** A proclamation's number in its term; absent for a campaign (and its renewals). */
+  readonly version?: number
+}
+
+export const campaignName = (name: string, value: string): string => JSON.stringify([name, value])
+export const proclaimName = (name: string, value: string, version: number): string => JSON.stringify([name, value, version])
+
+function parseCall(resource: string): Call {
+  const [name, value, version] = JSON.parse(resource) as [string, string, number?]
+  return version === undefined ? { name, value } : { name, value, version }
+}
+
+/** The keys of one election: the hash tag `{name}`, then `:E:` so that no other kind shares them. */
+export interface ElectionKeys {
+  readonly lock: string
+  readonly fence: string
+  readonly queue: string
+  readonly queueExpiry: string
+  readonly term: string
+  /** Prefix of the candidates' wake-up channels (an instance id is appended). */
+  readonly wake: string
+  /** The channel observers listen on. */
+  readonly observers: string
+}
+
+export function electionKeys(prefix: string, name: string): ElectionKeys {
+  const base = `${prefix}{${name}}:E:`
+  return { lock: `${base}L`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, term: `${base}T`, wake: `${base}W`, observers: `${base}O` }
+}
+
+interface Keys extends ElectionKeys {
+  readonly call: Call
+  readonly all: readonly [lock: string, fence: string, queue: string, queueExpiry: string, term: string]
+  readonly line: readonly [lock: string, queue: string, queueExpiry: string]
+  readonly channels: readonly [string]
+}
+
+function keysWithLists(prefix: string, resource: string): Keys {
+  const call = parseCall(resource)
+  const k = electionKeys(prefix, call.name)
+  return { ...k, call, all: [k.lock, k.fence, k.queue, k.queueExpiry, k.term], line: [k.lock, k.queue, k.queueExpiry], channels: [k.wake] }
+}
+
+/** What election-inspect.lua answers on one node. */
+export type ElectionView = ReplyOf<typeof electionInspect>
+
+/** The leader as `election.leader()` reports it. */
+export interface Leader {
+  /** What the leader campaigned with, or last proclaimed. */
+  readonly value: string
+  /** The leader's term: its lease's fence, strictly larger than every earlier term's. */
+  readonly fence: number
+  /** How many times the leader proclaimed a new value in this term (0: its campaign's value). */
+  readonly version: number
+  /** Remaining ttl of the term in ms, as Redis counts it (the leader renews it while it leads). */
+  readonly ttl: number
+}
+
+/** What `election.inspect()` shows: the leader, the last term handed out, the candidates in line. */
+export interface ElectionInfo {
+  readonly name: string
+  readonly leader: Leader | null
+  /** The last fence handed out for this election (on a quorum: the largest any node recorded), or null. */
+  readonly fence: number | null
+  /** Candidates queued in Redis (one per campaigning process). */
+  readonly candidates: number
+}
+
+/**
+ * The nodes' views as one: the leader is the token that holds the lock on a majority; its ttl is
+ * how long a majority still has it; its term and value are the newest that those nodes recorded
+ * (a proclamation that reached only some of them is the leader's own latest word).
+ */
+export function mergeElection(resource: string, views: readonly ElectionView[], majority: number): ElectionInfo {
+  const name = resource.startsWith('[') ? parseCall(resource).name : resource
+  const byHolder = new Map<string, ElectionView[]>()
+  for (const view of views) if (typeof view[0] === 'string') byHolder.set(view[0], [...(byHolder.get(view[0]) ?? []), view])
+  const held = [...byHolder.values()].find((list) => list.length >= majority)
+  const fences = views.flatMap((v) => (v[2] == null ? [] : [toNumber(v[2])]))
+  const candidates = Math.max(0, ...views.map((v) => toNumber(v[3])))
+  return { name, leader: held ? leaderOf(held, majority) : null, fence: fences.length > 0 ? Math.max(...fences) : null, candidates }
+}
+
+function leaderOf(views: readonly ElectionView[], majority: number): Leader | null {
+  const terms = views.filter((v) => v[4] != null)
+  if (terms.length === 0) return null // granted, not confirmed yet: no term has been announced
+  const newest = terms.reduce((a, b) => (toNumber(b[4]) > toNumber(a[4]) || (toNumber(b[4]) === toNumber(a[4]) && toNumber(b[5]) > toNumber(a[5])) ? b : a))
+  const ttl = views.map((v) => toNumber(v[1])).sort((a, b) => b - a)[majority - 1]!
+  return { value: String(newest[6]), fence: toNumber(newest[4]), version: toNumber(newest[5]), ttl: Math.max(0, ttl) }
+}
+
+/** A fair election: a campaign is one script call per node, as a mutex's acquire. */
+export function election(options: ElectionOptions): Primitive<ElectionView, ElectionInfo> {
+  const keysOf = keyCache(options.prefix, keysWithLists)
+  const retention = String(options.fenceRetention)
+  const grace = String(options.waiterGrace)
+  return {
+    kind: 'election',
+    channel: (resource) => keysOf(resource).channels,
+    leaseToken: (token) => token,
+    acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) => {
+      const k = keysOf(resource)
+      return electionAcquire.run(exec, k.all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers]).then((reply): NodeGrant => {
+        const [code, value] = reply
+        const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
+        return maxTtl === undefined ? grant : { ...grant, node: nodeFacts(reply, 2) }
+      })
+    },
+    async confirm(exec, resource, token, fence, waiter) {
+      const k = keysOf(resource)
+      return toNumber(await electionConfirm.run(exec, k.all, [token, fence, retention, waiter, k.observers])) === 1
+    },
+    async extend(exec, resource, token, ttl) {
+      const k = keysOf(resource)
+      const { version, value } = k.call
+      const args = version === undefined ? ([token, ttl, '', '', k.observers] as const) : ([token, ttl, version, value, k.observers] as const)
+      return toNumber(await electionExtend.run(exec, [k.lock, k.term], args)) === 1
+    },
+    release: (exec, resource, token) => {
+      const k = keysOf(resource)
+      return electionRelease.run(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, grace, k.observers]).then(decodeRelease)
+    },
+    async leave(exec, resource, waiter) {
+      const k = keysOf(resource)
+      await electionLeave.run(exec, k.line, [waiter, k.wake, grace])
+    },
+    inspect: (exec, resource) => electionInspect.run(exec, keysOf(resource).all, []),
+    merge: mergeElection,
+  }
+}
