@@ -16,6 +16,7 @@ export type { QuorumOptions, ReplicasOptions } from './topology/quorum/options.j
 export type { Lease } from './runtime/lease.js'
 export type { LockInfo } from './topology/backend.js'
 export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './primitives/semaphore/handle.js'
+export type { CampaignOptions, Election, ElectionInfo, ElectionOptions, Leader, Term } from './primitives/election/handle.js'
 export type { ReadWriteLock, ReadWriteInfo } from './primitives/rw-lock/handle.js'
 export type { MultiLease } from './primitives/multi/handle.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './guards/fenced.js'

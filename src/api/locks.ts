@@ -11,6 +11,8 @@ import { semaphore } from '../primitives/semaphore/semaphore.js'
 import { rwLock } from '../primitives/rw-lock/rw-lock.js'
 import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../primitives/rw-lock/handle.js'
 import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
+import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
+import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
 import { checkReplicas, quorumNodeTimeout } from '../topology/quorum/options.js'
 import { adapterFor } from '../redis/index.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
@@ -75,6 +77,12 @@ export interface Locks {
   /** `acquireAll`, then `fn` with the lease auto-extended, then release, whatever happens (as `withLock`). */
   withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
   /**
+   * Leader election named `name` (see `Election`): candidates `campaign` in turn (FIFO, like
+   * `acquire`), the leader's term is a lease whose fence guards its writes, and observers are told
+   * of every change. `options`: the campaigns' defaults. Independent of a mutex of the same name.
+   */
+  election(name: string, options?: ElectionOptions): Election
+  /**
    * Rejects pending waits, stops auto-extension (held leases' signals abort with reason
    * `'closed'`), closes the pub/sub connection, and with `{ release: true }` releases every lease
    * this instance holds. Leaves the client open; a lease's own `release()` still works after it.
@@ -113,7 +121,7 @@ export function createLocks(options: LocksOptions): Locks {
   const cluster = !Array.isArray(options.redis) && adapterFor(options.redis).isCluster
   // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
   const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
-  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic)
+  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic, isQuorum)
 }
 
 /** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
@@ -148,9 +156,14 @@ class LockSet implements Locks {
   #rw: { read: Operations<ReadWriteInfo>; write: Operations<ReadWriteInfo> } | undefined
   #multi: Operations<LockInfo[]> | undefined
   readonly #atomic: (resources: readonly string[]) => boolean
+  readonly #quorum: boolean
+  #elections: { ops: Operations<ElectionInfo>; backend: Backend<ElectionInfo> } | undefined
+  /** Aborted by close(): the elections' observers end. */
+  readonly #closing = new AbortController()
 
-  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean, atomic: (resources: readonly string[]) => boolean) {
+  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean, atomic: (resources: readonly string[]) => boolean, quorum: boolean) {
     this.#runtime = new Runtime(defaults)
+    this.#quorum = quorum
     this.#atomic = atomic
     this.#chain = new CallChain(reentrant)
     this.#topology = topology
@@ -208,6 +221,18 @@ class LockSet implements Locks {
     return handle
   }
 
+  election(name: string, options?: ElectionOptions): Election {
+    checkResource(name, 'name')
+    if (!this.#elections) {
+      const backend = this.#topology(election(this.#primitiveOptions))
+      this.#elections = { backend, ops: new Operations(this.#runtime, backend, 'election') }
+    }
+    const { ops, backend } = this.#elections
+    const checked = checkElectionOptions(options, backend.maxTtl, this.#runtime.defaults.allowShortTtl)
+    const observers = electionKeys(this.#primitiveOptions.prefix, name).observers
+    return electionHandle(name, checked, { ops, wake: backend.wake, observers, consensus: this.#quorum, closing: this.#closing.signal })
+  }
+
   get closed(): boolean {
     return this.#runtime.closed
   }
@@ -241,6 +266,7 @@ class LockSet implements Locks {
   }
 
   close(options?: CloseOptions): Promise<void> {
+    if (!this.#runtime.closed && (typeof options === 'object' || options === undefined)) this.#closing.abort()
     return this.#runtime.close(options)
   }
 }

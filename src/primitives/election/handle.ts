@@ -1,0 +1,148 @@
+import { InvalidArgumentError, LockLostError } from '../../errors/errors.js'
+import { delegatingLease, holding, lossOf, type Lease } from '../../runtime/lease.js'
+import type { Operations } from '../../runtime/operations.js'
+import type { WakeSource } from '../../topology/backend.js'
+import { checkFunction, checkLeaseTtl, checkMaxHold, checkOptions, checkSignal, checkWait, describeValue, MAX_RESOURCE_LENGTH } from '../../util/validate.js'
+import { campaignName, proclaimName, type ElectionInfo, type Leader } from './election.js'
+import { observeElection } from './observe.js'
+
+export type { ElectionInfo, Leader } from './election.js'
+
+/** Options of `locks.election(name, options)`: the defaults of its campaigns. */
+export interface ElectionOptions {
+  /** The term's ttl in ms: how long a dead leader keeps the election. Default: the instance's `ttl`. */
+  ttl?: number
+  /** How long a campaign waits in ms (`Infinity`: until elected). Default: the instance's `wait`. */
+  wait?: number
+  /** Auto-extension of a term stops this long after it began (ms). Default: the instance's `maxHold` (off). */
+  maxHold?: number
+}
+
+/** Options of one campaign; each one left out takes the election's (then the instance's). */
+export interface CampaignOptions extends ElectionOptions {
+  /** Aborts the campaign while it waits, with `LockAbortedError`. */
+  signal?: AbortSignal
+}
+
+/**
+ * A leadership: the `Lease` of the election (auto-extended while held; `await using` resigns at
+ * the end of the block). `fence` is the term: strictly larger than every earlier term of this
+ * election; guard the leader's writes with it (claimFence, fencedSet, SQL) so that a resource
+ * refuses a leader that lost its term. `signal` aborts when leadership is lost.
+ */
+export interface Term extends Lease {
+  /** The election's name. */
+  readonly resource: string
+  /** The value observers see: the campaign's, or the last proclaimed. */
+  readonly value: string
+  /**
+   * Changes the leader's value in this term (same fence); observers are told. Rejects with
+   * `LockLostError` if this term no longer leads.
+   */
+  proclaim(value: string): Promise<void>
+  /** Gives up leadership: the next candidate in line is elected at once. Same as `release()`. */
+  resign(): Promise<boolean>
+}
+
+/** Leader election: one leader at a time, elected in the order candidates came (see docs/election.md). */
+export interface Election {
+  readonly name: string
+  /** Waits (event-driven, FIFO, at most `wait` ms) until this caller leads with `value`; rejects as `acquire` does. */
+  campaign(value: string, options?: CampaignOptions): Promise<Term>
+  /** Campaigns, runs `fn` as the leader (its term auto-extended), and resigns whatever happens (as `withLock`). */
+  withLeadership<T>(value: string, fn: (term: Term) => Promise<T> | T, options?: CampaignOptions): Promise<T>
+  /** The leader now, or null when vacant (on a quorum: the leader a majority holds). */
+  leader(): Promise<Leader | null>
+  /**
+   * The leader now, then every change (new term, proclamation, vacancy as null), in order, pushed;
+   * never a term older than one already yielded. Ends when `signal` aborts or the instance closes.
+   */
+  observe(options?: { signal?: AbortSignal }): AsyncGenerator<Leader | null, void, undefined>
+  /** Leader, last term handed out, candidates in line. */
+  inspect(): Promise<ElectionInfo>
+}
+
+const MAX_VALUE_LENGTH = 512
+
+function checkValue(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH) throw new InvalidArgumentError(`Expected \`value\` to be a string of at most ${MAX_VALUE_LENGTH} characters, got ${describeValue(value)}`)
+  // The value rides in the resource name (see election.ts): both must fit its limit.
+  if (proclaimName(name, value, Number.MAX_SAFE_INTEGER).length > MAX_RESOURCE_LENGTH) {
+    throw new InvalidArgumentError(`Expected election name and \`value\` together to be shorter, got a name of ${name.length} and a value of ${value.length} characters`)
+  }
+  return value
+}
+
+/** The election options, checked; `maxTtl` bounds the ttl as for any lease. */
+export function checkElectionOptions(options: unknown, maxTtl: number, allowShortTtl: boolean): ElectionOptions {
+  checkOptions(options)
+  const { ttl, wait, maxHold } = (options ?? {}) as ElectionOptions
+  return {
+    ...(ttl === undefined ? {} : { ttl: checkLeaseTtl(ttl, 'ttl', maxTtl, allowShortTtl) }),
+    ...(wait === undefined ? {} : { wait: checkWait(wait) }),
+    ...(maxHold === undefined ? {} : { maxHold: checkMaxHold(maxHold) }),
+  }
+}
+
+export interface ElectionParts {
+  readonly ops: Operations<ElectionInfo>
+  readonly wake: WakeSource
+  readonly observers: string
+  readonly consensus: boolean
+  /** Aborts when the locks instance closes: observers end then. */
+  readonly closing: AbortSignal
+}
+
+function termOf(name: string, lease: Lease, value: string, ops: Operations<ElectionInfo>): Term {
+  let current = value
+  let version = 0
+  let proclaiming: Promise<void> = Promise.resolve()
+  const proclaim = async (next: string) => {
+    if (!lease.held) throw lossOf(lease) ?? new LockLostError(name, 'refused')
+    const v = ++version
+    // Proclamations go out one at a time, so observers see them in the order they were made.
+    const sent = proclaiming.then(async () => {
+      if (!(await ops.extend(proclaimName(name, next, v), lease.token, lease.ttl))) throw new LockLostError(name, 'refused')
+      current = next
+    })
+    proclaiming = sent.catch(() => {})
+    return sent
+  }
+  return delegatingLease(lease, {
+    get resource() {
+      return name
+    },
+    get value() {
+      return current
+    },
+    proclaim: (next: string) => proclaim(checkValue(name, next)),
+    resign: () => lease.release(),
+  }) as Term
+}
+
+export function electionHandle(name: string, defaults: ElectionOptions, parts: ElectionParts): Election {
+  const { ops } = parts
+  const inspect = () => ops.inspect(campaignName(name, ''))
+  const campaign = async (value: string, options: CampaignOptions = {}): Promise<Term> => {
+    checkValue(name, value)
+    checkOptions(options)
+    const lease = await ops.acquire(campaignName(name, value), { ...defaults, ...options, autoExtend: true })
+    return termOf(name, lease, value, ops)
+  }
+  return {
+    name,
+    campaign,
+    async withLeadership(value, fn, options) {
+      checkFunction(fn, 'fn')
+      return holding(await campaign(value, options), fn)
+    },
+    leader: async () => (await inspect()).leader,
+    observe(options = {}) {
+      checkOptions(options)
+      const signal = checkSignal(options.signal)
+      const ended = signal ? AbortSignal.any([signal, parts.closing]) : parts.closing
+      return observeElection({ wake: parts.wake, channel: parts.observers, read: inspect, consensus: parts.consensus }, ended)
+    },
+    inspect,
+  }
+}
