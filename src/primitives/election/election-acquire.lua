@@ -4,7 +4,8 @@
 -- KEYS[2] fence: string, the last fence (term) handed out for this election (on this node)
 -- KEYS[3] queue: zset, waiter id -> queue score: FIFO order of the candidates
 -- KEYS[4] queueExpiry: zset, waiter id -> server ms after which the candidate counts as gone
--- KEYS[5] term: hash {token, fence, version, value} of the leader's term, expires with the lock
+-- KEYS[5] term: hash {token, fence, version, value, confirmed} of the leader's term, expires with
+--         the lock; `confirmed` once its fence is final (at once on one node, by election-confirm on a quorum)
 -- ARGV[1] token: the new term's lease token
 -- ARGV[2] ttl: in ms
 -- ARGV[3] retention: fence retention in ms
@@ -43,6 +44,7 @@ if (not head or head == waiter) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'P
   redis.call('HSET', KEYS[5], 'token', ARGV[1], 'fence', string.format('%.0f', fence), 'version', '0', 'value', ARGV[8])
   redis.call('PEXPIRE', KEYS[5], ARGV[2])
   if quorum then
+    -- This node's own fence until the quorum settles: not the term's yet (see election-inspect).
     if waiter ~= '' then keepInLine(KEYS[3], KEYS[4], waiter, nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
     return withNode({1, fence}, ARGV[7], nowUs)
   end
@@ -50,6 +52,7 @@ if (not head or head == waiter) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'P
     redis.call('ZREM', KEYS[3], waiter)
     redis.call('ZREM', KEYS[4], waiter)
   end
+  redis.call('HSET', KEYS[5], 'confirmed', '1')
   publishTerm(KEYS[1], KEYS[5], ARGV[9])
   return {1, fence}
 end

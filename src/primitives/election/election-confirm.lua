@@ -17,7 +17,7 @@
 --#include lib/term.lua
 if confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) == 0 then return 0 end
 if redis.call('HGET', KEYS[5], 'token') == ARGV[1] then
-  redis.call('HSET', KEYS[5], 'fence', ARGV[2])
+  redis.call('HSET', KEYS[5], 'fence', ARGV[2], 'confirmed', '1')
   publishTerm(KEYS[1], KEYS[5], ARGV[5])
 end
 return 1

@@ -89,6 +89,8 @@ export interface ElectionInfo {
   readonly fence: number | null
   /** Candidates queued in Redis (one per campaigning process). */
   readonly candidates: number
+  /** A majority holds a new term whose fence is not settled yet (quorum mode, for a moment): `leader` is null meanwhile. */
+  readonly settling: boolean
 }
 
 /**
@@ -97,13 +99,14 @@ export interface ElectionInfo {
  * (a proclamation that reached only some of them is the leader's own latest word).
  */
 export function mergeElection(resource: string, views: readonly ElectionView[], majority: number): ElectionInfo {
-  const name = resource.startsWith('[') ? parseCall(resource).name : resource
+  const name = parseCall(resource).name
   const byHolder = new Map<string, ElectionView[]>()
   for (const view of views) if (typeof view[0] === 'string') byHolder.set(view[0], [...(byHolder.get(view[0]) ?? []), view])
   const held = [...byHolder.values()].find((list) => list.length >= majority)
   const fences = views.flatMap((v) => (v[2] == null ? [] : [toNumber(v[2])]))
   const candidates = Math.max(0, ...views.map((v) => toNumber(v[3])))
-  return { name, leader: held ? leaderOf(held, majority) : null, fence: fences.length > 0 ? Math.max(...fences) : null, candidates }
+  const leader = held ? leaderOf(held, majority) : null
+  return { name, leader, fence: fences.length > 0 ? Math.max(...fences) : null, candidates, settling: held !== undefined && leader === null }
 }
 
 function leaderOf(views: readonly ElectionView[], majority: number): Leader | null {

@@ -61,13 +61,31 @@ export async function* observeElection(source: ObserveSource, signal: AbortSigna
     queue.push(leader)
     wakeUp()
   }
-  const read = async () => {
+  // One read at a time (one more if asked meanwhile), so that reads report states in order.
+  let reading: Promise<void> | undefined
+  let again = false
+  const read = (): Promise<void> => {
+    if (reading) return void (again = true), reading
+    reading = readOnce().finally(() => {
+      reading = undefined
+      if (again && !ended) {
+        again = false
+        void read()
+      }
+    })
+    return reading
+  }
+  const readOnce = async () => {
     if (ended) return
     try {
       const info = await source.read()
       if (ended) return
       if (info.leader) offer([info.leader.fence, info.leader.version], info.leader)
-      else offer([info.fence ?? 0, VACANT], null)
+      else if (info.settling) recheckIn(RETRY_MS) // its confirmation brings a message sooner
+      // A vacancy ranks after the term that ended: on one node that is the last fence handed
+      // out; on a quorum a node's fence may belong to a grant that never became a term, so the
+      // vacancy is ranked after the last term this observer saw (reads are in order).
+      else offer([(source.consensus ? last?.[0] : info.fence) ?? 0, VACANT], null)
     } catch {
       // Redis unreachable or slow: look again soon; the iterator itself never fails for it.
       if (!ended) recheckIn(RETRY_MS)

@@ -1,0 +1,145 @@
+// The election on every topology, once per client adapter: with `replicas` (WAIT), on a Redis
+// Cluster (every key of an election in its hash tag's slot), and in quorum mode (3 masters: the
+// leader is the one a majority holds; observers read the majority's view). On each: campaign,
+// proclaim, resign hands over to the next in line with a larger term, observers see it in order.
+import { Cluster } from 'ioredis'
+import { createCluster } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, type Leader, type Locks, type LocksOptions } from '../../../src/index.js'
+import { adapters, type TestClient } from '../../../harness/clients.js'
+import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+
+const QUORUM_MAX_TTL = 1_000
+
+/** Campaign, proclaim, a queued second candidate, resign, vacancy: as two instances and an observer see it. */
+async function handover(a: Locks, b: Locks, observer: Locks, name: string): Promise<void> {
+  const seen: (Leader | null)[] = []
+  const stop = new AbortController()
+  const observing = (async () => {
+    for await (const leader of observer.election(name).observe({ signal: stop.signal })) seen.push(leader)
+  })()
+  await waitUntil('the first state', () => seen.length === 1)
+  const first = await a.election(name, { ttl: 1_000 }).campaign('a')
+  await first.proclaim('a2')
+  const second = b.election(name, { ttl: 1_000 }).campaign('b', { wait: 5_000 })
+  await sleep(100)
+  expect(await observer.election(name).leader()).toMatchObject({ value: 'a2', fence: first.fence, version: 1 })
+  await first.resign()
+  const next = await second
+  expect(next.fence).toBeGreaterThan(first.fence)
+  await waitUntil('the second term observed', () => seen.some((l) => l?.value === 'b'), 3_000)
+  await next.resign()
+  await waitUntil('the vacancy observed', () => seen.at(-1) === null && seen.length > 2, 3_000)
+  expect(await observer.election(name).leader()).toBeNull()
+  stop.abort()
+  await observing
+  // Every state in order; a quorum's observer reads the merged view, so it may skip one that came and went.
+  const values = seen.map((l) => l && l.value)
+  expect(values[0]).toBeNull()
+  expect(values.at(-1)).toBeNull()
+  expect(values.filter((v) => v !== null)).toEqual(expect.arrayContaining(['a2', 'b']))
+  const terms = seen.flatMap((l) => (l ? [l.fence * 1_000 + l.version] : []))
+  expect([...terms].sort((x, y) => x - y)).toEqual(terms)
+}
+
+describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
+  describe('replicas (WAIT)', () => {
+    let primary: RedisProcess
+    let replica: RedisProcess
+    beforeAll(async () => {
+      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+      await waitUntil('the replica linked', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
+    })
+    afterAll(async () => {
+      await Promise.all([replica?.kill9(), primary?.kill9()])
+    })
+    describe.each(adapters)('$name', (adapter) => {
+      it('hands over in order, each term acknowledged by the replica', async () => {
+        const client = await adapter.connect(primary.url)
+        const options: LocksOptions = { redis: client.raw, prefix: uniquePrefix('el-repl'), replicas: { count: 1, timeout: 300 } }
+        const set = [createLocks(options), createLocks(options), createLocks(options)]
+        try {
+          await handover(set[0]!, set[1]!, set[2]!, 'leader')
+        } finally {
+          await closeQuietly(set)
+          await client.quit()
+        }
+      })
+    })
+  })
+
+  describe('Redis Cluster', () => {
+    let cluster: RedisCluster
+    beforeAll(async () => {
+      cluster = await startCluster({ masters: 3 })
+    })
+    afterAll(() => cluster?.stop())
+    const connect = {
+      async ioredis() {
+        const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+        client.on('error', () => {})
+        await new Promise<void>((resolve) => client.once('ready', resolve))
+        return { raw: client, close: async () => client.disconnect() }
+      },
+      async 'node-redis'() {
+        const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
+        client.on('error', () => {})
+        await client.connect()
+        return { raw: client, close: async () => void client.destroy() }
+      },
+    }
+    describe.each(adapters)('$name', (adapter) => {
+      it('hands over in order on the slot of the election', async () => {
+        const client = await connect[adapter.name]()
+        const prefix = uniquePrefix('el-cluster')
+        const set = [0, 1, 2].map(() => createLocks({ redis: client.raw, prefix }))
+        try {
+          await handover(set[0]!, set[1]!, set[2]!, 'leader')
+        } finally {
+          await closeQuietly(set)
+          await client.close()
+        }
+      })
+    })
+  })
+
+  describe('quorum of 3', () => {
+    let nodes: RedisProcess[]
+    beforeAll(async () => {
+      nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
+      await mature(nodes, QUORUM_MAX_TTL)
+    })
+    afterAll(() => Promise.all(nodes.map((n) => n.stop())))
+    describe.each(adapters)('$name', (adapter) => {
+      let clients: TestClient[] = []
+      afterAll(async () => {
+        await Promise.all(clients.map((c) => c.quit()))
+        clients = []
+      })
+      it('hands over in order; the leader is the one a majority holds, also with a node down', async () => {
+        const prefix = uniquePrefix('el-quorum')
+        const make = async () => {
+          const own = await Promise.all(nodes.map((n) => adapter.connect(n.url)))
+          clients.push(...own)
+          return createLocks({ redis: own.map((c) => c.raw), prefix, maxTtl: QUORUM_MAX_TTL, ttl: QUORUM_MAX_TTL, quorum: { nodeTimeout: 200 } })
+        }
+        const set = [await make(), await make(), await make()]
+        try {
+          await handover(set[0]!, set[1]!, set[2]!, 'leader')
+          nodes[2]!.pause()
+          try {
+            const term = await set[0]!.election('down', { ttl: 1_000 }).campaign('one-down')
+            expect(await set[1]!.election('down').leader()).toMatchObject({ value: 'one-down', fence: term.fence })
+            await term.resign()
+          } finally {
+            nodes[2]!.resume()
+          }
+        } finally {
+          await closeQuietly(set)
+        }
+      })
+    })
+  })
+})
