@@ -20,7 +20,7 @@ export interface Connection {
 }
 
 /** What `run` holds while its command runs. */
-export type Hold = { kind: 'mutex' } | { kind: 'semaphore'; limit: number } | { kind: 'read' } | { kind: 'write' }
+export type Hold = { kind: 'mutex' } | { kind: 'semaphore'; limit: number } | { kind: 'read' } | { kind: 'write' } | { kind: 'election'; value: string }
 
 export type Command =
   | { name: 'help'; text: string }
@@ -43,3 +43,4 @@ export type Command =
   | { name: 'run'; connection: Connection; resource: string; ttl: number | undefined; wait: number | undefined; hold: Hold; command: string[] }
   | { name: 'release'; connection: Connection; resource: string; kind: Kind; token: string | undefined; force: boolean; yes: boolean }
   | { name: 'extend'; connection: Connection; resource: string; token: string; ttl: number | undefined }
+  | { name: 'leader'; connection: Connection; election: string; json: boolean; watch: boolean }

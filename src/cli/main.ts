@@ -10,6 +10,7 @@ import { Exit, log, print, Status, statusOf, within } from './exit.js'
 import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
 import type { Kind } from './scan.js'
 import { describeLock, formatTable, Inspector, mutexRow } from './inspect.js'
+import { showLeader } from './leader.js'
 import { runHolding, signalExit } from './run.js'
 import { packageVersion } from './version.js'
 import { watch } from './watch.js'
@@ -36,10 +37,12 @@ async function acquire(locks: Locks, locksOptions: LocksOptions, resource: strin
         return await locks.readWrite(resource).read(withSignal)
       case 'write':
         return await locks.readWrite(resource).write(withSignal)
+      case 'election':
+        return await locks.election(resource).campaign(hold.value, withSignal)
     }
     return hold satisfies never
   } catch (err) {
-    if (err instanceof LockTimeoutError) throw await busy(err, hold, options.wait, locks, locksOptions)
+    if (err instanceof LockTimeoutError) throw await busy(err, hold, resource, options.wait, locks, locksOptions)
     if (!(err instanceof LockAbortedError)) throw err
     const signal = controller.signal.reason as NodeJS.Signals
     throw new Exit(signalExit(signal), `${signal} while waiting for lock "${resource}"; gave up`)
@@ -109,6 +112,8 @@ async function execute(command: Connecting, locks: Locks, locksOptions: LocksOpt
         await within(1_000, inspector.close())
       }
     }
+    case 'leader':
+      return showLeader(locks.election(command.election), command)
     case 'extend': {
       const extended = await locks.extend(command.resource, command.token, command.ttl)
       if (!extended) log(`lock "${command.resource}" is not held by that token (expired, released, or taken over); nothing changed`)

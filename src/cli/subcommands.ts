@@ -35,6 +35,7 @@ export const time = (option: string, kind: 'ttl' | 'wait' | 'period') => (value:
 export function addSubcommands(b: Builder): void {
   inspectCommand(b)
   runCommand(b)
+  leaderCommand(b)
   acquireCommand(b)
   releaseCommand(b)
   extendCommand(b)
@@ -74,21 +75,68 @@ function inspectCommand(b: Builder): void {
 
 function runCommand(b: Builder): void {
   b.sub('run', 'Run a command while holding the lock', 'Run a command while holding the lock (auto-extended), then release it. The command gets FENCELOCK_RESOURCE, FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment')
-    .usage('<resource> [options] -- <cmd> [args...]')
-    .argument('<resource>', 'the lock, semaphore or read/write lock to hold')
+    .usage('<resource> [options] -- <cmd> [args...]  |  run --elect <name> --value <v> -- <cmd> [args...]')
+    .argument('[resource]', 'the lock, semaphore or read/write lock to hold (none with --elect)')
     .argument('[command...]', 'the command to run, after --')
     .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms; extended while the command runs (default: 10s)').argParser(time('--ttl', 'ttl')))
     .addOption(new Option('--wait <time>', 'How long to wait for the lock, or Infinity (default: 15s)').argParser(time('--wait', 'wait')))
     .addOption(new Option('--semaphore <n>', 'Hold one of n permits of the semaphore <resource> instead of a lock').argParser((v) => parseCount(v, '--semaphore', 1, 1_000)).conflicts(['read', 'write']))
     .addOption(new Option('--read', 'Hold the read side of the read/write lock <resource> (shared with other readers)').conflicts(['write']))
     .addOption(new Option('--write', 'Hold the write side of the read/write lock <resource>'))
-    .action((resource: string, rest: string[], opts: { ttl?: number; wait?: number; semaphore?: number; read?: boolean; write?: boolean }, cmd: Program) => {
-      if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock run <resource> -- <command> [args...]')
+    .addOption(new Option('--elect <name>', 'Campaign in the election <name> and run the command as its leader; exit 75 when leadership is lost').conflicts(['semaphore', 'read', 'write']))
+    .option('--value <text>', 'With --elect: the value observers see for this leader (default: empty)')
+    .action((given: string | undefined, rest: string[], opts: RunOptions, cmd: Program) => {
+      const resource = runResource(b, given, opts)
+      if (opts.elect !== undefined && given !== undefined) rest = [given, ...rest]
       if (rest.length > 0 && b.afterDashes !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(rest[0])} before --`)
       const command = b.afterDashes ?? rest
       if (command.length === 0 || command[0] === '') throw new UsageError('Missing command to run: usage: fencelock run <resource> -- <command> [args...]')
-      const hold: Hold = opts.semaphore !== undefined ? { kind: 'semaphore', limit: opts.semaphore } : opts.read ? { kind: 'read' } : opts.write ? { kind: 'write' } : { kind: 'mutex' }
-      b.done({ name: 'run', connection: b.connection(cmd), resource, ttl: opts.ttl, wait: opts.wait, hold, command })
+      b.done({ name: 'run', connection: b.connection(cmd), resource, ttl: opts.ttl, wait: opts.wait, hold: holdOf(opts), command })
+    })
+}
+
+interface RunOptions {
+  ttl?: number
+  wait?: number
+  semaphore?: number
+  read?: boolean
+  write?: boolean
+  elect?: string
+  value?: string
+}
+
+/** What `run` holds: a lock, a permit, one side of a read/write lock, or the leadership of an election. */
+const holdOf = (opts: RunOptions): Hold =>
+  opts.elect !== undefined
+    ? { kind: 'election', value: opts.value ?? '' }
+    : opts.semaphore !== undefined
+      ? { kind: 'semaphore', limit: opts.semaphore }
+      : opts.read
+        ? { kind: 'read' }
+        : opts.write
+          ? { kind: 'write' }
+          : { kind: 'mutex' }
+
+/** The resource `run` holds: the one named, or with --elect the election. */
+function runResource(b: Builder, given: string | undefined, opts: RunOptions): string {
+  if (opts.value !== undefined && opts.elect === undefined) throw new UsageError('Option --value applies to run --elect <name> only')
+  if (opts.elect !== undefined && given !== undefined && b.afterDashes !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(given)}: with --elect the election is <name>, not a resource`)
+  if (opts.elect === '') throw new UsageError('Invalid --elect "": expected an election name')
+  const resource = opts.elect ?? given ?? ''
+  if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock run <resource> -- <command> [args...]')
+  return resource
+}
+
+function leaderCommand(b: Builder): void {
+  b.sub('leader', 'Show (or --watch) the leader of an election', 'Show the leader of the election <name>: its value, term (fence) and remaining ttl; exit 1 when there is none. With --watch, print every change as it is pushed, until SIGINT or SIGTERM')
+    .argument('<name>', 'the election')
+    .option('--json', 'Print JSON: the leader as an object, or null when vacant (one line per change with --watch)')
+    .option('--watch', 'Print every change (new term, new value, vacancy) as it happens')
+    .action((election: string, opts: { json?: boolean; watch?: boolean }, cmd: Program) => {
+      noDashes(b)
+      noExtra(cmd.args.slice(1))
+      if (election === '') throw new UsageError('Missing <name>: usage: fencelock leader <name>')
+      b.done({ name: 'leader', connection: b.connection(cmd), election, json: opts.json === true, watch: opts.watch === true })
     })
 }
 

@@ -3,13 +3,14 @@
 import type { CommanderError } from 'commander'
 import { DEFAULT_REDIS, UsageError } from './values.js'
 
-export const COMMANDS = ['inspect', 'run', 'acquire', 'release', 'extend'] as const
-export const EXPECTED = 'expected inspect, run, acquire, release or extend'
+export const COMMANDS = ['inspect', 'run', 'acquire', 'release', 'extend', 'leader'] as const
+export const EXPECTED = 'expected inspect, run, acquire, release, extend or leader'
 /** Which command takes which of the command-specific flags, to say "does not apply" instead of "unknown". */
 const FLAGS: Record<string, readonly string[]> = {
   inspect: ['--json', '--watch', '--interval', '--all'],
   acquire: ['--ttl', '--wait', '--json'],
-  run: ['--ttl', '--wait', '--semaphore', '--read', '--write'],
+  run: ['--ttl', '--wait', '--semaphore', '--read', '--write', '--elect', '--value'],
+  leader: ['--json', '--watch'],
   release: ['--force', '--yes', '-y'],
   extend: ['--ttl'],
 }
@@ -26,11 +27,12 @@ Exit status:
   0      done (run: the command exited with 0)
   1      the lock is held: not acquired within --wait (the message names the holder);
          release, extend: <token> does not hold it; release --force: nothing held, not
-         confirmed, or the holder changed
+         confirmed, or the holder changed; leader: there is none
   2      bad usage, or the client library (ioredis, redis) is not installed
   69     Redis could not be reached, did not answer in time, or failed (EX_UNAVAILABLE)
   70     an unexpected error in fencelock: please report it (EX_SOFTWARE)
-  75     run: the lock was lost while the command ran; the command was sent SIGTERM
+  75     run: the lock (or with --elect, the leadership) was lost while the command ran; the
+         command was sent SIGTERM
   77     Redis refused the password or a command: WRONGPASS, NOAUTH, NOPERM (EX_NOPERM)
   126    run: the command could not be executed; 127: it was not found
   128+n  fencelock or the command was ended by signal n
@@ -39,6 +41,8 @@ Exit status:
 Examples:
   fencelock run nightly-backup --ttl 30s --wait 0 -- ./backup.sh --full
   fencelock run --semaphore 4 pdf-render -- ./render.sh
+  fencelock run --elect scheduler --value "$HOSTNAME" --wait Infinity -- ./scheduler
+  fencelock leader scheduler --watch
   fencelock inspect                       # every held or waited-for lock
   fencelock inspect 'account:*' --json
   fencelock release nightly-backup --force

@@ -2,7 +2,7 @@ import { channel as nodeChannel } from 'node:diagnostics_channel'
 import type { LockLostReason } from '../errors/errors.js'
 
 /** The primitive an event is about: `read` and `write` are the two sides of a read/write lock, `multi` an `acquireAll`. */
-export type LockKind = 'mutex' | 'semaphore' | 'read' | 'write' | 'multi'
+export type LockKind = 'mutex' | 'semaphore' | 'read' | 'write' | 'multi' | 'election'
 
 /** `fencelock:acquire:start`: an acquisition (`acquire`, `tryAcquire`, `withLock`, a permit, a read or write lease) begins. */
 export interface AcquireStartEvent {

@@ -20,7 +20,7 @@ describe('fencelock command line', () => {
     [['inspect', 'job', '--redis', 'localhost:6379'], 'Invalid --redis value "localhost:6379"'],
     [['frobnicate', 'job'], 'Unknown command "frobnicate"'],
     [['acquire'], 'Missing <resource>'],
-    [['inspec', 'job'], 'Unknown command "inspec": expected inspect, run, acquire, release or extend (Did you mean inspect?)'],
+    [['inspec', 'job'], 'Unknown command "inspec": expected inspect, run, acquire, release, extend or leader (Did you mean inspect?)'],
     [['inspect', 'job', '--jsn'], "Unknown option '--jsn' (Did you mean --json?)"],
     [['run', 'job', '--semaphore', '0', '--', 'true'], 'Invalid --semaphore value "0": expected a whole number from 1 to 1000'],
     [['run', 'job', '--read', '--write', '--', 'true'], "Option '--read' cannot be used with option '--write'"],
