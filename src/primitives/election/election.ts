@@ -83,7 +83,9 @@ export interface Leader {
 
 /** What `election.inspect()` shows: the leader, the last term handed out, the candidates in line. */
 export interface ElectionInfo {
+  /** The election's name. */
   readonly name: string
+  /** The leader (on a quorum: the one a majority holds), or null when vacant. */
   readonly leader: Leader | null
   /** The last fence handed out for this election (on a quorum: the largest any node recorded), or null. */
   readonly fence: number | null

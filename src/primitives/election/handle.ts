@@ -46,6 +46,7 @@ export interface Term extends Lease {
 
 /** Leader election: one leader at a time, elected in the order candidates came (see docs/election.md). */
 export interface Election {
+  /** The name given to `locks.election(name, ...)`. */
   readonly name: string
   /** Waits (event-driven, FIFO, at most `wait` ms) until this caller leads with `value`; rejects as `acquire` does. */
   campaign(value: string, options?: CampaignOptions): Promise<Term>
