@@ -72,6 +72,20 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
       return { first, second }
     }
 
+    it('[a, b] and [b, a] at once: both get through, one after the other (one global order, no deadlock)', async () => {
+      const { first, second } = names('order')
+      const order: string[] = []
+      const take = (who: string, resources: string[]) =>
+        locks.withLocks(resources, async (lease) => {
+          expect(lease.resources).toEqual([first, second])
+          order.push(`${who} in`)
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          order.push(`${who} out`)
+        }, { wait: 3_000 })
+      await Promise.all([take('x', [first, second]), take('y', [second, first])])
+      expect([order.slice(0, 2), order.slice(2)]).toEqual([[order[0], order[0]!.replace('in', 'out')], [order[2], order[2]!.replace('in', 'out')]])
+    })
+
     it('the wait for the second name runs out: LockTimeoutError, and the first is free at once', async () => {
       const { first, second } = names('timeout')
       const holder = await other.acquire(second)
