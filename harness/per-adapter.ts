@@ -1,0 +1,140 @@
+// The per-client set-up of the suites, written once: a redis-server of the suite's own, then the
+// same tests once per client adapter, each with a connected client and locks instances on it.
+//
+//   describeRedis('semaphore', (server) => {
+//     perAdapter(server, (t) => {
+//       it('...', async () => { await t.locks.acquire('r') })
+//     }, { prefix: 'sem' })
+//   })
+//
+// The hooks are vitest's beforeAll/afterAll of the describe they are called in, so what they make
+// is there inside the tests (read through the getters) and gone after the suite.
+import { afterAll, beforeAll, describe } from 'vitest'
+import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
+import { adapters, type ClientAdapter, type TestClient } from './clients.js'
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from './redis-server.js'
+import { closeQuietly, uniquePrefix } from './util.js'
+
+/** Where a suite's clients connect: read when they connect (in beforeAll), not when it is declared. */
+export interface Target {
+  readonly url: string
+}
+
+export interface Server extends Target {
+  readonly redis: RedisProcess
+}
+
+export type InstanceOptions = Omit<LocksOptions, 'redis'>
+
+export interface PerAdapter {
+  readonly adapter: ClientAdapter
+  /** Connected before the suite's tests, closed after them. */
+  readonly client: TestClient
+  /** This adapter's suite's own prefix (no other suite, or earlier run on the server, shares it). */
+  readonly prefix: string
+  /** `createLocks` on `client` with `prefix` and the suite's `locks` options; made when first read. */
+  readonly locks: Locks
+  /** A second instance like `locks` (another process, as Redis can tell); made when first read. */
+  readonly other: Locks
+  /** One more instance on `client` (`prefix` unless `options` name one), closed with the suite. */
+  open(options?: InstanceOptions): Locks
+}
+
+export interface PerAdapterOptions {
+  /** The title of each adapter's describe. Default: '$name'. */
+  title?: string
+  /** The base of the suite's unique prefix. Default: 'test'. */
+  prefix?: string
+  /** Options of `locks` and `other` besides `redis` and `prefix`. */
+  locks?: Omit<InstanceOptions, 'prefix'>
+  /**
+   * How the client ends: 'quit' (default) waits for its replies; 'disconnect' drops it at once,
+   * for suites that may leave a server paused, gone or behind a faulty proxy.
+   */
+  end?: 'quit' | 'disconnect'
+}
+
+function made<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is made in beforeAll: read it inside a test or a hook`)
+  return value
+}
+
+/** One redis-server for the enclosing describe: started before its tests, stopped after them. */
+export function useRedis(options: { args?: string[] } = {}): Server {
+  let redis: RedisProcess | undefined
+  beforeAll(async () => {
+    redis = await startRedis(options)
+  })
+  afterAll(() => redis?.stop())
+  return {
+    get redis() {
+      return made(redis, 'the redis-server')
+    },
+    get url() {
+      return made(redis, 'the redis-server').url
+    },
+  }
+}
+
+/** A fault proxy in front of `server` for the enclosing describe; clients given it connect through it. */
+export function useFaultProxy(server: Server): Target & { readonly proxy: FaultProxy } {
+  let proxy: FaultProxy | undefined
+  beforeAll(async () => {
+    proxy = await startFaultProxy(server.redis)
+  })
+  afterAll(() => proxy?.close())
+  return {
+    get proxy() {
+      return made(proxy, 'the fault proxy')
+    },
+    get url() {
+      return made(proxy, 'the fault proxy').url
+    },
+  }
+}
+
+/** `describe(title)` with a redis-server of its own; skipped where redis-server is not installed. */
+export function describeRedis(title: string, body: (server: Server) => void, options?: { args?: string[] }): void {
+  describe.skipIf(!requireRedisOrSkip())(title, () => body(useRedis(options)))
+}
+
+/** One client of `adapter` connected to `target`, and the locks instances on it, for the enclosing describe. */
+export function useClient(adapter: ClientAdapter, target: Target, options: PerAdapterOptions = {}): PerAdapter {
+  const prefix = uniquePrefix(options.prefix ?? 'test')
+  const instances: Locks[] = []
+  let client: TestClient | undefined
+  let locks: Locks | undefined
+  let other: Locks | undefined
+  beforeAll(async () => {
+    client = await adapter.connect(target.url)
+  })
+  afterAll(async () => {
+    await closeQuietly(instances)
+    await (options.end === 'disconnect' ? client?.disconnect() : client?.quit())
+  })
+  const open = (more: InstanceOptions = {}): Locks => {
+    const instance = createLocks({ redis: made(client, 'the client').raw, prefix, ...more })
+    instances.push(instance)
+    return instance
+  }
+  return {
+    adapter,
+    prefix,
+    get client() {
+      return made(client, 'the client')
+    },
+    get locks() {
+      return (locks ??= open(options.locks))
+    },
+    get other() {
+      return (other ??= open(options.locks))
+    },
+    open,
+  }
+}
+
+/** The same tests once per client adapter (`describe.each(adapters)`), each with `useClient`'s set-up. */
+export function perAdapter(target: Target, body: (t: PerAdapter) => void, options: PerAdapterOptions = {}): void {
+  describe.each(adapters)(options.title ?? '$name', (adapter) => body(useClient(adapter, target, options)))
+}
