@@ -77,21 +77,18 @@ export function useRedis(options: { args?: string[] } = {}): Server {
   }
 }
 
-/** A fault proxy in front of `server` for the enclosing describe; clients given it connect through it. */
-export function useFaultProxy(server: Server): Target & { readonly proxy: FaultProxy } {
+/**
+ * A fault proxy in front of `server` for the enclosing describe (started after the server, closed
+ * before it). What it returns stands for the proxy once started: read it inside tests and hooks.
+ */
+export function useFaultProxy(server: Server): FaultProxy {
   let proxy: FaultProxy | undefined
   beforeAll(async () => {
     proxy = await startFaultProxy(server.redis)
   })
   afterAll(() => proxy?.close())
-  return {
-    get proxy() {
-      return made(proxy, 'the fault proxy')
-    },
-    get url() {
-      return made(proxy, 'the fault proxy').url
-    },
-  }
+  // The proxy's methods are closures (no `this`), so reading them off the started one is enough.
+  return new Proxy({} as FaultProxy, { get: (_, key) => Reflect.get(made(proxy, 'the fault proxy'), key) })
 }
 
 /** `describe(title)` with a redis-server of its own; skipped where redis-server is not installed. */

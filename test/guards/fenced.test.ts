@@ -1,10 +1,11 @@
 // The guards (fencedSet, claimFence) when things go wrong, once per client adapter against a real
 // redis-server: every error is a FencelockError with the client's error in `cause`, and every
 // call has a time bound.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { claimFence, ClosedError, fencedSet, FencelockError, InvalidArgumentError, KeyTypeError, RedisError } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { adapters } from '../../harness/clients.js'
+import { requireRedisOrSkip, startRedis } from '../../harness/redis-server.js'
+import { useClient, useRedis } from '../../harness/per-adapter.js'
 
 /** The call's outcome, or 'pending' if it has none after `ms`. */
 async function settleWithin(call: Promise<unknown>, ms: number): Promise<{ value?: unknown; error?: unknown; elapsed: number } | 'pending'> {
@@ -22,35 +23,26 @@ async function settleWithin(call: Promise<unknown>, ms: number): Promise<{ value
 }
 
 describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence with $name', (adapter) => {
-  let server: RedisProcess
-  let client: TestClient
-
-  beforeAll(async () => {
-    server = await startRedis()
-    client = await adapter.connect(server.url)
-  })
-  afterAll(async () => {
-    await client?.disconnect()
-    await server?.stop()
-  })
+  const server = useRedis()
+  const t = useClient(adapter, server, { end: 'disconnect' })
 
   it('refuse bad values with InvalidArgumentError naming the value, before any Redis call', async () => {
     const cases: [() => Promise<unknown>, RegExp][] = [
-      [() => fencedSet(client.raw, 'k', 'v', -1), /`fence`.*got -1/],
-      [() => fencedSet(client.raw, 'k', 'v', 1.5), /`fence`.*got 1\.5/],
-      [() => fencedSet(client.raw, 'k', 'v', '7' as unknown as number), /`fence`.*got "7"/],
-      [() => claimFence(client.raw, 'k', Number.NaN), /`fence`.*got NaN/],
-      [() => fencedSet(client.raw, '', 'v', 1), /`key`.*got ""/],
-      [() => claimFence(client.raw, 42 as unknown as string, 1), /`key`.*got 42/],
-      [() => fencedSet(client.raw, 'a\uD800', 'v', 1), /`key`.*well-formed/],
-      [() => fencedSet(client.raw, 'k', 'v\uDC00', 1), /`value`.*well-formed/],
-      [() => fencedSet(client.raw, 'k', 'v', 1, { px: 0 }), /`px`.*got 0/],
-      [() => claimFence(client.raw, 'k', 1, { px: '5s' as unknown as number }), /`px`.*got "5s"/],
-      [() => fencedSet(client.raw, 'k', 'v', 1, { timeout: 0 }), /`timeout`.*got 0/],
-      [() => claimFence(client.raw, 'k', 1, { timeout: Number.POSITIVE_INFINITY }), /`timeout`.*got Infinity/],
-      [() => claimFence(client.raw, 'k', 1, { timeout: -5 }), /`timeout`.*got -5/],
-      [() => fencedSet(client.raw, 'k', 'v', 1, null as unknown as object), /options.*got null/],
-      [() => claimFence(client.raw, 'k', 1, 'fast' as unknown as object), /options.*got "fast"/],
+      [() => fencedSet(t.client.raw, 'k', 'v', -1), /`fence`.*got -1/],
+      [() => fencedSet(t.client.raw, 'k', 'v', 1.5), /`fence`.*got 1\.5/],
+      [() => fencedSet(t.client.raw, 'k', 'v', '7' as unknown as number), /`fence`.*got "7"/],
+      [() => claimFence(t.client.raw, 'k', Number.NaN), /`fence`.*got NaN/],
+      [() => fencedSet(t.client.raw, '', 'v', 1), /`key`.*got ""/],
+      [() => claimFence(t.client.raw, 42 as unknown as string, 1), /`key`.*got 42/],
+      [() => fencedSet(t.client.raw, 'a\uD800', 'v', 1), /`key`.*well-formed/],
+      [() => fencedSet(t.client.raw, 'k', 'v\uDC00', 1), /`value`.*well-formed/],
+      [() => fencedSet(t.client.raw, 'k', 'v', 1, { px: 0 }), /`px`.*got 0/],
+      [() => claimFence(t.client.raw, 'k', 1, { px: '5s' as unknown as number }), /`px`.*got "5s"/],
+      [() => fencedSet(t.client.raw, 'k', 'v', 1, { timeout: 0 }), /`timeout`.*got 0/],
+      [() => claimFence(t.client.raw, 'k', 1, { timeout: Number.POSITIVE_INFINITY }), /`timeout`.*got Infinity/],
+      [() => claimFence(t.client.raw, 'k', 1, { timeout: -5 }), /`timeout`.*got -5/],
+      [() => fencedSet(t.client.raw, 'k', 'v', 1, null as unknown as object), /options.*got null/],
+      [() => claimFence(t.client.raw, 'k', 1, 'fast' as unknown as object), /options.*got "fast"/],
       // @ts-expect-error: a URL is not a client (a JavaScript caller gets the error below)
       [() => fencedSet('redis://127.0.0.1:6379', 'k', 'v', 1), /`redis`.*got "redis:/],
     ]
@@ -70,10 +62,10 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
       ['stream', ['XADD', 'tstream', '*', 'f', 'v']],
     ]
     for (const [type, [command, key, ...args]] of kinds) {
-      await client.command('DEL', key!, `{${key}}:fence`)
-      await client.command(command!, key!, ...args)
-      const before = await client.command('DUMP', key!)
-      for (const call of [() => fencedSet(client.raw, key!, 'v', 5), () => fencedSet(client.raw, key!, 'v', 5, { px: 60_000 })]) {
+      await t.client.command('DEL', key!, `{${key}}:fence`)
+      await t.client.command(command!, key!, ...args)
+      const before = await t.client.command('DUMP', key!)
+      for (const call of [() => fencedSet(t.client.raw, key!, 'v', 5), () => fencedSet(t.client.raw, key!, 'v', 5, { px: 60_000 })]) {
         const err = await call().catch((e: unknown) => e)
         expect(err, type).toBeInstanceOf(KeyTypeError)
         expect(err).toBeInstanceOf(FencelockError)
@@ -81,10 +73,10 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
         expect((err as Error).message).toContain(`"${key}" holds a ${type}`)
         expect((err as Error).message).toMatch(/nothing was changed/)
       }
-      expect(await client.command('TYPE', key!)).toBe(type)
-      expect(await client.command('DUMP', key!)).toEqual(before)
-      expect(await client.command('PTTL', key!)).toBe(-1)
-      expect(await client.command('EXISTS', `{${key}}:fence`)).toBe(0) // no guard written for a refused write
+      expect(await t.client.command('TYPE', key!)).toBe(type)
+      expect(await t.client.command('DUMP', key!)).toEqual(before)
+      expect(await t.client.command('PTTL', key!)).toBe(-1)
+      expect(await t.client.command('EXISTS', `{${key}}:fence`)).toBe(0) // no guard written for a refused write
     }
   })
 
@@ -95,25 +87,25 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
       ['string', ['SET', '{wrong}:fence', 'not-a-number']],
     ]
     for (const [type, [command, guard, ...args]] of guards) {
-      await client.command('DEL', guard!)
-      await client.command(command!, guard!, ...args)
-      await client.command('SET', 'wrong', 'kept')
-      for (const call of [() => fencedSet(client.raw, 'wrong', 'v', 5), () => claimFence(client.raw, 'wrong', 5)]) {
+      await t.client.command('DEL', guard!)
+      await t.client.command(command!, guard!, ...args)
+      await t.client.command('SET', 'wrong', 'kept')
+      for (const call of [() => fencedSet(t.client.raw, 'wrong', 'v', 5), () => claimFence(t.client.raw, 'wrong', 5)]) {
         const err = await call().catch((e: unknown) => e)
         expect(err, type).toBeInstanceOf(KeyTypeError)
         expect(err).toMatchObject({ code: 'WRONG_TYPE', key: guard, type })
         expect((err as Error).message).toContain(`"{wrong}:fence"`)
         expect((err as Error).message).toContain('"wrong"')
       }
-      expect(await client.command('GET', 'wrong')).toBe('kept')
-      expect(await client.command('TYPE', guard!)).toBe(type)
+      expect(await t.client.command('GET', 'wrong')).toBe('kept')
+      expect(await t.client.command('TYPE', guard!)).toBe(type)
     }
-    await client.command('DEL', '{wrong}:fence', 'wrong')
+    await t.client.command('DEL', '{wrong}:fence', 'wrong')
   })
 
   it('a Redis user without EVAL/EVALSHA: RedisError that names the missing permission', async () => {
     const user = `noscript-${adapter.name}`
-    await client.command('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', '+@all', '-eval', '-evalsha')
+    await t.client.command('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', '+@all', '-eval', '-evalsha')
     const limited = await adapter.connect(server.url.replace('redis://', `redis://${user}:pw@`))
     try {
       for (const call of [() => fencedSet(limited.raw, 'acl', 'v', 5), () => claimFence(limited.raw, 'acl', 5), () => fencedSet(limited.raw, 'acl', 'v', 6)]) {
@@ -125,7 +117,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
       }
     } finally {
       await limited.disconnect()
-      await client.command('ACL', 'DELUSER', user)
+      await t.client.command('ACL', 'DELUSER', user)
     }
   })
 

@@ -9,12 +9,13 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { diag, DiagLogLevel, metrics, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api'
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { claimFence, createLocks, fencedSet, LockTimeoutError, telemetry, type Locks } from '../../src/index.js'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { claimFence, createLocks, fencedSet, LockTimeoutError, telemetry } from '../../src/index.js'
 import { instrument, InvalidArgumentError, METRICS, SPANS, type Instrumentation } from '../../src/otel/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { adapters } from '../../harness/clients.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
+import { useClient, useRedis } from '../../harness/per-adapter.js'
 
 /** Collects on demand: no timer, no export interval. */
 class Reader extends MetricReader {
@@ -60,21 +61,10 @@ const sorted = (a: Attributes) => Object.fromEntries(Object.entries(a).sort(([x]
 
 describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
   describe.each(adapters)('with $name', (adapter) => {
-    let redis: RedisProcess
-    let client: TestClient
-    let locks: Locks
+    const server = useRedis()
+    const t = useClient(adapter, server, { prefix: 'otel' })
     let otel: Sdk
     let handle: Instrumentation
-    beforeAll(async () => {
-      redis = await startRedis()
-      client = await adapter.connect(redis.url)
-      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('otel') })
-    })
-    afterAll(async () => {
-      await closeQuietly([locks])
-      await client?.quit()
-      await redis?.stop()
-    })
     beforeEach(() => {
       otel = sdk()
       handle = instrument({ tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider })
@@ -86,7 +76,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
 
     it('acquire and release: a wait span and a hold span with their attributes and durations, and the metrics', async () => {
       const before = performance.now()
-      const lease = await locks.acquire('acct', { ttl: 5_000 })
+      const lease = await t.locks.acquire('acct', { ttl: 5_000 })
       const acquiring = performance.now() - before
       await sleep(80)
       const holding = performance.now() - before
@@ -133,10 +123,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       subscribe('fencelock:acquire', listener)
       let timedOut: unknown
       try {
-        const holder = await locks.acquire('busy', { ttl: 5_000 })
-        timedOut = await locks.acquire('busy', { wait: 150 }).catch((e: unknown) => e)
+        const holder = await t.locks.acquire('busy', { ttl: 5_000 })
+        timedOut = await t.locks.acquire('busy', { wait: 150 }).catch((e: unknown) => e)
         expect(timedOut).toBeInstanceOf(LockTimeoutError)
-        const waiter = locks.acquire('busy', { wait: 5_000 })
+        const waiter = t.locks.acquire('busy', { wait: 5_000 })
         await sleep(50)
         await holder.release()
         await (await waiter).release()
@@ -167,9 +157,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const listener = (message: unknown) => raw.push(message as Record<string, unknown>)
       subscribe('fencelock:acquire', listener)
       try {
-        const lease = await locks.tryAcquire('try', { ttl: 5_000 })
+        const lease = await t.locks.tryAcquire('try', { ttl: 5_000 })
         expect(lease).not.toBeNull()
-        expect(await locks.tryAcquire('try', { ttl: 5_000 })).toBeNull()
+        expect(await t.locks.tryAcquire('try', { ttl: 5_000 })).toBeNull()
         await lease!.release()
       } finally {
         unsubscribe('fencelock:acquire', listener)
@@ -188,12 +178,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
     })
 
     it('a lease lost while Redis is frozen (SIGSTOP): a hold span with a `lost` event and ERROR status, and fencelock.lost by reason', async () => {
-      const lease = await locks.acquire('frozen', { ttl: 300, autoExtend: true })
-      redis.pause()
+      const lease = await t.locks.acquire('frozen', { ttl: 300, autoExtend: true })
+      server.redis.pause()
       try {
         await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       expect(await lease.release()).toBe(false) // after the loss: must not end a second hold span
 
@@ -213,9 +203,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
     })
 
     it('fenced writes are counted by accepted and operation', async () => {
-      const lease = await locks.acquire('data', { ttl: 5_000 })
-      expect(await fencedSet(client.raw, 'otel-data', 'v', lease.fence)).toBe(true)
-      expect(await claimFence(client.raw, 'otel-data', lease.fence - 1)).toBe(false)
+      const lease = await t.locks.acquire('data', { ttl: 5_000 })
+      expect(await fencedSet(t.client.raw, 'otel-data', 'v', lease.fence)).toBe(true)
+      expect(await claimFence(t.client.raw, 'otel-data', lease.fence - 1)).toBe(false)
       await lease.release()
       const points = (await otel.metric(METRICS.fencedWrites)).points
       expect(points.map((p) => [p.attributes, p.value])).toEqual(
@@ -232,8 +222,8 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       handle.close()
       handle.close()
       expect(subscribed()).toEqual([false, false, false, false])
-      const lease = await locks.acquire('after-close', { ttl: 1_000 })
-      await fencedSet(client.raw, 'otel-after', 'v', lease.fence)
+      const lease = await t.locks.acquire('after-close', { ttl: 1_000 })
+      await fencedSet(t.client.raw, 'otel-after', 'v', lease.fence)
       await lease.release()
       expect(otel.spans()).toEqual([])
       for (const name of Object.values(METRICS)) expect((await otel.metric(name)).points, name).toEqual([])
@@ -241,20 +231,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
   })
 
   describe('instrument() itself', () => {
-    let redis: RedisProcess
-    let client: TestClient
-    let locks: Locks
-    beforeAll(async () => {
-      redis = await startRedis()
-      client = await adapters[0]!.connect(redis.url)
-      locks = createLocks({ redis: client.raw, prefix: uniquePrefix('otel-api') })
-    })
-    afterAll(async () => {
-      await closeQuietly([locks])
-      await client?.quit()
-      await redis?.stop()
-    })
-    const cycle = async (resource: string) => (await locks.acquire(resource, { ttl: 1_000 })).release()
+    const server = useRedis()
+    const t = useClient(adapters[0]!, server, { prefix: 'otel-api' })
+    const cycle = async (resource: string) => (await t.locks.acquire(resource, { ttl: 1_000 })).release()
 
     it('records nothing when instrument() was never called, even with global providers; with no options it uses the global ones, also ones registered after it', async () => {
       const otel = sdk()
@@ -292,11 +271,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const otel = sdk()
       const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
       try {
-        await (await locks.semaphore('pool', { limit: 2 }).acquire({ ttl: 1_000 })).release()
-        const config = locks.readWrite('config')
+        await (await t.locks.semaphore('pool', { limit: 2 }).acquire({ ttl: 1_000 })).release()
+        const config = t.locks.readWrite('config')
         await (await config.read({ ttl: 1_000 })).release()
         await (await config.write({ ttl: 1_000 })).release()
-        await locks.withLocks(['a', 'b'], () => {}, { ttl: 1_000 })
+        await t.locks.withLocks(['a', 'b'], () => {}, { ttl: 1_000 })
       } finally {
         handle.close()
       }
@@ -313,7 +292,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
     it('a lease let go by locks.close() and released afterwards makes one hold span, ended by the loss (reason closed)', async () => {
       const otel = sdk()
       const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
-      const own = createLocks({ redis: client.raw, prefix: uniquePrefix('otel-close') })
+      const own = createLocks({ redis: t.client.raw, prefix: uniquePrefix('otel-close') })
       try {
         const lease = await own.acquire('closing', { ttl: 5_000 })
         await own.close()
@@ -333,10 +312,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const otel = sdk()
       const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })
       const prefix = uniquePrefix('otel-gone')
-      const own = createLocks({ redis: client.raw, prefix })
+      const own = createLocks({ redis: t.client.raw, prefix })
       try {
         const lease = await own.acquire('gone', { ttl: 5_000 })
-        expect(await client.command('DEL', keysOf(prefix, 'gone').lock)).toBe(1)
+        expect(await t.client.command('DEL', keysOf(prefix, 'gone').lock)).toBe(1)
         expect(await lease.release()).toBe(false) // the release event comes first, then the loss
       } finally {
         handle.close()

@@ -3,54 +3,33 @@
 // and the acquire event tells how many attempts went to Redis and whether the first found the lock
 // taken, for acquire and tryAcquire alike.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockLostError, type Locks } from '../../src/index.js'
+import { expect, it } from 'vitest'
+import { LockLostError } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix } from '../../harness/util.js'
+import { sleep } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
 
-describe.skipIf(!requireRedisOrSkip())('hot path', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
-    let locks: Locks
-    let prefix: string
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-      prefix = uniquePrefix('hot-path')
-      locks = createLocks({ redis: client.raw, prefix })
-    })
-    afterAll(async () => {
-      await closeQuietly([locks])
-      await client?.quit()
-    })
+describeRedis('hot path', (server) => {
+  perAdapter(server, (t) => {
 
     it('a signal first read after the lease was lost is already aborted, with the reason', async () => {
-      const expired = await locks.acquire('expires', { ttl: 150 })
+      const expired = await t.locks.acquire('expires', { ttl: 150 })
       await sleep(250)
       expect(expired.held).toBe(false)
       expect(expired.signal.aborted).toBe(true)
       expect((expired.signal.reason as LockLostError).reason).toBe('expired')
 
-      const refused = await locks.acquire('refused', { ttl: 5_000 })
-      await client.command('DEL', mutexKeys(prefix, 'refused').lock)
+      const refused = await t.locks.acquire('refused', { ttl: 5_000 })
+      await t.client.command('DEL', mutexKeys(t.prefix, 'refused').lock)
       await expect(refused.extend()).rejects.toBeInstanceOf(LockLostError)
       expect((refused.signal.reason as LockLostError).reason).toBe('refused')
     })
 
     it('holds a thousand leases on one timer, not one each, and lets it go once they are released', async () => {
       const before = timers()
-      const leases = await Promise.all(Array.from({ length: 1_000 }, (_, i) => locks.acquire(`many${i}`, { ttl: 10_000, autoExtend: i % 2 === 0 })))
+      const leases = await Promise.all(Array.from({ length: 1_000 }, (_, i) => t.locks.acquire(`many${i}`, { ttl: 10_000, autoExtend: i % 2 === 0 })))
       expect(timers() - before).toBeLessThanOrEqual(1)
       expect(leases.every((l) => l.held)).toBe(true)
       await Promise.all(leases.map((l) => l.release()))
@@ -65,13 +44,13 @@ describe.skipIf(!requireRedisOrSkip())('hot path', () => {
       subscribe('fencelock:acquire', onEnd)
       subscribe('fencelock:acquire:start', onStart)
       try {
-        const free = await locks.acquire('tel', { ttl: 1_000 })
-        const busy = await locks.tryAcquire('tel')
+        const free = await t.locks.acquire('tel', { ttl: 1_000 })
+        const busy = await t.locks.tryAcquire('tel')
         expect(busy).toBeNull()
         // Released after 300 ms: the waiter's first attempt finds it taken, a later one gets it.
         setTimeout(() => void free.release(), 300)
-        const waited = await locks.acquire('tel', { ttl: 1_000, wait: 5_000 })
-        const tried = await locks.tryAcquire('tel2')
+        const waited = await t.locks.acquire('tel', { ttl: 1_000, wait: 5_000 })
+        const tried = await t.locks.tryAcquire('tel2')
         await waited.release()
         await tried!.release()
 
@@ -89,5 +68,5 @@ describe.skipIf(!requireRedisOrSkip())('hot path', () => {
         unsubscribe('fencelock:acquire:start', onStart)
       }
     })
-  })
+  }, { prefix: 'hot-path' })
 })

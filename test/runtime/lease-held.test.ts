@@ -1,11 +1,8 @@
 // lease.held reads the clock itself: past the deadline it is false even when the expiry timer has
 // not run yet (a busy event loop delays timers, not the monotonic clock). Code that checks `held`
 // right after a long synchronous stretch must not be told it still holds the lock.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { afterAll, expect, it } from 'vitest'
+import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
 /** Blocks the event loop (no timer can run) for `ms` milliseconds of monotonic time. */
 function busy(ms: number): void {
@@ -15,34 +12,13 @@ function busy(ms: number): void {
   }
 }
 
-describe.skipIf(!requireRedisOrSkip())('lease.held and the deadline', () => {
-  let server: RedisProcess
-  let proxy: FaultProxy
+describeRedis('lease.held and the deadline', (server) => {
+  const proxy = useFaultProxy(server)
 
-  beforeAll(async () => {
-    server = await startRedis()
-    proxy = await startFaultProxy({ host: server.host, port: server.port })
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await server?.stop()
-  })
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
-    let locks: Locks
-
-    beforeAll(async () => {
-      client = await adapter.connect(server.url)
-      locks = createLocks({ redis: client.raw, prefix: `held:${adapter.name}:` })
-    })
-    afterAll(async () => {
-      await locks?.close()
-      await client?.disconnect()
-    })
+  perAdapter(server, (t) => {
 
     it('is false once the deadline passed, before the expiry timer ran', async () => {
-      const lease = await locks.acquire('r', { ttl: 100 })
+      const lease = await t.locks.acquire('r', { ttl: 100 })
       expect(lease.held).toBe(true)
       busy(lease.deadline - performance.now() + 20)
       // Still inside the same macrotask: the expiry timer cannot have fired.
@@ -57,34 +33,23 @@ describe.skipIf(!requireRedisOrSkip())('lease.held and the deadline', () => {
     })
 
     it('is true inside the deadline and false after release', async () => {
-      const lease = await locks.acquire('r2', { ttl: 5_000 })
+      const lease = await t.locks.acquire('r2', { ttl: 5_000 })
       busy(50)
       expect(lease.held).toBe(true)
       await lease.release()
       expect(lease.held).toBe(false)
     })
-  })
+  }, { prefix: 'held', end: 'disconnect' })
 
-  describe.each(adapters)('$name, replies delayed by 250 ms', (adapter) => {
-    let client: TestClient
-    let locks: Locks
-
-    beforeAll(async () => {
-      client = await adapter.connect(proxy.url)
-      locks = createLocks({ redis: client.raw, prefix: `late:${adapter.name}:` })
-    })
-    afterAll(async () => {
-      proxy.setDelay(0)
-      await locks?.close()
-      await client?.disconnect()
-    })
+  perAdapter(proxy, (t) => {
+    afterAll(() => proxy.setDelay(0))
 
     it('the deadline counts from before the request was sent, not from the reply', async () => {
       const ttl = 2_000
       const drift = Math.floor(ttl * 0.01) + 2
       proxy.setDelay(250, { direction: 'down' })
       const before = performance.now()
-      const lease = (await locks.tryAcquire('r', { ttl }))!
+      const lease = (await t.locks.tryAcquire('r', { ttl }))!
       proxy.setDelay(0)
       expect(lease).not.toBeNull()
       expect(performance.now() - before).toBeGreaterThan(240)
@@ -93,5 +58,5 @@ describe.skipIf(!requireRedisOrSkip())('lease.held and the deadline', () => {
       expect(lease.deadline).toBeGreaterThanOrEqual(before + ttl - drift)
       await lease.release()
     })
-  })
+  }, { title: '$name, replies delayed by 250 ms', prefix: 'late', end: 'disconnect' })
 })

@@ -3,63 +3,48 @@
 // for every kind (mutex, all-or-nothing multi, read/write, semaphore) and every nesting of them
 // that shares a lock; kinds of the same name are independent. A concurrent call chain of the same
 // process waits as any other process would.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockReentryError, type Lease, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix } from '../../harness/util.js'
+import { beforeAll, expect, it } from 'vitest'
+import { LockReentryError, type Lease, type Locks } from '../../src/index.js'
+import { sleep, uniquePrefix } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(() => redis?.stop())
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
+describeRedis('reentrancy', (server) => {
+  perAdapter(server, (t) => {
     let plain: Locks
-    let reentrant: Locks
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-      plain = createLocks({ redis: client.raw, prefix: uniquePrefix('plain') })
-      reentrant = createLocks({ redis: client.raw, prefix: uniquePrefix('reentrant'), reentrant: true })
-    })
-    afterAll(async () => {
-      await closeQuietly([plain, reentrant])
-      await client?.quit()
+    beforeAll(() => {
+      plain = t.open({ prefix: uniquePrefix('plain') })
     })
 
     it('reentrant: a nested withLock gets the outer lease at once (same token, fence, signal); only the outermost release frees the lock', async () => {
-      const result = await reentrant.withLock('r', async (outer) => {
+      const result = await t.locks.withLock('r', async (outer) => {
         const started = performance.now()
-        const inner = await reentrant.withLock('r', async (lease) => {
+        const inner = await t.locks.withLock('r', async (lease) => {
           expect(lease.token).toBe(outer.token)
           expect(lease.fence).toBe(outer.fence)
           expect(lease.signal).toBe(outer.signal)
           // Deeper still, through a timer and a manual acquire.
-          const deeper = await new Promise<number>((resolve, reject) => setTimeout(() => reentrant.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5))
+          const deeper = await new Promise<number>((resolve, reject) => setTimeout(() => t.locks.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5))
           expect(deeper).toBe(outer.fence)
           return lease.fence
         })
         expect(performance.now() - started).toBeLessThan(200)
-        expect((await reentrant.inspect('r')).token).toBe(outer.token) // inner releases freed nothing
+        expect((await t.locks.inspect('r')).token).toBe(outer.token) // inner releases freed nothing
         return inner
       }, { wait: 15_000 })
       expect(typeof result).toBe('number')
-      expect((await reentrant.inspect('r')).held).toBe(false)
+      expect((await t.locks.inspect('r')).held).toBe(false)
     })
 
     it('reentrant: a concurrent call chain of the same process waits for the lock, as another process would', async () => {
       const order: string[] = []
       await Promise.all([
-        reentrant.withLock('c', async () => {
+        t.locks.withLock('c', async () => {
           order.push('a in')
           await sleep(200)
           order.push('a out')
         }),
         sleep(20).then(() =>
-          reentrant.withLock('c', async () => {
+          t.locks.withLock('c', async () => {
             order.push('b in')
           }),
         ),
@@ -115,7 +100,7 @@ describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
     })
 
     it('write inside one\'s own read rejects with LOCK_REENTRY even when reentrant (upgrading would deadlock)', async () => {
-      const rw = reentrant.readWrite(`upgrade${++n}`)
+      const rw = t.locks.readWrite(`upgrade${++n}`)
       const started = performance.now()
       for (const nested of [() => rw.withWrite(() => 1, { wait: 2_000 }), () => rw.write({ wait: 2_000 }), () => rw.tryWrite()] as (() => Promise<unknown>)[]) {
         const err = await rw.withRead(nested).then((v) => v, (e: unknown) => e)
@@ -137,42 +122,42 @@ describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
 
     it('reentrant: a mutex inside withLocks of it re-enters that resource\'s grant, with its fence; the lock stays the outer\'s', async () => {
       const id = `m${++n}`
-      await reentrant.withLocks([`${id}y`, id], async (outer) => {
-        await reentrant.withLock(id, async (inner) => {
+      await t.locks.withLocks([`${id}y`, id], async (outer) => {
+        await t.locks.withLock(id, async (inner) => {
           expect(inner.resource).toBe(id)
           expect(inner.fence).toBe(outer.fences[id])
-          expect((await reentrant.inspect(id)).token).toBe(outer.token)
+          expect((await t.locks.inspect(id)).token).toBe(outer.token)
         }, { wait: 2_000 })
         {
-          await using inner = await reentrant.acquire(`${id}y`, { wait: 2_000 })
+          await using inner = await t.locks.acquire(`${id}y`, { wait: 2_000 })
           expect(inner.fence).toBe(outer.fences[`${id}y`])
         }
-        expect((await reentrant.inspect(id)).token).toBe(outer.token)
-        expect((await reentrant.inspect(`${id}y`)).token).toBe(outer.token)
+        expect((await t.locks.inspect(id)).token).toBe(outer.token)
+        expect((await t.locks.inspect(`${id}y`)).token).toBe(outer.token)
       })
-      expect((await reentrant.inspect(id)).held).toBe(false)
+      expect((await t.locks.inspect(id)).held).toBe(false)
     })
 
     it('reentrant: withLocks containing held mutexes re-enters those and takes the rest; its end gives back only the rest', async () => {
       const id = `p${++n}`
-      await reentrant.withLock(id, async (outer) => {
+      await t.locks.withLock(id, async (outer) => {
         const started = performance.now()
-        await reentrant.withLocks([`${id}b`, id], async (inner) => {
+        await t.locks.withLocks([`${id}b`, id], async (inner) => {
           expect(inner.resources).toEqual([id, `${id}b`])
           expect(inner.fences[id]).toBe(outer.fence)
-          expect((await reentrant.inspect(`${id}b`)).held).toBe(true)
+          expect((await t.locks.inspect(`${id}b`)).held).toBe(true)
           // All of them held already: nothing is taken.
-          await reentrant.withLocks([id, `${id}b`], async (innermost) => expect(innermost.fences).toEqual(inner.fences))
+          await t.locks.withLocks([id, `${id}b`], async (innermost) => expect(innermost.fences).toEqual(inner.fences))
         }, { wait: 2_000 })
         expect(performance.now() - started).toBeLessThan(1_000)
-        expect((await reentrant.inspect(`${id}b`)).held).toBe(false)
-        expect((await reentrant.inspect(id)).token).toBe(outer.token)
+        expect((await t.locks.inspect(`${id}b`)).held).toBe(false)
+        expect((await t.locks.inspect(id)).token).toBe(outer.token)
       })
-      expect((await reentrant.inspect(id)).held).toBe(false)
+      expect((await t.locks.inspect(id)).held).toBe(false)
     })
 
     it('reentrant: write in write and read in write re-enter the write lease; read in read re-enters the read lease', async () => {
-      const rw = reentrant.readWrite(`rw${++n}`)
+      const rw = t.locks.readWrite(`rw${++n}`)
       await rw.withWrite(async (outer) => {
         const writing = async () => (await rw.inspect()).writer?.token === outer.token
         await rw.withWrite((inner) => reenters(inner, outer, writing), { wait: 2_000 })
@@ -194,7 +179,7 @@ describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
 
     it('reentrant: a permit inside a permit of the same semaphore re-enters it (any limit); one permit stays taken', async () => {
       for (const limit of [1, 2]) {
-        const pool = reentrant.semaphore(`s${++n}`, { limit })
+        const pool = t.locks.semaphore(`s${++n}`, { limit })
         await pool.withPermit(async (outer) => {
           const holding = async () => (await pool.inspect()).permits.length === 1
           await pool.withPermit((inner) => reenters(inner, outer, holding), { wait: 2_000 })
@@ -206,7 +191,7 @@ describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
     })
 
     it('a mutex, a semaphore and a read/write lock of one name are independent: nesting them takes each anew', async () => {
-      for (const locks of [plain, reentrant]) {
+      for (const locks of [plain, t.locks]) {
         const id = `k${++n}`
         await locks.withLock(id, async (mutexLease) => {
           await locks.semaphore(id, { limit: 1 }).withPermit(async (permit) => {
@@ -218,5 +203,5 @@ describe.skipIf(!requireRedisOrSkip())('reentrancy', () => {
         })
       }
     })
-  })
+  }, { prefix: 'reentrant', locks: { reentrant: true } })
 })

@@ -5,15 +5,15 @@
 // with the reason a single extend gives). The batch scripts are checked against the single-lease
 // scripts directly: each lease of a batch gets the answer its own extend would have given.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createLocks, LockLostError, type Lease, type Locks } from '../../src/index.js'
+import { LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { acquireMany, closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { acquireMany, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 /** The slot key of a permit: its token ends with `@<slot>`. */
 const slotKey = (prefix: string, name: string, limit: number, permit: Lease): string => {
@@ -38,29 +38,13 @@ async function expectExactlyLost(leases: readonly Lease[], lost: ReadonlySet<num
   }
 }
 
-describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits and read/write leases', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
+describeRedis('batched renewals of semaphore permits and read/write leases', (server) => {
+  perAdapter(server, (t) => {
     let locks: Locks | undefined
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-    })
-    afterAll(async () => {
-      await closeQuietly([locks])
-      await client?.quit()
-    })
 
     it('renews 300 permits of one semaphore and 300 readers of 300 locks in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
       const prefix = uniquePrefix('renewals-kinds')
-      locks = createLocks({ redis: client.raw, prefix })
+      locks = t.open({ prefix })
       const ttl = 1_000
       const limit = 300
       const pool = locks.semaphore('pool', { limit })
@@ -68,10 +52,10 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
       const readers = await acquireMany(300, (i) => locks!.readWrite(`rw${i}`).read({ ttl, autoExtend: true }))
       expect(new Set(permits.map((p) => slotKey(prefix, 'pool', limit, p))).size).toBe(limit)
 
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const since = performance.now()
       await sleep(4 * ttl)
-      const calls = await scriptCalls(redis)
+      const calls = await scriptCalls(server.redis)
       const periods = (performance.now() - since) / (ttl / 3)
       // Every lease outlived four ttls: it was renewed about every third of one.
       expect(permits.filter((l) => !l.held || l.signal.aborted)).toEqual([])
@@ -84,86 +68,86 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
       // measures the 1-per-100 target at 50,000 leases).
       expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil((permits.length + readers.length) / 30))
       // Renewed in Redis, not only in the client's books: a permit's slot and a reader's score are fresh.
-      expect(Number(await client.command('PTTL', slotKey(prefix, 'pool', limit, permits[299]!)))).toBeGreaterThan(ttl / 3)
-      const score = Number(await client.command('ZSCORE', rwKeys(prefix, 'rw299').readers, readers[299]!.token))
-      const [seconds] = (await client.command('TIME')) as [string, string]
+      expect(Number(await t.client.command('PTTL', slotKey(prefix, 'pool', limit, permits[299]!)))).toBeGreaterThan(ttl / 3)
+      const score = Number(await t.client.command('ZSCORE', rwKeys(prefix, 'rw299').readers, readers[299]!.token))
+      const [seconds] = (await t.client.command('TIME')) as [string, string]
       expect(score - Number(seconds) * 1_000).toBeGreaterThan(ttl / 3)
 
       // Behind the leases' backs: some permits' slots deleted, one slot taken over by another token,
       // some readers removed from their readers zset.
       const deletedSlots = [0, 1, 149, 250, 299]
       const takenOver = 77
-      for (const i of deletedSlots) await client.command('DEL', slotKey(prefix, 'pool', limit, permits[i]!))
+      for (const i of deletedSlots) await t.client.command('DEL', slotKey(prefix, 'pool', limit, permits[i]!))
       const takenKey = slotKey(prefix, 'pool', limit, permits[takenOver]!)
-      await client.command('SET', takenKey, 'someone-else', 'PX', 60_000)
+      await t.client.command('SET', takenKey, 'someone-else', 'PX', 60_000)
       const removedReaders = [0, 42, 199, 250, 299]
-      for (const i of removedReaders) await client.command('ZREM', rwKeys(prefix, `rw${i}`).readers, readers[i]!.token)
+      for (const i of removedReaders) await t.client.command('ZREM', rwKeys(prefix, `rw${i}`).readers, readers[i]!.token)
 
       const leases = [...permits, ...readers]
       const lost = new Set([...deletedSlots, takenOver, ...removedReaders.map((i) => permits.length + i)])
       await expectExactlyLost(leases, lost, ttl)
       // The taken-over slot is left alone.
-      expect(await client.command('GET', takenKey)).toBe('someone-else')
+      expect(await t.client.command('GET', takenKey)).toBe('someone-else')
       await locks.close({ release: true })
       locks = undefined
     }, 30_000)
 
     it('renews writers auto-extended among readers of other locks; a writer or reader lost alone goes alone', async () => {
       const prefix = uniquePrefix('renewals-writers')
-      locks = createLocks({ redis: client.raw, prefix })
+      locks = t.open({ prefix })
       const ttl = 1_000
       const readers = await acquireMany(300, (i) => locks!.readWrite(`r${i}`).read({ ttl, autoExtend: true }))
       // One writer alone first: it renews by itself among the readers' batches.
       const solo = await locks.readWrite('solo').write({ ttl, autoExtend: true })
       await sleep(2 * ttl)
       expect(solo.held && !solo.signal.aborted).toBe(true)
-      expect(Number(await client.command('PTTL', rwKeys(prefix, 'solo').writer))).toBeGreaterThan(ttl / 3)
+      expect(Number(await t.client.command('PTTL', rwKeys(prefix, 'solo').writer))).toBeGreaterThan(ttl / 3)
 
       // Then 100 writers of their own locks, renewed alongside the readers and the solo writer.
       const writers = await acquireMany(100, (i) => locks!.readWrite(`w${i}`).write({ ttl, autoExtend: true }))
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const since = performance.now()
       await sleep(4 * ttl)
-      const calls = await scriptCalls(redis)
+      const calls = await scriptCalls(server.redis)
       const periods = (performance.now() - since) / (ttl / 3)
       const all = [solo, ...writers, ...readers]
       expect(all.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
       // As above: one call per lease would be 401 a period; batched, one per grid point and kind.
       expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil(all.length / 30))
-      for (const name of ['solo', 'w0', 'w99']) expect(Number(await client.command('PTTL', rwKeys(prefix, name).writer))).toBeGreaterThan(ttl / 3)
+      for (const name of ['solo', 'w0', 'w99']) expect(Number(await t.client.command('PTTL', rwKeys(prefix, name).writer))).toBeGreaterThan(ttl / 3)
 
       // A writer key deleted, another taken over, one reader removed: those three leases alone are lost.
-      await client.command('DEL', rwKeys(prefix, 'w10').writer)
-      await client.command('SET', rwKeys(prefix, 'w20').writer, 'someone-else', 'PX', 60_000)
-      await client.command('ZREM', rwKeys(prefix, 'r5').readers, readers[5]!.token)
+      await t.client.command('DEL', rwKeys(prefix, 'w10').writer)
+      await t.client.command('SET', rwKeys(prefix, 'w20').writer, 'someone-else', 'PX', 60_000)
+      await t.client.command('ZREM', rwKeys(prefix, 'r5').readers, readers[5]!.token)
       await expectExactlyLost(all, new Set([1 + 10, 1 + 20, 1 + writers.length + 5]), ttl)
-      expect(await client.command('GET', rwKeys(prefix, 'w20').writer)).toBe('someone-else')
+      expect(await t.client.command('GET', rwKeys(prefix, 'w20').writer)).toBe('someone-else')
       await locks.close({ release: true })
       locks = undefined
     }, 30_000)
     it('renews 200 all-or-nothing leases of 3 locks each in a few script calls per period; a lease that lost one of its locks goes alone', async () => {
       const prefix = uniquePrefix('renewals-multi')
-      locks = createLocks({ redis: client.raw, prefix })
+      locks = t.open({ prefix })
       const ttl = 1_000
       const names = (i: number) => [`m${i}:a`, `m${i}:b`, `m${i}:c`]
       const leases = await acquireMany(200, (i) => locks!.acquireAll(names(i), { ttl, autoExtend: true }))
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const since = performance.now()
       await sleep(4 * ttl)
-      const calls = await scriptCalls(redis)
+      const calls = await scriptCalls(server.redis)
       const periods = (performance.now() - since) / (ttl / 3)
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
       // One call per lease would be 200 a period.
       expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * Math.ceil(leases.length / 30))
-      for (const name of names(199)) expect(Number(await client.command('PTTL', mutexKeys(prefix, name).lock))).toBeGreaterThan(ttl / 3)
+      for (const name of names(199)) expect(Number(await t.client.command('PTTL', mutexKeys(prefix, name).lock))).toBeGreaterThan(ttl / 3)
 
       // One lock of a lease deleted, one of another lease taken over: those two leases alone are lost.
-      await client.command('DEL', mutexKeys(prefix, 'm3:b').lock)
-      await client.command('SET', mutexKeys(prefix, 'm150:c').lock, 'someone-else', 'PX', 60_000)
+      await t.client.command('DEL', mutexKeys(prefix, 'm3:b').lock)
+      await t.client.command('SET', mutexKeys(prefix, 'm150:c').lock, 'someone-else', 'PX', 60_000)
       await expectExactlyLost(leases, new Set([3, 150]), ttl)
-      expect(await client.command('GET', mutexKeys(prefix, 'm150:c').lock)).toBe('someone-else')
+      expect(await t.client.command('GET', mutexKeys(prefix, 'm150:c').lock)).toBe('someone-else')
       await locks.close({ release: true })
       locks = undefined
     }, 30_000)
@@ -173,7 +157,7 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals of semaphore permits an
     let client: TestClient
     const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => client.command('EVAL', script.source, keys.length, ...keys, ...args)
     beforeAll(async () => {
-      client = await adapters[0]!.connect(redis.url)
+      client = await adapters[0]!.connect(server.url)
     })
     afterAll(async () => {
       await client?.quit()

@@ -13,8 +13,9 @@ import { createCluster } from 'redis'
 import { clusterSlot } from '../../src/util/keys.js'
 import type { RedisClient } from '../../src/index.js'
 import { callsOfAll, scriptCalls } from '../../harness/commandstats.js'
-import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
   const leases: Lease[] = []
@@ -22,49 +23,33 @@ async function acquireMany(locks: Locks, names: readonly string[], ttl: number):
   return leases
 }
 
-describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
+describeRedis('batched renewals', (server) => {
+  perAdapter(server, (t) => {
     let locks: Locks
     let prefix: string
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-    })
-    afterAll(async () => {
-      await closeQuietly([locks])
-      await client?.quit()
-    })
 
     it('renews 5,000 leases in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
       prefix = uniquePrefix('renewals')
-      locks = createLocks({ redis: client.raw, prefix })
+      locks = t.open({ prefix })
       const ttl = 1_000
       const names = Array.from({ length: 5_000 }, (_, i) => `r${i}`)
       const leases = await acquireMany(locks, names, ttl)
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const since = performance.now()
       await sleep(4 * ttl)
-      const calls = await scriptCalls(redis)
+      const calls = await scriptCalls(server.redis)
       const periods = (performance.now() - since) / (ttl / 3)
       // Every lease outlived four ttls: it was renewed about every third of one.
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
       expect(calls).toBeLessThanOrEqual(Math.ceil(periods + 1) * (5_000 / 100))
-      expect(Number(await client.command('PTTL', mutexKeys(prefix, 'r4999').lock))).toBeGreaterThan(0)
+      expect(Number(await t.client.command('PTTL', mutexKeys(prefix, 'r4999').lock))).toBeGreaterThan(0)
 
       // Behind the leases' backs: 20 locks deleted, one taken over by another token.
       const gone = [3, 250, 251, 777, 1_000, 1_999, 2_000, 2_001, 2_500, 3_333, 3_334, 3_999, 4_000, 4_001, 4_250, 4_500, 4_750, 4_998, 4_999, 0]
-      for (const i of gone) await client.command('DEL', mutexKeys(prefix, names[i]!).lock)
+      for (const i of gone) await t.client.command('DEL', mutexKeys(prefix, names[i]!).lock)
       const takenOver = 1_234
-      await client.command('SET', mutexKeys(prefix, names[takenOver]!).lock, 'someone-else', 'PX', 60_000)
+      await t.client.command('SET', mutexKeys(prefix, names[takenOver]!).lock, 'someone-else', 'PX', 60_000)
       const lost = new Set([...gone, takenOver])
       await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
       await sleep(ttl) // and nothing else goes with them over another renewal or two
@@ -78,22 +63,22 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals', () => {
         }
       }
       // The taken-over lock is left alone.
-      expect(await client.command('GET', mutexKeys(prefix, names[takenOver]!).lock)).toBe('someone-else')
+      expect(await t.client.command('GET', mutexKeys(prefix, names[takenOver]!).lock)).toBe('someone-else')
       await locks.close({ release: true })
     }, 30_000)
 
     it('while Redis is frozen (SIGSTOP), a batch loses the leases whose deadline passed and keeps the others', async () => {
       prefix = uniquePrefix('renewals-frozen')
-      locks = createLocks({ redis: client.raw, prefix })
+      locks = t.open({ prefix })
       const short = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `s${i}`), 300)
       const long = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `l${i}`), 4_000)
       const lostAt = new Map<Lease, number>()
       for (const lease of short) lease.signal.addEventListener('abort', () => lostAt.set(lease, performance.now()))
-      redis.pause()
+      server.redis.pause()
       try {
         await waitUntil('every short lease to be lost', () => lostAt.size === short.length, 3_000)
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       for (const lease of short) {
         const reason = lease.signal.reason as LockLostError

@@ -1,39 +1,26 @@
 // An AbortSignal is honoured at every stage of an acquire: before the call, while the first
 // attempt is in flight (lock free or held), and while waiting. An aborted acquire rejects promptly
 // with LockAbortedError, never returns a lease, and gives back whatever Redis granted it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createLocks, LockAbortedError } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import type { TestClient } from '../../harness/clients.js'
 import { startConnectionProxy, type ConnectionProxy } from '../../harness/conn-proxy.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('abort', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
-  describe.each(adapters)('$name', (adapter) => {
-    let control: TestClient
-    beforeAll(async () => {
-      control = await adapter.connect(redis.url)
-    })
-    afterAll(() => control?.quit())
+describeRedis('abort', (server) => {
+  perAdapter(server, (t) => {
 
     /** A client whose command replies take `delay` ms (connection 0 behind the proxy). */
     const slowClient = async (delay: number): Promise<{ client: TestClient; proxy: ConnectionProxy }> => {
-      const proxy = await startConnectionProxy(redis)
+      const proxy = await startConnectionProxy(server.redis)
       proxy.delayReplies(0, delay)
-      return { client: await adapter.connect(proxy.url), proxy }
+      return { client: await t.adapter.connect(proxy.url), proxy }
     }
 
     it('an already-aborted signal rejects with LockAbortedError (its reason as cause), before any Redis call', async () => {
       const prefix = uniquePrefix('pre-aborted')
-      const locks = createLocks({ redis: control.raw, prefix })
+      const locks = createLocks({ redis: t.client.raw, prefix })
       try {
         const reason = new Error('caller gave up')
         const err = await locks.acquire('r', { signal: AbortSignal.abort(reason) }).catch((e: unknown) => e)
@@ -43,7 +30,7 @@ describe.skipIf(!requireRedisOrSkip())('abort', () => {
         // A signal aborted without a reason: still typed (the DOMException becomes the cause).
         const bare = await locks.acquire('r', { signal: AbortSignal.abort() }).catch((e: unknown) => e)
         expect(bare).toBeInstanceOf(LockAbortedError)
-        expect(await control.command('EXISTS', keysOf(prefix, 'r').lock)).toBe(0)
+        expect(await t.client.command('EXISTS', keysOf(prefix, 'r').lock)).toBe(0)
       } finally {
         await closeQuietly([locks])
       }
@@ -57,7 +44,7 @@ describe.skipIf(!requireRedisOrSkip())('abort', () => {
       const prefix = uniquePrefix(`abort-inflight-${state}`)
       const resource = 'in-flight'
       const { client, proxy } = await slowClient(300)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const locks = createLocks({ redis: client.raw, prefix })
       try {
         const holder = state === 'held' ? await holderLocks.acquire(resource, { ttl: 10_000 }) : undefined
@@ -78,8 +65,8 @@ describe.skipIf(!requireRedisOrSkip())('abort', () => {
         expect(result.at - abortedAt, 'ms from the abort to the rejection').toBeLessThan(150)
         // Whatever the late reply granted is given back: the lock is free (or the holder's), and the
         // aborted waiter keeps no place in the fair queue.
-        await waitUntil('the late grant is given back', async () => (await control.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null), 3_000)
-        await waitUntil('no queue place is left', async () => Number(await control.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
+        await waitUntil('the late grant is given back', async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null), 3_000)
+        await waitUntil('no queue place is left', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
         if (holder) {
           const next = holderLocks.acquire(resource, { ttl: 5_000, wait: 3_000 })
           const releasedAt = performance.now()
@@ -98,19 +85,19 @@ describe.skipIf(!requireRedisOrSkip())('abort', () => {
     it('an abort while queued behind a holder rejects within milliseconds and frees the queue place', async () => {
       const prefix = uniquePrefix('abort-queued')
       const resource = 'queued'
-      const holderLocks = createLocks({ redis: control.raw, prefix })
-      const locks = createLocks({ redis: control.raw, prefix })
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
+      const locks = createLocks({ redis: t.client.raw, prefix })
       try {
         const holder = await holderLocks.acquire(resource, { ttl: 10_000 })
         const controller = new AbortController()
         const waiting = locks.acquire(resource, { wait: Infinity, signal: controller.signal }).catch((e: unknown) => e)
-        await waitUntil('the waiter queued', async () => Number(await control.command('ZCARD', keysOf(prefix, resource).queue)) === 1, 3_000)
+        await waitUntil('the waiter queued', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 1, 3_000)
         const abortedAt = performance.now()
         controller.abort()
         const err = await waiting
         expect(err).toBeInstanceOf(LockAbortedError)
         expect(performance.now() - abortedAt).toBeLessThan(100)
-        await waitUntil('the queue place is freed', async () => Number(await control.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
+        await waitUntil('the queue place is freed', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
         await holder.release()
       } finally {
         await closeQuietly([locks, holderLocks])

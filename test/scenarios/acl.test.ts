@@ -1,44 +1,36 @@
 // A Redis user without one of the rights fencelock needs (PUBLISH, SUBSCRIBE, EVALSHA): the caller
 // learns at once which permission is missing, never a hang, a silent poll or a plain timeout; a
 // release whose wake-up is refused says that the lock was released all the same.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { claimFence, createLocks, fencedSet, RedisError } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import type { TestClient } from '../../harness/clients.js'
 import { closeQuietly, keysOf, uniquePrefix } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 /** The commands of the README's ACL rule (mutex, semaphore, read/write, all-or-nothing, guards). */
 const LEAST = '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
 
-describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
-  let redis: RedisProcess
+describeRedis('Redis users and their rights', (server) => {
   beforeAll(async () => {
-    redis = await startRedis()
-    await redis.cli('ACL', 'SETUSER', 'nopub', 'on', '>pw', '~*', '&*', '+@all', '-publish')
-    await redis.cli('ACL', 'SETUSER', 'nosub', 'on', '>pw', '~*', '&*', '+@all', '-subscribe')
-    await redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
+    await server.redis.cli('ACL', 'SETUSER', 'nopub', 'on', '>pw', '~*', '&*', '+@all', '-publish')
+    await server.redis.cli('ACL', 'SETUSER', 'nosub', 'on', '>pw', '~*', '&*', '+@all', '-subscribe')
+    await server.redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
     // The README's least-privilege rule (prefix fencelock-acl:, the user's own data under data:*),
     // plus what the client libraries send when they connect (INFO, CLIENT, HELLO, PING).
-    await redis.cli('ACL', 'SETUSER', 'locker', 'on', '>pw', 'resetkeys', '~fencelock-acl:*', '~data:*', '~{data:*', 'resetchannels', '&fencelock-acl:*', '-@all', ...LEAST.split(' '), '+info', '+client', '+hello', '+ping', '+select')
+    await server.redis.cli('ACL', 'SETUSER', 'locker', 'on', '>pw', 'resetkeys', '~fencelock-acl:*', '~data:*', '~{data:*', 'resetchannels', '&fencelock-acl:*', '-@all', ...LEAST.split(' '), '+info', '+client', '+hello', '+ping', '+select')
   })
-  afterAll(() => redis?.stop())
 
-  describe.each(adapters)('$name', (adapter) => {
+  perAdapter(server, (t) => {
     let nopub: TestClient
-    let full: TestClient
     beforeAll(async () => {
-      nopub = await adapter.connect(redis.url.replace('redis://', 'redis://nopub:pw@'))
-      full = await adapter.connect(redis.url)
+      nopub = await t.adapter.connect(server.url.replace('redis://', 'redis://nopub:pw@'))
     })
-    afterAll(async () => {
-      await nopub?.quit()
-      await full?.quit()
-    })
+    afterAll(() => nopub?.quit())
 
     it('release() releases, then rejects with RedisError naming the missing PUBLISH permission; the lease counts as released', async () => {
       const prefix = uniquePrefix('nopub')
       const holderLocks = createLocks({ redis: nopub.raw, prefix })
-      const waiterLocks = createLocks({ redis: full.raw, prefix })
+      const waiterLocks = createLocks({ redis: t.client.raw, prefix })
       try {
         const lease = await holderLocks.acquire('r', { ttl: 2_000 })
         const waiting = waiterLocks.acquire('r', { wait: 15_000 })
@@ -48,7 +40,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
         expect((err as Error).message).toMatch(/released/i)
         expect((err as Error).message).toMatch(/PUBLISH/)
         expect(String((err as RedisError).cause)).toMatch(/NOPERM|can't run this command/)
-        expect(await full.command('EXISTS', keysOf(prefix, 'r').lock)).not.toBe(1) // the lock is free or the waiter's
+        expect(await t.client.command('EXISTS', keysOf(prefix, 'r').lock)).not.toBe(1) // the lock is free or the waiter's
         expect(await lease.release()).toBe(false) // already released: nothing more to do
         // The waiter's re-check still gets it, within the holder's ttl (2 s) instead of at once.
         const next = await waiting
@@ -60,8 +52,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
 
     it('a waiter whose user may not SUBSCRIBE fails at once with RedisError naming the permission, instead of polling silently', async () => {
       const prefix = uniquePrefix('nosub')
-      const nosub = await adapter.connect(redis.url.replace('redis://', 'redis://nosub:pw@'))
-      const holderLocks = createLocks({ redis: full.raw, prefix })
+      const nosub = await t.adapter.connect(server.url.replace('redis://', 'redis://nosub:pw@'))
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const waiterLocks = createLocks({ redis: nosub.raw, prefix })
       try {
         const lease = await holderLocks.acquire('r', { ttl: 10_000 })
@@ -79,28 +71,28 @@ describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
     }, 20_000)
 
     it('a user with only the README\'s least-privilege rule: mutex with waiting and wake-up, semaphore, read/write, all-or-nothing, inspect and the fenced guards all work', async () => {
-      const client = await adapter.connect(redis.url.replace('redis://', 'redis://locker:pw@'))
-      const other = await adapter.connect(redis.url.replace('redis://', 'redis://locker:pw@'))
+      const client = await t.adapter.connect(server.url.replace('redis://', 'redis://locker:pw@'))
+      const other = await t.adapter.connect(server.url.replace('redis://', 'redis://locker:pw@'))
       const a = createLocks({ redis: client.raw, prefix: 'fencelock-acl:' })
       const b = createLocks({ redis: other.raw, prefix: 'fencelock-acl:' })
       try {
-        const held = await a.acquire(`r-${adapter.name}`, { ttl: 10_000 })
-        const waiting = b.acquire(`r-${adapter.name}`, { wait: 5_000 })
+        const held = await a.acquire(`r-${t.adapter.name}`, { ttl: 10_000 })
+        const waiting = b.acquire(`r-${t.adapter.name}`, { wait: 5_000 })
         await new Promise((r) => setTimeout(r, 100))
         const releasedAt = performance.now()
         await held.release()
         const next = await waiting
         expect(performance.now() - releasedAt, 'woken by the release, not by a re-check').toBeLessThan(1_000)
         expect(next.fence).toBeGreaterThan(held.fence)
-        expect((await b.inspect(`r-${adapter.name}`)).token).toBe(next.token)
-        expect(await claimFence(client.raw, `data:${adapter.name}`, next.fence)).toBe(true)
-        expect(await fencedSet(client.raw, `data:${adapter.name}`, 'v', next.fence)).toBe(true)
+        expect((await b.inspect(`r-${t.adapter.name}`)).token).toBe(next.token)
+        expect(await claimFence(client.raw, `data:${t.adapter.name}`, next.fence)).toBe(true)
+        expect(await fencedSet(client.raw, `data:${t.adapter.name}`, 'v', next.fence)).toBe(true)
         await next.release()
-        const permit = await a.semaphore(`s-${adapter.name}`, { limit: 1 }).acquire()
-        expect((await b.semaphore(`s-${adapter.name}`, { limit: 1 }).inspect()).held).toBe(1)
+        const permit = await a.semaphore(`s-${t.adapter.name}`, { limit: 1 }).acquire()
+        expect((await b.semaphore(`s-${t.adapter.name}`, { limit: 1 }).inspect()).held).toBe(1)
         await permit.release()
-        await a.readWrite(`rw-${adapter.name}`).withWrite(() => {})
-        await a.withLocks([`x-${adapter.name}`, `y-${adapter.name}`], () => {})
+        await a.readWrite(`rw-${t.adapter.name}`).withWrite(() => {})
+        await a.withLocks([`x-${t.adapter.name}`, `y-${t.adapter.name}`], () => {})
       } finally {
         await closeQuietly([a, b])
         await client.quit()
@@ -109,7 +101,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis users and their rights', () => {
     })
 
     it('a user without EVALSHA gets RedisError naming the command at once, not a timeout', async () => {
-      const client = await adapter.connect(redis.url.replace('redis://', 'redis://noevalsha:pw@'))
+      const client = await t.adapter.connect(server.url.replace('redis://', 'redis://noevalsha:pw@'))
       const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('noevalsha') })
       try {
         // The first call of a script is an EVAL (it loads the script); later calls are EVALSHA.

@@ -1,12 +1,12 @@
 // Failure scenarios on the wire between one client and one Redis (DESIGN.md 2 and 8), through
 // the in-process fault proxy: replies delayed past the ttl, replies lost and the command retried.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
 import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '../../src/index.js'
 import { scripts } from '../../src/lua/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import type { TestClient } from '../../harness/clients.js'
+import type { RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, pttl, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
 const outcome = <T>(promise: Promise<T>, ms: number) =>
@@ -15,39 +15,25 @@ const outcome = <T>(promise: Promise<T>, ms: number) =>
     new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
   ])
 
-describe.skipIf(!requireRedisOrSkip())('network faults', () => {
-  let redis: RedisProcess
-  let proxy: FaultProxy
-  beforeAll(async () => {
-    redis = await startRedis()
-    proxy = await startFaultProxy(redis)
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await redis?.stop()
-  })
+describeRedis('network faults', (server) => {
+  const proxy = useFaultProxy(server)
 
-  describe.each(adapters)('$name', (adapter) => {
-    let control: TestClient // straight to Redis
-    let faulty: TestClient // through the proxy
+  perAdapter(server, (t) => {
+    let faulty: TestClient // through the proxy (t.client goes straight to Redis)
     let direct: Locks
     let locks: Locks
     let prefix: string
-    beforeAll(async () => {
-      control = await adapter.connect(redis.url)
-    })
     const setup = async (name: string, options: { driftFactor?: number } = {}) => {
       prefix = uniquePrefix(name)
-      faulty = await adapter.connect(proxy.url)
+      faulty = await t.adapter.connect(proxy.url)
       locks = createLocks({ redis: faulty.raw, prefix, ...options })
-      direct = createLocks({ redis: control.raw, prefix })
+      direct = createLocks({ redis: t.client.raw, prefix })
     }
     afterEach(async () => {
       proxy.heal()
       await closeQuietly([locks, direct])
       await faulty?.disconnect()
     })
-    afterAll(() => control?.quit())
 
     it('2. acquire reply delayed past the ttl: tryAcquire throws RedisError within the ttl, and the lock does not stay held', async () => {
       await setup('late-try')
@@ -57,7 +43,7 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       await expect(locks.tryAcquire('late', { ttl })).rejects.toBeInstanceOf(RedisError)
       expect(performance.now() - started).toBeLessThan(ttl + 200)
       await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 2_000)
-      expect(await pttl(control, keysOf(prefix, 'late').lock)).toBe(-2)
+      expect(await pttl(t.client, keysOf(prefix, 'late').lock)).toBe(-2)
     })
 
     it('2. acquire reply delayed past the ttl: acquire rejects with RedisError at its deadline, never with a stale lease; nothing is left held or queued', async () => {
@@ -95,7 +81,7 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       expect(lease.remaining).toBeLessThanOrEqual(ttl - drift - delay + 5)
       // Redis keeps it at least as long as the client trusts it.
       proxy.heal()
-      const redisLeft = Number(await control.command('PTTL', keysOf(prefix, 'validity').lock))
+      const redisLeft = Number(await t.client.command('PTTL', keysOf(prefix, 'validity').lock))
       expect(redisLeft).toBeGreaterThanOrEqual(lease.remaining - 5)
       expect(await lease.release()).toBe(true)
     })
@@ -142,11 +128,11 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       // driftFactor 0.3: validity budget 698 ms of a 1,000 ms ttl. A reply after 800 ms is too
       // late for the client, but the lock still has 200 ms to live in Redis: it must be released.
       await setup('late-release', { driftFactor: 0.3 })
-      const expiredBefore = await expiredKeys(redis)
+      const expiredBefore = await expiredKeys(server.redis)
       proxy.setDelay(800, { direction: 'down' })
       await expect(locks.tryAcquire('late', { ttl: 1_000 })).rejects.toBeInstanceOf(RedisError)
       await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 3_000)
-      expect(await expiredKeys(redis), 'the lock expired instead of being released').toBe(expiredBefore)
+      expect(await expiredKeys(server.redis), 'the lock expired instead of being released').toBe(expiredBefore)
     })
 
     it('8. release reply lost, then retried: the release ran once; neither the resent command, a second release() nor a raw EVALSHA with the old token touches the next holder', async () => {
@@ -166,10 +152,10 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       const first = await releasing
       expect(first).not.toBe('pending')
       // Never `true`: that would mean the resent release deleted the next holder's lock.
-      if (adapter.name === 'ioredis') expect(first).toEqual({ value: false }) // resent, found the next token: refused
+      if (t.adapter.name === 'ioredis') expect(first).toEqual({ value: false }) // resent, found the next token: refused
       else expect((first as { error?: unknown }).error).toBeInstanceOf(RedisError)
       expect(await outcome(old.release(), 3_000)).toEqual({ value: false })
-      const raw = await control.command('EVALSHA', scripts.mutexRelease.sha, 3, k.lock, k.queue, k.queueExpiry, old.token, k.channel)
+      const raw = await t.client.command('EVALSHA', scripts.mutexRelease.sha, 3, k.lock, k.queue, k.queueExpiry, old.token, k.channel)
       expect(Number(raw)).toBe(0)
       const info = await direct.inspect(resource)
       expect(info.held).toBe(true)
@@ -198,7 +184,7 @@ describe.skipIf(!requireRedisOrSkip())('network faults', () => {
       expect(old.signal.aborted).toBe(true)
       const again = await outcome(old.extend(60_000), 3_000)
       expect((again as { error?: unknown }).error).toBeInstanceOf(LockLostError)
-      const raw = await control.command('EVALSHA', scripts.mutexExtend.sha, 1, k.lock, old.token, 60_000)
+      const raw = await t.client.command('EVALSHA', scripts.mutexExtend.sha, 1, k.lock, old.token, 60_000)
       expect(Number(raw)).toBe(0)
       const info = await direct.inspect(resource)
       expect(info.token).toBe(next.token)

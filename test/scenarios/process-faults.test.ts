@@ -1,34 +1,23 @@
 // Failure scenarios where a lock user's process is paused or killed (DESIGN.md 1 and 11). The
 // victims are separate OS processes (fixtures/worker.ts), so SIGSTOP and SIGKILL are real.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
 import { createLocks, fencedSet, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
 import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('process faults', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
+describeRedis('process faults', (server) => {
   afterEach(killAllWorkers)
-  afterAll(() => redis?.stop())
 
-  describe.each(adapters)('$name', (adapter) => {
-    let control: TestClient
+  perAdapter(server, (t) => {
     let locks: Locks
     let prefix: string
-    beforeAll(async () => {
-      control = await adapter.connect(redis.url)
-    })
     afterEach(async () => {
       await closeQuietly([locks])
     })
-    afterAll(() => control?.quit())
     const setup = (name: string) => {
       prefix = uniquePrefix(name)
-      locks = createLocks({ redis: control.raw, prefix })
+      locks = t.open({ prefix })
     }
 
     for (const autoExtend of [false, true]) {
@@ -37,14 +26,14 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
         const resource = 'paused'
         const dataKey = `${prefix}data`
         const ttl = 1_000
-        const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, autoExtend })
+        const holder = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, autoExtend })
         const acquired = await holder.next('acquired')
         holder.signal('SIGSTOP')
         try {
-          await waitUntil('the paused holder\'s lock expired in Redis', async () => (await pttl(control, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
+          await waitUntil('the paused holder\'s lock expired in Redis', async () => (await pttl(t.client, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
           const next = await locks.acquire(resource, { ttl: 5_000, wait: 0 })
           expect(next.fence).toBeGreaterThan(acquired.fence as number)
-          expect(await fencedSet(control.raw, dataKey, 'from the new holder', next.fence)).toBe(true)
+          expect(await fencedSet(t.client.raw, dataKey, 'from the new holder', next.fence)).toBe(true)
         } finally {
           holder.signal('SIGCONT')
         }
@@ -55,7 +44,7 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
         const lost = await holder.next('lost', 2_000)
         expect(['expired', 'refused']).toContain(lost.reason)
         expect(lost.name).toBe('LockLostError')
-        expect(await control.command('GET', dataKey)).toBe('from the new holder')
+        expect(await t.client.command('GET', dataKey)).toBe('from the new holder')
         holder.send('exit')
         expect((await holder.exited).code).toBe(0)
       })
@@ -66,9 +55,9 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
       const resource = 'kill9-holder'
       const ttl = 1_500
       // Auto-extended: it holds for as long as it lives, however slowly the waiter starts up.
-      const holder = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, autoExtend: true })
+      const holder = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, autoExtend: true })
       const held = await holder.next('acquired')
-      const waiter = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 10_000 })
+      const waiter = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 10_000 })
       await waitUntil('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
       const killedAt = performance.now()
       holder.signal('SIGKILL')
@@ -90,11 +79,11 @@ describe.skipIf(!requireRedisOrSkip())('process faults', () => {
       // a queued waiter keeps its place for the holder's remaining ttl plus the grace, so the dead
       // one is still in line when the live one (a slow start under load) queues behind it.
       const held = await locks.acquire(resource, { ttl: 8_000, autoExtend: true })
-      const dead = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 30_000 })
+      const dead = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 30_000 })
       await waitUntil('the first waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
       dead.signal('SIGKILL')
       await dead.exited
-      const live = spawnWorker('hold', adapter.name, redis.url, { prefix, resource, ttl, wait: 30_000 })
+      const live = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 30_000 })
       await waitUntil('the second waiter queued behind the dead one', async () => (await locks.inspect(resource)).waiters === 2, 10_000)
       await sleep(100) // the live waiter has subscribed and gone to sleep
       const releasedAt = performance.now()

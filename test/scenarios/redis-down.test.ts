@@ -1,10 +1,11 @@
 // When a wait or a try fails because of Redis, the error says so (RedisError with the cause), not
 // LockTimeoutError, which reads as contention; and tryAcquire has a short bound of its own.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createLocks, LockTimeoutError, RedisError } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { adapters } from '../../harness/clients.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
+import { useClient, useRedis } from '../../harness/per-adapter.js'
 
 const outcomeOf = async (work: Promise<unknown>) => {
   const started = performance.now()
@@ -17,20 +18,12 @@ const outcomeOf = async (work: Promise<unknown>) => {
 
 describe.skipIf(!requireRedisOrSkip())('Redis down or refusing', () => {
   describe.each(adapters)('$name', (adapter) => {
-    let redis: RedisProcess
-    let client: TestClient
-    beforeAll(async () => {
-      redis = await startRedis()
-      client = await adapter.connect(redis.url)
-    })
-    afterAll(async () => {
-      await client?.disconnect()
-      await redis?.stop()
-    })
+    const server = useRedis()
+    const t = useClient(adapter, server, { end: 'disconnect' })
 
     it('Redis paused: acquire with a short wait fails with RedisError ("no reply"), not LockTimeoutError, within the wait', async () => {
-      const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('paused-acquire') })
-      redis.pause()
+      const locks = createLocks({ redis: t.client.raw, prefix: uniquePrefix('paused-acquire') })
+      server.redis.pause()
       try {
         const { error, ms } = (await outcomeOf(locks.acquire('r', { ttl: 10_000, wait: 800 }))) as { error: unknown; ms: number }
         expect(error).toBeInstanceOf(RedisError)
@@ -38,14 +31,14 @@ describe.skipIf(!requireRedisOrSkip())('Redis down or refusing', () => {
         expect((error as Error).message).toMatch(/no reply/i)
         expect(ms).toBeLessThan(800 + 500)
       } finally {
-        redis.resume()
+        server.redis.resume()
         await closeQuietly([locks])
       }
     })
 
     it('Redis paused: tryAcquire gives up after its own short bound (tryTimeout), not after the lease validity', async () => {
-      const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('paused-try'), ttl: 30_000 })
-      redis.pause()
+      const locks = createLocks({ redis: t.client.raw, prefix: uniquePrefix('paused-try'), ttl: 30_000 })
+      server.redis.pause()
       try {
         const { error, ms } = (await outcomeOf(locks.tryAcquire('r'))) as { error: unknown; ms: number }
         expect(error).toBeInstanceOf(RedisError)
@@ -54,37 +47,37 @@ describe.skipIf(!requireRedisOrSkip())('Redis down or refusing', () => {
         expect(custom.error).toBeInstanceOf(RedisError)
         expect(custom.ms).toBeLessThan(300 + 400)
       } finally {
-        redis.resume()
+        server.redis.resume()
         await closeQuietly([locks])
       }
     })
 
     it('a read-only Redis (READONLY) ends a wait with RedisError carrying the reply in cause and message', async () => {
-      const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('readonly') })
+      const locks = createLocks({ redis: t.client.raw, prefix: uniquePrefix('readonly') })
       // A replica of nothing: it refuses every write with READONLY.
-      await redis.cli('REPLICAOF', '127.0.0.1', '1')
+      await server.redis.cli('REPLICAOF', '127.0.0.1', '1')
       try {
         const { error } = (await outcomeOf(locks.acquire('r', { wait: 500 }))) as { error: unknown }
         expect(error).toBeInstanceOf(RedisError)
         expect((error as Error).message).toMatch(/READONLY/)
         expect(String((error as RedisError).cause)).toMatch(/READONLY/)
       } finally {
-        await redis.cli('REPLICAOF', 'NO', 'ONE')
+        await server.redis.cli('REPLICAOF', 'NO', 'ONE')
         await closeQuietly([locks])
       }
     })
 
     it('Redis out of memory (OOM) fails acquire at once with RedisError naming OOM', async () => {
-      const locks = createLocks({ redis: client.raw, prefix: uniquePrefix('oom') })
-      await redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction')
-      await redis.cli('CONFIG', 'SET', 'maxmemory', '1')
+      const locks = createLocks({ redis: t.client.raw, prefix: uniquePrefix('oom') })
+      await server.redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction')
+      await server.redis.cli('CONFIG', 'SET', 'maxmemory', '1')
       try {
         const { error, ms } = (await outcomeOf(locks.acquire('r', { wait: 2_000 }))) as { error: unknown; ms: number }
         expect(error).toBeInstanceOf(RedisError)
         expect((error as Error).message).toMatch(/OOM/)
         expect(ms, 'a refusal that retrying cannot cure is reported at once').toBeLessThan(1_000)
       } finally {
-        await redis.cli('CONFIG', 'SET', 'maxmemory', '0')
+        await server.redis.cli('CONFIG', 'SET', 'maxmemory', '0')
         await closeQuietly([locks])
       }
     })

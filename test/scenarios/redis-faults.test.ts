@@ -1,36 +1,33 @@
 // Redis loses the lock behind the holder's back (DESIGN.md 3 and the fence promise): a restart
 // with no data, a key that expires early (server clock jump) or is evicted. Fences must still
 // grow, and the old holder must learn that it lost the lock.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { useRedis } from '../../harness/per-adapter.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
 
 describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
   describe.each(adapters)('$name', (adapter) => {
-    let redis: RedisProcess
+    const server = useRedis()
     let client: TestClient
     let other: TestClient
     let locks: Locks
     let rival: Locks
     let prefix: string
-    beforeAll(async () => {
-      redis = await startRedis()
-    })
     // Fresh clients per test: one that a restart left dead must not fail every later test.
     beforeEach(async () => {
-      client = await adapter.connect(redis.url)
-      other = await adapter.connect(redis.url)
+      client = await adapter.connect(server.url)
+      other = await adapter.connect(server.url)
     })
     afterEach(async () => {
       await closeQuietly([locks, rival])
       await client?.disconnect()
       await other?.disconnect()
     })
-    afterAll(() => redis?.stop())
     /**
      * After a restart: both clients answer again. node-redis 5 sometimes never reconnects by itself
      * after a kill -9 and restart: it reports isReady but has no connection, and every command waits
@@ -76,8 +73,8 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       const old = await locks.acquire(resource, { ttl: 10_000 })
       fences.push(old.fence)
       expect(await fencedSet(client.raw, `${prefix}data`, 'old', old.fence)).toBe(true)
-      await redis.kill9()
-      await redis.restart()
+      await server.redis.kill9()
+      await server.redis.restart()
       await clientsBack()
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 5_000 })
       expect(next.fence).toBeGreaterThan(Math.max(...fences))
@@ -108,8 +105,8 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         const channels = (await client.command('PUBSUB', 'CHANNELS', `${keysOf(prefix, resource).channel}:*`)) as string[]
         return (await locks.inspect(resource)).waiters === 1 && channels.length === 1
       })
-      await redis.kill9()
-      await redis.restart()
+      await server.redis.kill9()
+      await server.redis.restart()
       await clientsBack()
       // From the moment both clients talk to Redis again (at once, unless one had to be reopened).
       const backAt = performance.now()
@@ -126,7 +123,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       const resource = 'redis-paused'
       const ttl = 600
       const old = await locks.acquire(resource, { ttl, autoExtend: true })
-      redis.pause()
+      server.redis.pause()
       let abortedAt: number | undefined
       const pausedAt = performance.now()
       try {
@@ -137,7 +134,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         expect(lostReason(old.signal)).toBe('unreachable') // a renewal was waiting for Redis at the deadline
         await new Promise((resolve) => setTimeout(resolve, ttl)) // Redis' own clock runs on: the key is due
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 3_000 })
       expect(next.fence).toBeGreaterThan(old.fence)
@@ -148,7 +145,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       setup('paused-waiter')
       const resource = 'paused-waiter'
       const held = await rival.acquire(resource, { ttl: 400 }) // expires during the pause
-      redis.pause()
+      server.redis.pause()
       let outcome: unknown
       try {
         outcome = await locks.acquire(resource, { ttl: 5_000, wait: 1_500 }).then(
@@ -156,7 +153,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
           (err: unknown) => err,
         )
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       expect(['LockTimeoutError', 'RedisError']).toContain((outcome as Error).name)
       await waitUntil('the lock is free with nobody queued', async () => {
@@ -175,12 +172,12 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       let settled: unknown = 'still pending'
       try {
         const running = locks.withLock('withlock-down', async () => {
-          redis.pause()
+          server.redis.pause()
           return 'result of fn'
         }, { ttl }).then((value) => value, (err: unknown) => err)
         settled = await Promise.race([running, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 1_000))])
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBe('result of fn')
     })
@@ -192,11 +189,11 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       let settled: unknown = 'still pending'
       const started = performance.now()
       try {
-        redis.pause()
+        server.redis.pause()
         const extending = lease.extend(ttl).then(() => 'extended', (err: unknown) => err)
         settled = await Promise.race([extending, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 700))])
       } finally {
-        redis.resume()
+        server.redis.resume()
       }
       expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBeInstanceOf(LockLostError)
       expect(lease.signal.aborted).toBe(true)
@@ -209,7 +206,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       const results: unknown[] = []
       const started = performance.now()
       try {
-        redis.pause()
+        server.redis.pause()
         const pending = 'still pending'
         const bounded = (p: Promise<unknown>) => Promise.race([p.then((v) => v, (err: unknown) => err), sleep(2_000).then(() => pending)])
         // Bounds: the instance's ttl for a release and inspect, the new ttl minus drift for an extension.
@@ -217,7 +214,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         results.push(await bounded(byToken.extend('by-token-down', lease.token, 500)))
         results.push(await bounded(byToken.inspect('by-token-down')))
       } finally {
-        redis.resume()
+        server.redis.resume()
         await closeQuietly([byToken])
       }
       const elapsed = Math.round(performance.now() - started)

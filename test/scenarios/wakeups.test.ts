@@ -1,50 +1,34 @@
 // Event-driven waiting under faults: a release must wake the next waiter even when the wake-up
 // lands at an awkward moment (mid-attempt, while the pub/sub connection is down), and a waiter
 // that gives up must not leave a ghost place in the fair queue.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createLocks, LockTimeoutError } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { startConnectionProxy } from '../../harness/conn-proxy.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
-  let redis: RedisProcess
-  let faults: FaultProxy
-  beforeAll(async () => {
-    redis = await startRedis()
-    faults = await startFaultProxy(redis)
-  })
-  afterAll(async () => {
-    await faults?.close()
-    await redis?.stop()
-  })
+describeRedis('wake-ups', (server) => {
+  const faults = useFaultProxy(server)
 
-  describe.each(adapters)('$name', (adapter) => {
-    let control: TestClient
-    beforeAll(async () => {
-      control = await adapter.connect(redis.url)
-    })
-    afterAll(() => control?.quit())
+  perAdapter(server, (t) => {
 
     // Each process listens on its own channel under the resource's (`<channel>:<instance>`).
     const subscribers = async (channel: string) => {
-      const channels = (await control.command('PUBSUB', 'CHANNELS', `${channel}:*`)) as string[]
+      const channels = (await t.client.command('PUBSUB', 'CHANNELS', `${channel}:*`)) as string[]
       if (channels.length === 0) return 0
-      const reply = (await control.command('PUBSUB', 'NUMSUB', ...channels)) as (number | string)[]
+      const reply = (await t.client.command('PUBSUB', 'NUMSUB', ...channels)) as (number | string)[]
       return reply.filter((_, i) => i % 2 === 1).reduce<number>((sum, n) => sum + Number(n), 0)
     }
 
     it('a release published while the waiter\'s attempt is still in flight is not lost (the waiter does not sleep a whole ttl)', async () => {
       const prefix = uniquePrefix('midattempt')
       const resource = 'mid-attempt'
-      const proxy = await startConnectionProxy(redis)
+      const proxy = await startConnectionProxy(server.redis)
       // Connection 0 is the waiter's command connection: its replies crawl. Its pub/sub
       // connection (opened later, through the same proxy) is not slowed down.
       proxy.delayReplies(0, 300)
-      const slow = await adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const slow = await t.adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const waiterLocks = createLocks({ redis: slow.raw, prefix })
       try {
         const held = await holderLocks.acquire(resource, { ttl: 5_000 })
@@ -72,11 +56,11 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
     it('a subscription that never completes costs at most the re-check delay (the holder\'s ttl), not the whole wait', async () => {
       const prefix = uniquePrefix('deaf')
       const resource = 'deaf'
-      const proxy = await startConnectionProxy(redis)
+      const proxy = await startConnectionProxy(server.redis)
       // Connection 1 is the waiter's pub/sub connection: nothing it asks for is ever answered.
       proxy.delayReplies(1, 60_000)
-      const waiterClient = await adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterClient = await t.adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
       try {
         const ttl = 1_000
@@ -97,10 +81,10 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
     it('the pub/sub connection is reset while it opens: the subscriber recovers (a release still wakes the waiter promptly) and close() does not hang', async () => {
       const prefix = uniquePrefix('reset-open')
       const resource = 'reset-open'
-      const proxy = await startConnectionProxy(redis)
+      const proxy = await startConnectionProxy(server.redis)
       proxy.resetOnAccept(1) // the waiter's first pub/sub connection dies as it opens
-      const waiterClient = await adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const waiterClient = await t.adapter.connect(proxy.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
       let latency = Number.NaN
       let closed = ''
@@ -132,8 +116,8 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
         const resource = 'resync'
         const ttl = 6_000
         const viaProxy = kill === 'fault proxy resetAll'
-        const waiterClient = await adapter.connect(viaProxy ? faults.url : redis.url)
-        const holderLocks = createLocks({ redis: control.raw, prefix })
+        const waiterClient = await t.adapter.connect(viaProxy ? faults.url : server.url)
+        const holderLocks = createLocks({ redis: t.client.raw, prefix })
         const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
         try {
           const held = await holderLocks.acquire(resource, { ttl })
@@ -141,7 +125,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
           await waitUntil('the waiter queued and subscribed', async () => (await holderLocks.inspect(resource)).waiters === 1 && (await subscribers(keysOf(prefix, resource).channel)) === 1)
           await sleep(50)
           if (viaProxy) faults.resetAll()
-          else await redis.cli('CLIENT', 'KILL', 'TYPE', 'pubsub')
+          else await server.redis.cli('CLIENT', 'KILL', 'TYPE', 'pubsub')
           // Released while nobody listens: the PUBLISH reaches no one.
           const releasedAt = performance.now()
           expect(await held.release()).toBe(true)
@@ -161,8 +145,8 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
 
     it('a waiter that gives up (abort or deadline) just as the lock is handed to it leaves nothing behind: no orphaned lock, no queue place', async () => {
       const prefix = uniquePrefix('giveup-race')
-      const other = await adapter.connect(redis.url)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const other = await t.adapter.connect(server.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const waiterLocks = createLocks({ redis: other.raw, prefix })
       const problems: string[] = []
       let granted = 0
@@ -206,8 +190,8 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
     it('waiters of one process that time out together leave the fair queue: no ghost place delays the next waiter', async () => {
       const prefix = uniquePrefix('ghost')
       const resource = 'ghost'
-      const other = await adapter.connect(redis.url)
-      const holderLocks = createLocks({ redis: control.raw, prefix })
+      const other = await t.adapter.connect(server.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
       const impatient = createLocks({ redis: other.raw, prefix })
       const patient = createLocks({ redis: other.raw, prefix: prefix })
       try {
@@ -219,7 +203,7 @@ describe.skipIf(!requireRedisOrSkip())('wake-ups', () => {
           expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(LockTimeoutError)
         }
         await waitUntil('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, 1_000).catch(async (err: unknown) => {
-          const queue = await control.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
+          const queue = await t.client.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
           throw new Error(`${(err as Error).message}; queue still holds ${JSON.stringify(queue)}`)
         })
         const waiting = patient.acquire(resource, { wait: 10_000 })

@@ -3,64 +3,43 @@
 // failed attempt, a multi-waiter not starved by single-resource lockers, a signal that aborts when
 // any resource is lost.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockLostError, LockTimeoutError, type Locks } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../../harness/util.js'
+import { expect, it } from 'vitest'
+import { LockLostError, LockTimeoutError, type Locks } from '../../../src/index.js'
+import { keysOf, sleep } from '../../../harness/util.js'
+import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(() => redis?.stop())
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
-    let a: Locks
-    let b: Locks
-    let prefix: string
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-      prefix = uniquePrefix('multi')
-      a = createLocks({ redis: client.raw, prefix })
-      b = createLocks({ redis: client.raw, prefix })
-    })
-    afterAll(async () => {
-      await closeQuietly([a, b])
-      await client?.quit()
-    })
+describeRedis('acquireAll / withLocks', (server) => {
+  perAdapter(server, (t) => {
     let n = 0
     const acct = (i: number) => `account:${n}:${i}`
 
     it('locks every resource with one lease; each fence is larger than every earlier fence of its resource', async () => {
       n++
-      const earlier = await a.acquire(acct(1))
+      const earlier = await t.locks.acquire(acct(1))
       await earlier.release()
-      const lease = await a.acquireAll([acct(2), acct(1), acct(1)])
+      const lease = await t.locks.acquireAll([acct(2), acct(1), acct(1)])
       expect(lease.resources).toEqual([acct(1), acct(2)])
       expect(lease.fences[acct(1)]).toBeGreaterThan(earlier.fence)
       expect(Object.keys(lease.fences).sort()).toEqual([acct(1), acct(2)])
-      for (const r of lease.resources) expect((await a.inspect(r)).token).toBe(lease.token)
-      expect(await b.tryAcquire(acct(2))).toBeNull()
+      for (const r of lease.resources) expect((await t.locks.inspect(r)).token).toBe(lease.token)
+      expect(await t.other.tryAcquire(acct(2))).toBeNull()
       expect(await lease.release()).toBe(true)
-      for (const r of lease.resources) expect((await a.inspect(r)).held).toBe(false)
-      const later = await b.acquire(acct(2))
+      for (const r of lease.resources) expect((await t.locks.inspect(r)).held).toBe(false)
+      const later = await t.other.acquire(acct(2))
       expect(later.fence).toBeGreaterThan(lease.fences[acct(2)]!)
       await later.release()
     })
 
     it('all or nothing: with account 2 held elsewhere, acquireAll([1, 2], { wait: 0 }) fails and account 1 stays free for others, during and after', async () => {
       n++
-      const held = await b.acquire(acct(2), { ttl: 5_000 })
-      const attempt = a.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
-      const other = (await b.tryAcquire(acct(1)))! // during
+      const held = await t.other.acquire(acct(2), { ttl: 5_000 })
+      const attempt = t.locks.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
+      const other = (await t.other.tryAcquire(acct(1)))! // during
       expect(other).not.toBeNull()
       await other.release()
       expect(await attempt).toBeInstanceOf(LockTimeoutError)
-      expect(await client.command('EXISTS', keysOf(prefix, acct(1)).lock)).toBe(0) // after
-      expect(await client.command('ZCARD', keysOf(prefix, acct(1)).queue)).toBe(0)
+      expect(await t.client.command('EXISTS', keysOf(t.prefix, acct(1)).lock)).toBe(0) // after
+      expect(await t.client.command('ZCARD', keysOf(t.prefix, acct(1)).queue)).toBe(0)
       await held.release()
     })
 
@@ -74,7 +53,7 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
           await sleep(2)
           inside--
         }, { wait: 20_000 })
-      await Promise.all(Array.from({ length: 40 }, (_, i) => run(i % 2 ? a : b, i % 2 ? [1, 2] : [2, 1])))
+      await Promise.all(Array.from({ length: 40 }, (_, i) => run(i % 2 ? t.locks : t.other, i % 2 ? [1, 2] : [2, 1])))
       expect(overlaps).toBe(0)
     }, 30_000)
 
@@ -84,14 +63,14 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
       const singles = (async () => {
         const runs: Promise<unknown>[] = []
         for (let i = 0; !stop && i < 200; i++) {
-          runs.push(b.withLock(acct(1), () => sleep(30), { wait: 10_000 }).catch(() => {}))
+          runs.push(t.other.withLock(acct(1), () => sleep(30), { wait: 10_000 }).catch(() => {}))
           await sleep(10)
         }
         await Promise.all(runs)
       })()
       await sleep(100)
       const started = performance.now()
-      await a.withLocks([acct(1), acct(2)], () => {}, { wait: 10_000 })
+      await t.locks.withLocks([acct(1), acct(2)], () => {}, { wait: 10_000 })
       const waited = performance.now() - started
       stop = true
       await singles
@@ -101,39 +80,39 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
 
     it('the lease\'s signal aborts when any one resource is lost; withLocks then rejects with LockLostError', async () => {
       n++
-      const err = await a
+      const err = await t.locks
         .withLocks([acct(1), acct(2)], async (lease) => {
-          await client.command('DEL', keysOf(prefix, acct(2)).lock) // lost behind the holder's back
+          await t.client.command('DEL', keysOf(t.prefix, acct(2)).lock) // lost behind the holder's back
           await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
           return 'done'
         }, { ttl: 300 })
         .then((v) => v, (e: unknown) => e)
       expect(err).toBeInstanceOf(LockLostError)
-      expect(await client.command('EXISTS', keysOf(prefix, acct(1)).lock)).toBe(0) // the rest was given back
+      expect(await t.client.command('EXISTS', keysOf(t.prefix, acct(1)).lock)).toBe(0) // the rest was given back
     })
 
     it('many resources at once (60 names of 20-odd characters): all locked by one lease, all given back', async () => {
       n++
       const names = Array.from({ length: 60 }, (_, i) => `${acct(i)}:${'x'.repeat(12)}`)
-      const lease = await a.acquireAll(names, { wait: 1_000 })
+      const lease = await t.locks.acquireAll(names, { wait: 1_000 })
       expect(lease.resources).toEqual([...names].sort())
-      for (const r of names) expect(await b.tryAcquire(r)).toBeNull()
+      for (const r of names) expect(await t.other.tryAcquire(r)).toBeNull()
       expect(await lease.release()).toBe(true)
-      for (const r of names) expect((await a.inspect(r)).held).toBe(false)
+      for (const r of names) expect((await t.locks.inspect(r)).held).toBe(false)
     })
 
     it('withLocks / acquireAll with options that are not an object: InvalidArgumentError naming them, nothing locked', async () => {
       n++
       const run = () => 'ran'
-      await expect(a.withLocks([acct(1)], run, 5 as never)).rejects.toThrow(/options.*got 5/)
-      await expect(a.acquireAll([acct(1)], 'fast' as never)).rejects.toThrow(/options.*got "fast"/)
-      expect((await a.inspect(acct(1))).held).toBe(false)
+      await expect(t.locks.withLocks([acct(1)], run, 5 as never)).rejects.toThrow(/options.*got 5/)
+      await expect(t.locks.acquireAll([acct(1)], 'fast' as never)).rejects.toThrow(/options.*got "fast"/)
+      expect((await t.locks.inspect(acct(1))).held).toBe(false)
     })
 
     it('bad input: an empty list or a bad name is an InvalidArgumentError', async () => {
-      await expect(a.acquireAll([])).rejects.toThrow(/`resources`/)
-      await expect(a.acquireAll(['ok', ''])).rejects.toThrow(/`resource`/)
-      await expect(a.acquireAll('x' as unknown as string[])).rejects.toThrow(/`resources`/)
+      await expect(t.locks.acquireAll([])).rejects.toThrow(/`resources`/)
+      await expect(t.locks.acquireAll(['ok', ''])).rejects.toThrow(/`resource`/)
+      await expect(t.locks.acquireAll('x' as unknown as string[])).rejects.toThrow(/`resources`/)
     })
 
     it('names its resources readably: `resources` as the caller spelled them (distinct, sorted), and messages, errors and telemetry say lock "a", "b", not JSON', async () => {
@@ -143,10 +122,10 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
       const listener = (message: unknown) => void seen.push(message as { kind: string; resource: string })
       subscribe('fencelock:acquire', listener)
       try {
-        const lease = await a.acquireAll([acct(2), acct(1)])
+        const lease = await t.locks.acquireAll([acct(2), acct(1)])
         expect(lease.resources).toEqual([acct(1), acct(2)])
         expect(lease.resource).toBe(label)
-        const timeout = await b.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
+        const timeout = await t.other.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
         expect(timeout).toBeInstanceOf(LockTimeoutError)
         expect((timeout as LockTimeoutError).resource).toBe(label)
         expect((timeout as Error).message).toContain(`lock "${label}"`)
@@ -159,9 +138,9 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
       expect(multis.length).toBeGreaterThanOrEqual(2)
       for (const m of multis) expect(m.resource).toBe(label)
 
-      const lost = await a
+      const lost = await t.locks
         .withLocks([acct(2), acct(1)], async (lease) => {
-          await client.command('DEL', keysOf(prefix, acct(1)).lock)
+          await t.client.command('DEL', keysOf(t.prefix, acct(1)).lock)
           await lease.extend().catch(() => {})
         }, { ttl: 5_000 })
         .then((v) => v, (e: unknown) => e)
@@ -171,11 +150,11 @@ describe.skipIf(!requireRedisOrSkip())('acquireAll / withLocks', () => {
 
     it('names with quotes, backslashes and the separator itself are locked exactly', async () => {
       const odd = [`${n}"x", "y`, `${n}z\\`, `${n}w"`]
-      const lease = await a.acquireAll(odd)
+      const lease = await t.locks.acquireAll(odd)
       expect(lease.resources).toEqual([...odd].sort())
-      for (const r of odd) expect((await a.inspect(r)).token).toBe(lease.token)
+      for (const r of odd) expect((await t.locks.inspect(r)).token).toBe(lease.token)
       expect(await lease.release()).toBe(true)
-      for (const r of odd) expect((await a.inspect(r)).held).toBe(false)
+      for (const r of odd) expect((await t.locks.inspect(r)).held).toBe(false)
     })
-  })
+  }, { prefix: 'multi' })
 })
