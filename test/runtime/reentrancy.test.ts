@@ -15,7 +15,7 @@ describeRedis('reentrancy', (server) => {
       plain = t.open({ prefix: uniquePrefix('plain') })
     })
 
-    it('reentrant: a nested withLock gets the outer lease at once (same token, fence, signal); only the outermost release frees the lock', async () => {
+    it('16. reentrant: a nested withLock gets the outer lease at once (same token, fence, signal); only the outermost release frees the lock', async () => {
       const result = await t.locks.withLock('r', async (outer) => {
         const started = performance.now()
         const inner = await t.locks.withLock('r', async (lease) => {
@@ -52,7 +52,7 @@ describeRedis('reentrancy', (server) => {
       expect(order).toEqual(['a in', 'a out', 'b in'])
     })
 
-    it('not reentrant: a nested withLock, acquire or tryAcquire of a held resource rejects within milliseconds with LockReentryError, even with wait: Infinity', async () => {
+    it('16. not reentrant: a nested withLock, acquire or tryAcquire of a held resource rejects within milliseconds with LockReentryError, even with wait: Infinity', async () => {
       await plain.withLock('n', async () => {
         for (const nested of [
           () => plain.withLock('n', () => 1, { wait: Infinity }),

@@ -110,7 +110,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       await lease.release()
     })
 
-    it('keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
+    it('13. keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
       const resource = `c:${name}:moved`
       const lease = await locks.acquire(resource, { ttl: 10_000 })
       const slot = slotOfTag(resource)
@@ -121,7 +121,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       await expectHandsOver(resource, lease)
     })
 
-    it('keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
+    it('13. keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
       const resource = `c:${name}:ask`
       const neighbour = sameSlotAs(resource) // no keys yet: its commands are sent on with ASK
       const lease = await locks.acquire(resource, { ttl: 10_000 })

@@ -90,7 +90,7 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
       await lease.release()
     })
 
-    it('fails with ReplicationError and rolls the lock back when the replica does not acknowledge', async () => {
+    it('5. failover before the lock replicated: fails with ReplicationError and rolls the lock back when the replica does not acknowledge', async () => {
       pair.replica.pause()
       const started = performance.now()
       const err = await locks.tryAcquire('r:paused').catch((e: unknown) => e)

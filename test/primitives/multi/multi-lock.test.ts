@@ -30,7 +30,7 @@ describeRedis('acquireAll / withLocks', (server) => {
       await later.release()
     })
 
-    it('all or nothing: with account 2 held elsewhere, acquireAll([1, 2], { wait: 0 }) fails and account 1 stays free for others, during and after', async () => {
+    it('15. all or nothing: with account 2 held elsewhere, acquireAll([1, 2], { wait: 0 }) fails and account 1 stays free for others, during and after', async () => {
       n++
       const held = await t.other.acquire(acct(2), { ttl: 5_000 })
       const attempt = t.locks.acquireAll([acct(1), acct(2)], { wait: 0 }).then((l) => l, (e: unknown) => e)
@@ -43,7 +43,7 @@ describeRedis('acquireAll / withLocks', (server) => {
       await held.release()
     })
 
-    it('[a, b] and [b, a] at once, many times over: no deadlock, every critical section exclusive', async () => {
+    it('15. [a, b] and [b, a] at once, many times over: no deadlock, every critical section exclusive', async () => {
       n++
       let inside = 0
       let overlaps = 0

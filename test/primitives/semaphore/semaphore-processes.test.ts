@@ -88,7 +88,7 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
       await crowd('single', [redis.url], control)
     }, 120_000)
 
-    it('a holder killed with -9 frees its permit within its ttl; a waiter gets it then', async () => {
+    it('14. a holder killed with -9 frees its permit within its ttl; a waiter gets it then', async () => {
       const prefix = uniquePrefix('sem-kill')
       const holder = worker({ topology: 'single', urls: [redis.url], prefix, name: 'pool', limit: 1, permits: 0, holdMs: 0, ttl: 1_500, hold: true })
       await holder.next('holding', 30_000)
@@ -143,7 +143,7 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
       await crowd('quorum', nodes.map((n) => n.url), clients[0]!)
     }, 120_000)
 
-    it('3 nodes, limit 2, disjoint majorities {A,B}, {B,C}, {A,C}: never 3 permits (per-node counting would grant them)', async () => {
+    it('14. 3 nodes, limit 2, disjoint majorities {A,B}, {B,C}, {A,C}: never 3 permits (per-node counting would grant them)', async () => {
       const proxies: FaultProxy[] = await Promise.all(nodes.map((n) => startFaultProxy({ host: n.host, port: n.port })))
       const prefix = uniquePrefix('sem-disjoint')
       // Instance i reaches every node through a proxy; node (i + 2) % 3 is cut off for it.

@@ -116,7 +116,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     expect(String(err)).toMatch(/majority \(3 of 5 nodes\)/)
   })
 
-  it('a node restarted empty under a held lease gives no second quorum until maxTtl has passed', async () => {
+  it('6. a node restarted empty under a held lease gives no second quorum until maxTtl has passed', async () => {
     // maxTtl 2 s here: A's lease must outlast the restart and the checks even on a busy machine.
     const maxTtl = 2_000
     const nodes = await servers(5)
@@ -168,7 +168,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     await next.release()
   })
 
-  it('the holder that saw the node restart (its run_id changed) leaves it out too', async () => {
+  it('6. the holder that saw the node restart (its run_id changed) leaves it out too', async () => {
     const nodes = await servers(3)
     const a = await locksOn(nodes)
     await mature(nodes, MAX_TTL)
