@@ -9,6 +9,7 @@
 //
 // The hooks are vitest's beforeAll/afterAll of the describe they are called in, so what they make
 // is there inside the tests (read through the getters) and gone after the suite.
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
 import { adapters, type ClientAdapter, type TestClient } from './clients.js'
@@ -89,6 +90,23 @@ export function useFaultProxy(server: Server): FaultProxy {
   afterAll(() => proxy?.close())
   // The proxy's methods are closures (no `this`), so reading them off the started one is enough.
   return new Proxy({} as FaultProxy, { get: (_, key) => Reflect.get(made(proxy, 'the fault proxy'), key) })
+}
+
+/**
+ * A plain ioredis client (its default options) on `target` for the enclosing describe, for what a
+ * test does beside fencelock: a bank's balances, a script run on its own, a count of permits.
+ */
+export function useIoredis(target: Target): { readonly client: Redis } {
+  let client: Redis | undefined
+  beforeAll(() => {
+    client = new Redis(target.url)
+  })
+  afterAll(() => client?.disconnect())
+  return {
+    get client() {
+      return made(client, 'the ioredis client')
+    },
+  }
 }
 
 /** `describe(title)` with a redis-server of its own; skipped where redis-server is not installed. */

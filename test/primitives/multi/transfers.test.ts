@@ -10,6 +10,7 @@ import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { sleep, uniquePrefix } from '../../../harness/util.js'
+import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const WORKER = fileURLToPath(new URL('../../scenarios/fixtures/transfer-worker.ts', import.meta.url))
@@ -83,19 +84,11 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
   })
 
   describe('one Redis', () => {
-    let redis: RedisProcess
-    let bank: Redis
-    beforeAll(async () => {
-      redis = await startRedis()
-      bank = new Redis(redis.url)
-    })
-    afterAll(async () => {
-      bank?.disconnect()
-      await redis?.stop()
-    })
+    const server = useRedis()
+    const bank = useIoredis(server)
 
     it('no deadlock; the sum and every balance exact', async () => {
-      const done = await transfers('single', [redis.url], bank, accountsNamed((i) => `account:${i}`), 5_000)
+      const done = await transfers('single', [server.url], bank.client, accountsNamed((i) => `account:${i}`), 5_000)
       expect(done.reduce((sum, d) => sum + d.ordered, 0), 'one script took both locks').toBe(0)
     }, 60_000)
   })

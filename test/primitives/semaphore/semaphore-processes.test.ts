@@ -10,6 +10,7 @@ import { createLocks, type Lease, type Locks } from '../../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { sleep, uniquePrefix } from '../../../harness/util.js'
+import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const WORKER = fileURLToPath(new URL('../../scenarios/fixtures/semaphore-worker.ts', import.meta.url))
@@ -73,26 +74,18 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
   })
 
   describe('one Redis', () => {
-    let redis: RedisProcess
-    let control: Redis
-    beforeAll(async () => {
-      redis = await startRedis()
-      control = new Redis(redis.url)
-    })
-    afterAll(async () => {
-      control?.disconnect()
-      await redis?.stop()
-    })
+    const server = useRedis()
+    const control = useIoredis(server)
 
     it('never more than the limit inside; every permit taken and given back', async () => {
-      await crowd('single', [redis.url], control)
+      await crowd('single', [server.url], control.client)
     }, 120_000)
 
     it('14. a holder killed with -9 frees its permit within its ttl; a waiter gets it then', async () => {
       const prefix = uniquePrefix('sem-kill')
-      const holder = worker({ topology: 'single', urls: [redis.url], prefix, name: 'pool', limit: 1, permits: 0, holdMs: 0, ttl: 1_500, hold: true })
+      const holder = worker({ topology: 'single', urls: [server.url], prefix, name: 'pool', limit: 1, permits: 0, holdMs: 0, ttl: 1_500, hold: true })
       await holder.next('holding', 30_000)
-      const locks = createLocks({ redis: control, prefix })
+      const locks = createLocks({ redis: control.client, prefix })
       try {
         const pool = locks.semaphore('pool', { limit: 1 })
         expect(await pool.tryAcquire()).toBeNull()
