@@ -3,20 +3,12 @@
 // with LockAbortedError, never returns a lease, and gives back whatever Redis granted it.
 import { expect, it } from 'vitest'
 import { createLocks, LockAbortedError } from '../../src/index.js'
-import type { TestClient } from '../../harness/clients.js'
-import { startConnectionProxy, type ConnectionProxy } from '../../harness/conn-proxy.js'
+import { proxiedWaiter } from '../../harness/conn-proxy.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('abort', (server) => {
   perAdapter(server, (t) => {
-
-    /** A client whose command replies take `delay` ms (connection 0 behind the proxy). */
-    const slowClient = async (delay: number): Promise<{ client: TestClient; proxy: ConnectionProxy }> => {
-      const proxy = await startConnectionProxy(server.redis)
-      proxy.delayReplies(0, delay)
-      return { client: await t.adapter.connect(proxy.url), proxy }
-    }
 
     it('an already-aborted signal rejects with LockAbortedError (its reason as cause), before any Redis call', async () => {
       const prefix = uniquePrefix('pre-aborted')
@@ -43,9 +35,8 @@ describeRedis('abort', (server) => {
     ] as const)('an abort while the first attempt is in flight (lock %s, wait %s) rejects at once and leaves nothing behind', async (state, wait) => {
       const prefix = uniquePrefix(`abort-inflight-${state}`)
       const resource = 'in-flight'
-      const { client, proxy } = await slowClient(300)
-      const holderLocks = createLocks({ redis: t.client.raw, prefix })
-      const locks = createLocks({ redis: client.raw, prefix })
+      // The waiter's command replies (connection 0 behind the proxy) take 300 ms.
+      const { holderLocks, waiterLocks: locks, end } = await proxiedWaiter(t.adapter, t.client, server.redis, prefix, (proxy) => proxy.delayReplies(0, 300))
       try {
         const holder = state === 'held' ? await holderLocks.acquire(resource, { ttl: 10_000 }) : undefined
         const controller = new AbortController()
@@ -77,8 +68,7 @@ describeRedis('abort', (server) => {
         }
       } finally {
         await closeQuietly([locks, holderLocks])
-        await client.disconnect()
-        await proxy.close()
+        await end()
       }
     })
 

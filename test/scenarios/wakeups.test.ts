@@ -3,7 +3,7 @@
 // that gives up must not leave a ghost place in the fair queue.
 import { expect, it } from 'vitest'
 import { createLocks, LockTimeoutError } from '../../src/index.js'
-import { startConnectionProxy } from '../../harness/conn-proxy.js'
+import { proxiedWaiter } from '../../harness/conn-proxy.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
@@ -23,13 +23,9 @@ describeRedis('wake-ups', (server) => {
     it('a release published while the waiter\'s attempt is still in flight is not lost (the waiter does not sleep a whole ttl)', async () => {
       const prefix = uniquePrefix('midattempt')
       const resource = 'mid-attempt'
-      const proxy = await startConnectionProxy(server.redis)
       // Connection 0 is the waiter's command connection: its replies crawl. Its pub/sub
       // connection (opened later, through the same proxy) is not slowed down.
-      proxy.delayReplies(0, 300)
-      const slow = await t.adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: t.client.raw, prefix })
-      const waiterLocks = createLocks({ redis: slow.raw, prefix })
+      const { holderLocks, waiterLocks, end } = await proxiedWaiter(t.adapter, t.client, server.redis, prefix, (proxy) => proxy.delayReplies(0, 300))
       try {
         const held = await holderLocks.acquire(resource, { ttl: 5_000 })
         const started = performance.now()
@@ -48,20 +44,15 @@ describeRedis('wake-ups', (server) => {
         expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(1_500)
       } finally {
         await closeQuietly([waiterLocks, holderLocks])
-        await slow.disconnect()
-        await proxy.close()
+        await end()
       }
     })
 
     it('a subscription that never completes costs at most the re-check delay (the holder\'s ttl), not the whole wait', async () => {
       const prefix = uniquePrefix('deaf')
       const resource = 'deaf'
-      const proxy = await startConnectionProxy(server.redis)
       // Connection 1 is the waiter's pub/sub connection: nothing it asks for is ever answered.
-      proxy.delayReplies(1, 60_000)
-      const waiterClient = await t.adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: t.client.raw, prefix })
-      const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+      const { holderLocks, waiterLocks, end } = await proxiedWaiter(t.adapter, t.client, server.redis, prefix, (proxy) => proxy.delayReplies(1, 60_000))
       try {
         const ttl = 1_000
         const held = await holderLocks.acquire(resource, { ttl }) // not extended: it expires
@@ -73,19 +64,15 @@ describeRedis('wake-ups', (server) => {
         expect(waited, `acquired after ${Math.round(waited)} ms`).toBeLessThan(ttl + 700)
       } finally {
         await closeQuietly([waiterLocks, holderLocks])
-        await waiterClient.disconnect()
-        await proxy.close()
+        await end()
       }
     })
 
     it('the pub/sub connection is reset while it opens: the subscriber recovers (a release still wakes the waiter promptly) and close() does not hang', async () => {
       const prefix = uniquePrefix('reset-open')
       const resource = 'reset-open'
-      const proxy = await startConnectionProxy(server.redis)
-      proxy.resetOnAccept(1) // the waiter's first pub/sub connection dies as it opens
-      const waiterClient = await t.adapter.connect(proxy.url)
-      const holderLocks = createLocks({ redis: t.client.raw, prefix })
-      const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+      // the waiter's first pub/sub connection dies as it opens
+      const { holderLocks, waiterLocks, end } = await proxiedWaiter(t.adapter, t.client, server.redis, prefix, (proxy) => proxy.resetOnAccept(1))
       let latency = Number.NaN
       let closed = ''
       try {
@@ -103,8 +90,7 @@ describeRedis('wake-ups', (server) => {
       } finally {
         const closing = Promise.all([waiterLocks.close(), holderLocks.close()]).then(() => 'closed')
         closed = await Promise.race([closing, sleep(2_000).then(() => 'close() still pending after 2 s')])
-        await waiterClient.disconnect()
-        await proxy.close()
+        await end()
       }
       expect.soft(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(1_500)
       expect.soft(closed).toBe('closed')
