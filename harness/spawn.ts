@@ -1,10 +1,10 @@
-// Starts fixtures/worker.ts as a separate OS process and reads its JSON-line reports.
+// Starts workers/worker.ts as a separate OS process and reads its JSON-line reports.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { AdapterName } from './clients.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
-const WORKER = fileURLToPath(new URL('../test/scenarios/fixtures/worker.ts', import.meta.url))
+const WORKER = fileURLToPath(new URL('./workers/worker.ts', import.meta.url))
 
 export interface WorkerEvent {
   event: string

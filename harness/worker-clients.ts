@@ -1,4 +1,4 @@
-// The ioredis clients of a worker process (test/scenarios/fixtures/*-worker.ts) for the topology
+// The ioredis clients of a worker process (workers/*-worker.ts) for the topology
 // its test chose: one client per node, or one Cluster client over the nodes. The tests kill and
 // pause those nodes, so every client swallows its 'error' events.
 import { Cluster, Redis } from 'ioredis'

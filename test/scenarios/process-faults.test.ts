@@ -1,5 +1,5 @@
 // Failure scenarios where a lock user's process is paused or killed (DESIGN.md 1 and 11). The
-// victims are separate OS processes (fixtures/worker.ts), so SIGSTOP and SIGKILL are real.
+// victims are separate OS processes (harness/workers/worker.ts), so SIGSTOP and SIGKILL are real.
 import { afterEach, expect, it } from 'vitest'
 import { createLocks, fencedSet, type Locks } from '../../src/index.js'
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'

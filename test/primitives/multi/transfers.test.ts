@@ -13,7 +13,7 @@ import { sleep, uniquePrefix } from '../../../harness/util.js'
 import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
-const WORKER = fileURLToPath(new URL('../../scenarios/fixtures/transfer-worker.ts', import.meta.url))
+const WORKER = fileURLToPath(new URL('../../../harness/workers/transfer-worker.ts', import.meta.url))
 const live = new Set<ChildProcess>()
 
 const PROCESSES = 6

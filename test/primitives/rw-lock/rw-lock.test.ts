@@ -12,7 +12,7 @@ import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 describeRedis('read/write lock', (server) => {
   it('a reader killed with -9 frees its share within its ttl: a writer gets in then', async () => {
     const prefix = uniquePrefix('rw-kill')
-    const worker = fileURLToPath(new URL('../../scenarios/fixtures/reader-worker.ts', import.meta.url))
+    const worker = fileURLToPath(new URL('../../../harness/workers/reader-worker.ts', import.meta.url))
     const child = spawn(process.execPath, ['--import', 'tsx', worker, server.url, prefix, 'table', '1500'], { cwd: fileURLToPath(new URL('../../../', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] })
     const client = await adapters[0]!.connect(server.url)
     const locks = createLocks({ redis: client.raw, prefix })
