@@ -5,15 +5,16 @@
 // with the reason a single extend gives). The batch scripts are checked against the single-lease
 // scripts directly: each lease of a batch gets the answer its own extend would have given.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { LockLostError, type Lease, type Locks } from '../../src/index.js'
+import type { Lease, Locks } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
-import { acquireMany, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { acquireMany, sleep, uniquePrefix } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
+import { expectExactlyLost } from '../../harness/leases.js'
 
 /** The slot key of a permit: its token ends with `@<slot>`. */
 const slotKey = (prefix: string, name: string, limit: number, permit: Lease): string => {
@@ -21,21 +22,6 @@ const slotKey = (prefix: string, name: string, limit: number, permit: Lease): st
   const key = semaphoreKeys(prefix, name, limit).slots[slot]
   if (key === undefined) throw new Error(`permit token ${permit.token} names no slot`)
   return key
-}
-
-/** Waits until the `lost` leases are aborted, one more renewal or two, then: exactly those, each 'refused'. */
-async function expectExactlyLost(leases: readonly Lease[], lost: ReadonlySet<number>, ttl: number): Promise<void> {
-  await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
-  await sleep(ttl) // and nothing else goes with them over another renewal or two
-  for (const [i, lease] of leases.entries()) {
-    if (lost.has(i)) {
-      expect(lease.signal.reason).toBeInstanceOf(LockLostError)
-      expect((lease.signal.reason as LockLostError).reason).toBe('refused')
-      expect(lease.held).toBe(false)
-    } else if (lease.signal.aborted || !lease.held) {
-      throw new Error(`lease ${i} was lost too: ${String(lease.signal.reason)}`)
-    }
-  }
 }
 
 describeRedis('batched renewals of semaphore permits and read/write leases', (server) => {

@@ -16,6 +16,7 @@ import { callsOfAll, scriptCalls } from '../../harness/commandstats.js'
 import { startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
+import { expectExactlyLost } from '../../harness/leases.js'
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
   const leases: Lease[] = []
@@ -51,17 +52,7 @@ describeRedis('batched renewals', (server) => {
       const takenOver = 1_234
       await t.client.command('SET', mutexKeys(prefix, names[takenOver]!).lock, 'someone-else', 'PX', 60_000)
       const lost = new Set([...gone, takenOver])
-      await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
-      await sleep(ttl) // and nothing else goes with them over another renewal or two
-      for (const [i, lease] of leases.entries()) {
-        if (lost.has(i)) {
-          expect(lease.signal.reason).toBeInstanceOf(LockLostError)
-          expect((lease.signal.reason as LockLostError).reason).toBe('refused')
-          expect(lease.held).toBe(false)
-        } else if (lease.signal.aborted || !lease.held) {
-          throw new Error(`lease ${i} was lost too: ${String(lease.signal.reason)}`)
-        }
-      }
+      await expectExactlyLost(leases, lost, ttl)
       // The taken-over lock is left alone.
       expect(await t.client.command('GET', mutexKeys(prefix, names[takenOver]!).lock)).toBe('someone-else')
       await locks.close({ release: true })
