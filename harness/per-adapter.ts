@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
 import { adapters, type ClientAdapter, type TestClient } from './clients.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from './redis-server.js'
+import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './redis-server.js'
 import { closeQuietly, uniquePrefix } from './util.js'
 
 /** Where a suite's clients connect: read when they connect (in beforeAll), not when it is declared. */
@@ -90,6 +90,20 @@ export function useFaultProxy(server: Server): FaultProxy {
   afterAll(() => proxy?.close())
   // The proxy's methods are closures (no `this`), so reading them off the started one is enough.
   return new Proxy({} as FaultProxy, { get: (_, key) => Reflect.get(made(proxy, 'the fault proxy'), key) })
+}
+
+/**
+ * A local Redis Cluster for the enclosing describe (`startCluster`'s options). What it returns
+ * stands for the cluster once started: read it inside tests and hooks.
+ */
+export function useCluster(options?: { masters?: number; replicas?: number }): RedisCluster {
+  let cluster: RedisCluster | undefined
+  beforeAll(async () => {
+    cluster = await startCluster(options)
+  })
+  afterAll(() => cluster?.stop())
+  // Like the fault proxy's, the cluster's methods are closures over it (no `this`).
+  return new Proxy({} as RedisCluster, { get: (_, key) => Reflect.get(made(cluster, 'the cluster'), key) })
 }
 
 /**

@@ -16,7 +16,8 @@ import { createClient as createClient4, createCluster as createCluster4 } from '
 import { createClient as createClient6, createCluster as createCluster6, createSentinel as createSentinel6 } from 'redis6'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claimFence, ClosedError, createLocks, fencedSet, InvalidArgumentError, type IORedisClient, type Locks, type RedisClient } from '../../src/index.js'
-import { freePort, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { freePort, requireRedisOrSkip, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { useCluster } from '../../harness/per-adapter.js'
 
 interface Connection {
   /** The library's own client object, as a user passes it. */
@@ -381,13 +382,7 @@ const clusterClients: { name: string; connect(cluster: RedisCluster): Promise<Co
 ]
 
 describe.skipIf(!requireRedisOrSkip())('on a Redis Cluster', () => {
-  let cluster: RedisCluster
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 })
-  })
-  afterAll(async () => {
-    await cluster?.stop()
-  })
+  const cluster = useCluster({ masters: 3 })
 
   describe.each(clusterClients)('$name', (variant) => {
     coreSuite(`cluster:${variant.name}`, () => variant.connect(cluster))

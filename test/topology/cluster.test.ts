@@ -6,7 +6,8 @@ import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
-import { requireRedisOrSkip, startCluster, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { requireRedisOrSkip, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { useCluster } from '../../harness/per-adapter.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
@@ -49,13 +50,7 @@ const adapters: { name: string; connect(cluster: RedisCluster): Promise<Client> 
 ]
 
 describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
-  let cluster: RedisCluster
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 })
-  })
-  afterAll(async () => {
-    await cluster?.stop()
-  })
+  const cluster = useCluster({ masters: 3 })
 
   describe.each(adapters)('with $name', ({ name, connect }) => {
     const clients: Client[] = []
