@@ -1,5 +1,6 @@
 // Counting what a real redis-server ran, from INFO commandstats (reset with CONFIG RESETSTAT).
 import type { RedisProcess } from './redis-server.js'
+import { sleep } from './util.js'
 
 /** Several commands' call counts from ONE `INFO commandstats` (work may go on between two reads). */
 export async function callsOfAll(redis: RedisProcess, commands: readonly string[]): Promise<number[]> {
@@ -11,4 +12,16 @@ export async function callsOfAll(redis: RedisProcess, commands: readonly string[
 export async function scriptCalls(redis: RedisProcess): Promise<number> {
   const [evalsha, evals] = await callsOfAll(redis, ['evalsha', 'eval'])
   return evalsha! + evals!
+}
+
+/**
+ * Resets the server's stats, waits `ms`, and returns the script calls it ran meanwhile with the
+ * time that took (from the reset to the count), for "at most one call per batch per period".
+ */
+export async function scriptCallsOver(redis: RedisProcess, ms: number): Promise<{ calls: number; elapsed: number }> {
+  await redis.cli('CONFIG', 'RESETSTAT')
+  const since = performance.now()
+  await sleep(ms)
+  const calls = await scriptCalls(redis)
+  return { calls, elapsed: performance.now() - since }
 }

@@ -5,13 +5,13 @@
 // with the reason a single extend gives). The batch scripts are checked against the single-lease
 // scripts directly: each lease of a batch gets the answer its own extend would have given.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Lease, Locks } from '../../src/index.js'
+import type { Lease } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
-import { scriptCalls } from '../../harness/commandstats.js'
+import { scriptCallsOver } from '../../harness/commandstats.js'
 import { acquireMany, sleep, uniquePrefix } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 import { expectExactlyLost } from '../../harness/leases.js'
@@ -26,11 +26,10 @@ const slotKey = (prefix: string, name: string, limit: number, permit: Lease): st
 
 describeRedis('batched renewals of semaphore permits and read/write leases', (server) => {
   perAdapter(server, (t) => {
-    let locks: Locks | undefined
 
     it('renews 300 permits of one semaphore and 300 readers of 300 locks in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
       const prefix = uniquePrefix('renewals-kinds')
-      locks = t.open({ prefix })
+      const locks = t.open({ prefix })
       const ttl = 1_000
       const limit = 300
       const pool = locks.semaphore('pool', { limit })
@@ -38,11 +37,8 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       const readers = await acquireMany(300, (i) => locks!.readWrite(`rw${i}`).read({ ttl, autoExtend: true }))
       expect(new Set(permits.map((p) => slotKey(prefix, 'pool', limit, p))).size).toBe(limit)
 
-      await server.redis.cli('CONFIG', 'RESETSTAT')
-      const since = performance.now()
-      await sleep(4 * ttl)
-      const calls = await scriptCalls(server.redis)
-      const periods = (performance.now() - since) / (ttl / 3)
+      const { calls, elapsed } = await scriptCallsOver(server.redis, 4 * ttl)
+      const periods = elapsed / (ttl / 3)
       // Every lease outlived four ttls: it was renewed about every third of one.
       expect(permits.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(readers.filter((l) => !l.held || l.signal.aborted)).toEqual([])
@@ -75,12 +71,11 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       // The taken-over slot is left alone.
       expect(await t.client.command('GET', takenKey)).toBe('someone-else')
       await locks.close({ release: true })
-      locks = undefined
     }, 30_000)
 
     it('renews writers auto-extended among readers of other locks; a writer or reader lost alone goes alone', async () => {
       const prefix = uniquePrefix('renewals-writers')
-      locks = t.open({ prefix })
+      const locks = t.open({ prefix })
       const ttl = 1_000
       const readers = await acquireMany(300, (i) => locks!.readWrite(`r${i}`).read({ ttl, autoExtend: true }))
       // One writer alone first: it renews by itself among the readers' batches.
@@ -91,11 +86,8 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
 
       // Then 100 writers of their own locks, renewed alongside the readers and the solo writer.
       const writers = await acquireMany(100, (i) => locks!.readWrite(`w${i}`).write({ ttl, autoExtend: true }))
-      await server.redis.cli('CONFIG', 'RESETSTAT')
-      const since = performance.now()
-      await sleep(4 * ttl)
-      const calls = await scriptCalls(server.redis)
-      const periods = (performance.now() - since) / (ttl / 3)
+      const { calls, elapsed } = await scriptCallsOver(server.redis, 4 * ttl)
+      const periods = elapsed / (ttl / 3)
       const all = [solo, ...writers, ...readers]
       expect(all.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
@@ -110,19 +102,15 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       await expectExactlyLost(all, new Set([1 + 10, 1 + 20, 1 + writers.length + 5]), ttl)
       expect(await t.client.command('GET', rwKeys(prefix, 'w20').writer)).toBe('someone-else')
       await locks.close({ release: true })
-      locks = undefined
     }, 30_000)
     it('renews 200 all-or-nothing leases of 3 locks each in a few script calls per period; a lease that lost one of its locks goes alone', async () => {
       const prefix = uniquePrefix('renewals-multi')
-      locks = t.open({ prefix })
+      const locks = t.open({ prefix })
       const ttl = 1_000
       const names = (i: number) => [`m${i}:a`, `m${i}:b`, `m${i}:c`]
       const leases = await acquireMany(200, (i) => locks!.acquireAll(names(i), { ttl, autoExtend: true }))
-      await server.redis.cli('CONFIG', 'RESETSTAT')
-      const since = performance.now()
-      await sleep(4 * ttl)
-      const calls = await scriptCalls(server.redis)
-      const periods = (performance.now() - since) / (ttl / 3)
+      const { calls, elapsed } = await scriptCallsOver(server.redis, 4 * ttl)
+      const periods = elapsed / (ttl / 3)
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
       expect(calls).toBeGreaterThan(0)
       // One call per lease would be 200 a period.
@@ -135,7 +123,6 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       await expectExactlyLost(leases, new Set([3, 150]), ttl)
       expect(await t.client.command('GET', mutexKeys(prefix, 'm150:c').lock)).toBe('someone-else')
       await locks.close({ release: true })
-      locks = undefined
     }, 30_000)
   })
 
