@@ -17,3 +17,18 @@ export async function expectExactlyLost(leases: readonly Lease[], lost: Readonly
     }
   }
 }
+
+/**
+ * Releases `held` and waits for `waiting`, the lease of the next holder, then releases that too.
+ * Checks that the release found the lock and that the next fence is larger; returns how long after
+ * the release the next holder got the lock.
+ */
+export async function handOver(held: Lease, waiting: Promise<Lease>): Promise<number> {
+  const releasedAt = performance.now()
+  expect(await held.release()).toBe(true)
+  const lease = await waiting
+  const latency = performance.now() - releasedAt
+  expect(lease.fence).toBeGreaterThan(held.fence)
+  await lease.release()
+  return latency
+}

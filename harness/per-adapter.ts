@@ -7,8 +7,11 @@
 //     }, { prefix: 'sem' })
 //   })
 //
-// The hooks are vitest's beforeAll/afterAll of the describe they are called in, so what they make
-// is there inside the tests (read through the getters) and gone after the suite.
+// The other servers a suite may want come the same way: useRedis (one more server, or one per
+// adapter), useCluster, useFaultProxy in front of a server, useIoredis for a plain client beside
+// fencelock. The hooks are vitest's beforeAll/afterAll of the describe they are called in, so what
+// they make is there inside the tests (read through the getters) and gone after the suite, the
+// last made first.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
