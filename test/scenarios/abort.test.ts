@@ -67,7 +67,6 @@ describeRedis('abort', (server) => {
           await lease.release()
         }
       } finally {
-        await closeQuietly([locks, holderLocks])
         await end()
       }
     })

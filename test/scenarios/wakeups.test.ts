@@ -6,6 +6,7 @@ import { createLocks, LockTimeoutError } from '../../src/index.js'
 import { proxiedWaiter } from '../../harness/conn-proxy.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
+import { handOver } from '../../harness/leases.js'
 
 describeRedis('wake-ups', (server) => {
   const faults = useFaultProxy(server)
@@ -34,16 +35,10 @@ describeRedis('wake-ups', (server) => {
         // takes 300 ms. Release in between: the wake-up arrives while the attempt is in flight.
         await waitUntil('the waiter subscribed', async () => (await subscribers(keysOf(prefix, resource).channel)) === 1, 5_000, 2)
         await sleep(60)
-        const releasedAt = performance.now()
-        expect(await held.release()).toBe(true)
-        const lease = await waiting
-        const latency = performance.now() - releasedAt
-        expect(lease.fence).toBeGreaterThan(held.fence)
-        await lease.release()
+        const latency = await handOver(held, waiting)
         // Without the wake-up it would wait for the re-check timer: the holder's remaining ttl (~4.5 s).
         expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(1_500)
       } finally {
-        await closeQuietly([waiterLocks, holderLocks])
         await end()
       }
     })
@@ -63,7 +58,6 @@ describeRedis('wake-ups', (server) => {
         await lease.release()
         expect(waited, `acquired after ${Math.round(waited)} ms`).toBeLessThan(ttl + 700)
       } finally {
-        await closeQuietly([waiterLocks, holderLocks])
         await end()
       }
     })
@@ -113,12 +107,7 @@ describeRedis('wake-ups', (server) => {
           if (viaProxy) faults.resetAll()
           else await server.redis.cli('CLIENT', 'KILL', 'TYPE', 'pubsub')
           // Released while nobody listens: the PUBLISH reaches no one.
-          const releasedAt = performance.now()
-          expect(await held.release()).toBe(true)
-          const lease = await waiting
-          const latency = performance.now() - releasedAt
-          expect(lease.fence).toBeGreaterThan(held.fence)
-          await lease.release()
+          const latency = await handOver(held, waiting)
           expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(ttl)
           // The reconnect re-checks at once (wait.ts: onResync) instead of waiting for the timer.
           expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(2_000)
