@@ -31,6 +31,17 @@ process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL')
 })
 
+/**
+ * Starts a TypeScript program of the harness (`file`, run with tsx) as a separate OS process; it is
+ * SIGKILLed with the test process, or by killAllWorkers.
+ */
+export function spawnTsx(file: string, args: readonly string[], stdio: 'ignore' | 'pipe' = 'pipe'): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, stdio: [stdio, 'pipe', 'pipe'] })
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  return child
+}
+
 export function spawnWorker(mode: string, adapter: AdapterName, url: string, params: Record<string, unknown> = {}): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', WORKER, mode, adapter, url, JSON.stringify(params)], {
     cwd: ROOT,

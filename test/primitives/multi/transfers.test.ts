@@ -4,17 +4,15 @@
 // account is ever worked on by two processes at once. On one Redis, on a Redis Cluster (names
 // sharing a hash tag: one atomic script; names on different slots: taken one by one in order),
 // and on a quorum of 3.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { sleep, uniquePrefix } from '../../../harness/util.js'
 import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
+import { killAllWorkers, spawnTsx } from '../../../harness/spawn.js'
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const WORKER = fileURLToPath(new URL('../../../harness/workers/transfer-worker.ts', import.meta.url))
-const live = new Set<ChildProcess>()
 
 const PROCESSES = 6
 const TRANSFERS = 40
@@ -33,8 +31,7 @@ interface Done {
 
 /** A worker process; resolves with its `done` report, rejects with its stderr if it ends without one. */
 function worker(params: Record<string, unknown>, ms: number): Promise<Done> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(params)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  live.add(child)
+  const child = spawnTsx(WORKER, [JSON.stringify(params)], 'ignore')
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -43,7 +40,6 @@ function worker(params: Record<string, unknown>, ms: number): Promise<Done> {
     const timer = setTimeout(() => child.kill('SIGKILL'), ms)
     child.once('close', (code, signal) => {
       clearTimeout(timer)
-      live.delete(child)
       const done = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string } & Done).find((e) => e.event === 'done')
       if (done) resolve(done)
       else reject(new Error(`transfer worker ended without done (exit ${code}, ${signal ?? 'no signal'}${signal === 'SIGKILL' ? `, killed after ${ms} ms: deadlock?` : ''}); stderr: ${stderr.slice(-2_000)}`))
@@ -79,9 +75,7 @@ async function transfers(topology: string, urls: string[], bank: Redis | Cluster
 const accountsNamed = (name: (i: number) => string) => [1, 2, 3, 4].map(name)
 
 describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes (4 accounts, ${TRANSFERS} transfers each, random lock order)`, () => {
-  afterAll(() => {
-    for (const child of live) child.kill('SIGKILL')
-  })
+  afterAll(killAllWorkers)
 
   describe('one Redis', () => {
     const server = useRedis()

@@ -2,7 +2,7 @@
 // never more than `limit` inside, all work done, on one Redis, a Redis Cluster and a quorum of 3;
 // a holder killed with -9 frees its permit within its ttl. And the quorum case that naive per-node
 // counting gets wrong: 3 nodes, limit 2, permits sought through disjoint majorities.
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,10 +11,9 @@ import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.j
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { sleep, uniquePrefix } from '../../../harness/util.js'
 import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
+import { killAllWorkers, spawnTsx } from '../../../harness/spawn.js'
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const WORKER = fileURLToPath(new URL('../../../harness/workers/semaphore-worker.ts', import.meta.url))
-const live = new Set<ChildProcess>()
 
 interface Run {
   child: ChildProcess
@@ -23,9 +22,7 @@ interface Run {
 }
 
 function worker(params: Record<string, unknown>): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(params)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  live.add(child)
-  child.on('exit', () => live.delete(child))
+  const child = spawnTsx(WORKER, [JSON.stringify(params)], 'ignore')
   const events: Record<string, unknown>[] = []
   let buffered = ''
   let stderr = ''
@@ -69,9 +66,7 @@ async function crowd(topology: string, urls: string[], counter: { get(key: strin
 }
 
 describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes (limit ${LIMIT}, ${PERMITS} permits each)`, () => {
-  afterAll(() => {
-    for (const child of live) child.kill('SIGKILL')
-  })
+  afterAll(killAllWorkers)
 
   describe('one Redis', () => {
     const server = useRedis()
