@@ -91,7 +91,8 @@ describe('docs snippets', () => {
 
   it('finds the blocks, and says why each one that does not run cannot', () => {
     expect(typescript.length).toBeGreaterThanOrEqual(8)
-    expect(runnable.length).toBeGreaterThanOrEqual(typescript.length - 2)
+    // Check-only, each with its reason: the quorum/cluster block, the OpenTelemetry NodeSDK block, the leader's endless loop of docs/election.md.
+    expect(runnable.length).toBeGreaterThanOrEqual(typescript.length - 3)
     expect(sql.length).toBeGreaterThanOrEqual(1)
   })
 
