@@ -24,8 +24,8 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  * for the maps again (+236 kB packed, +990 kB unpacked), a second copy of the library in
  * dist/cli.js (+130 kB packed) or a shipped src/ (+150 kB).
  */
-const MAX_PACKED = 200_000
-const MAX_UNPACKED = 850_000
+const MAX_PACKED = 240_000
+const MAX_UNPACKED = 1_000_000
 
 interface Packed {
   size: number
