@@ -41,9 +41,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI when Redis accepts connect
     try {
       const url = paused.url
       const runs = [...commands.map((args) => ['--redis', url, ...args]), ['--redis', live.url, '--redis', url, 'inspect', 'x']]
-      // A `--version` run in every batch of three measures what starting a CLI process costs meanwhile.
-      const jobs = runs.flatMap((args, i) => (i % 3 === 0 ? [['--version'], args] : [args]))
-      const all = await inBatches(jobs, 3, async (args) => ({ args, result: await cli(['--client', client, ...args], { killAfter: KILL_AFTER }) }))
+      // A `--version` run in every batch of six measures what starting a CLI process costs meanwhile.
+      const jobs = runs.flatMap((args, i) => (i % 6 === 0 ? [['--version'], args] : [args]))
+      const all = await inBatches(jobs, 6, async (args) => ({ args, result: await cli(['--client', client, ...args], { killAfter: KILL_AFTER }) }))
       const startup = Math.max(...all.filter((r) => r.args[0] === '--version').map((r) => r.result.elapsed))
       for (const { args, result } of all.filter((r) => r.args[0] !== '--version')) {
         const seen = { args, code: result.code, stderr: result.stderr, elapsed: Math.round(result.elapsed), startup: Math.round(startup) }
