@@ -4,7 +4,7 @@
 // L  renewals at scale: one process holding 50,000 auto-extended leases;
 // M  Redis memory per resource locked once (100,000 resources; 1,000,000 with --memory-1m).
 import { libLabel, type LibKind, type LibSpec } from './libs.js'
-import { Pool, Worker } from './pool.js'
+import { type Pool, Worker } from './pool.js'
 import { RENEW_LABELS, renewPeriod, type RenewKind } from './renew-tasks.js'
 import { counters, delta, type Server } from './redis.js'
 import { SINGLE, type Config } from './bench-config.js'

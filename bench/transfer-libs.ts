@@ -102,7 +102,7 @@ export function openPairLib(spec: PairSpec, client: Redis): PairLib {
         giveUps: 0,
         async transfer(a, b, ttl, wait, work) {
           const deadline = clock() + wait
-          let lock
+          let lock: Awaited<ReturnType<typeof redlock.acquire>>
           for (;;) {
             try {
               lock = await redlock.acquire([a, b], ttl)

@@ -22,7 +22,7 @@ const RESOURCE = 'report:monthly'
 
 /** A slow upstream: it answers after WORK_MS, and says so when a client hangs up before that. */
 function startSlowServer(): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((_req, res) => {
     const started = performance.now()
     const timer = setTimeout(() => res.end('report data'), WORK_MS)
     res.on('close', () => {

@@ -28,7 +28,7 @@ export function snippetsOf(root: string, file: string): Snippet[] {
     if (!open) continue
     const close = lines.findIndex((line, j) => j > i && line.startsWith('```'))
     if (close === -1) throw new Error(`${file}:${i + 1}: a code block that never closes`)
-    const snippet: Snippet = { where: `${file}:${i + 1}`, lang: open[1]!, code: lines.slice(i + 1, close).join('\n') + '\n' }
+    const snippet: Snippet = { where: `${file}:${i + 1}`, lang: open[1]!, code: `${lines.slice(i + 1, close).join('\n')}\n` }
     const directive = i > 0 ? DIRECTIVE.exec(lines[i - 1]!) : null
     for (const item of directive ? directive[1]!.split(';').map((s) => s.trim()) : []) {
       const prelude = /^prelude ([\w-]+)$/.exec(item)

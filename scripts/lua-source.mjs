@@ -6,7 +6,7 @@
 // a script calls (directly or through another included function) go in: every `local function`
 // statement makes a closure on every call of the script, garbage for Redis' Lua to collect.
 import { readdirSync, readFileSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')

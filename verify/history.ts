@@ -99,7 +99,7 @@ export class HistoryWriter {
 
   flush(): void {
     if (this.#buffer.length === 0) return
-    appendFileSync(this.path, this.#buffer.join('\n') + '\n')
+    appendFileSync(this.path, `${this.#buffer.join('\n')}\n`)
     this.#buffer = []
   }
 }

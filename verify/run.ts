@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
-import { startFaultProxy, type FaultProxy } from '../harness/fault-proxy.js'
+import { startFaultProxy, } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
@@ -19,7 +19,7 @@ export type { AccountRow, FinalState, LedgerRow, ProbeResult, RunOptions, RunRes
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
-export const finalStatePath = (historyPath: string): string => historyPath.replace(/\.jsonl$/, '') + '.final.json'
+export const finalStatePath = (historyPath: string): string => `${historyPath.replace(/\.jsonl$/, '')}.final.json`
 
 /** See WorkerConfig.maxTtl: twice the ttl, so a restarted node rejoins the count 2 ttl later. */
 export const quorumMaxTtl = (ttl: number): number => ttl * 2

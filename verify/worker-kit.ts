@@ -22,7 +22,7 @@ export function workerKit(clock: () => number = now) {
   const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
   const worker = workerName(config.slot)
   const random = rng(config.seed * 7919 + config.slot * 131 + config.generation)
-  const emit = (event: OpEvent | LostEvent): void => void process.stdout.write(JSON.stringify(event) + '\n')
+  const emit = (event: OpEvent | LostEvent): void => void process.stdout.write(`${JSON.stringify(event)}\n`)
   const op = (type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}, time = clock()): void =>
     emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time, ...extra })
   const clients = config.nodes.map(

@@ -21,7 +21,7 @@ import { replicated } from '../topology/replicated.js'
 import { single } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
 import { CallChain } from '../runtime/reentrancy.js'
-import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkMaxHold, checkNumber, checkResource, checkString, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
+import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkMaxHold, checkNumber, checkResource, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'

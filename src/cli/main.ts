@@ -9,7 +9,7 @@ import { connect, type Connected } from './connect.js'
 import { Exit, log, print, Status, statusOf, within } from './exit.js'
 import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
 import type { Kind } from './scan.js'
-import { describeLock, formatTable, Inspector, mutexRow } from './inspect.js'
+import { describeLock, formatTable, Inspector, } from './inspect.js'
 import { showLeader } from './leader.js'
 import { runHolding, signalExit } from './run.js'
 import { packageVersion } from './version.js'
@@ -73,7 +73,10 @@ async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Lo
     return command.json ? JSON.stringify(rows) : formatTable(rows, color)
   }
   try {
-    if (!command.watch) return print(await snapshot()), 0
+    if (!command.watch) {
+      print(await snapshot())
+      return 0
+    }
     return await watch(snapshot, {
       interval: command.interval,
       tty: process.stdout.isTTY === true,
@@ -144,8 +147,14 @@ async function main(argv: string[]): Promise<number> {
     log('see `fencelock --help` (or `fencelock <command> --help`) for usage')
     return Status.USAGE
   }
-  if (command.name === 'help') return void process.stdout.write(command.text), 0
-  if (command.name === 'version') return print(packageVersion()), 0
+  if (command.name === 'help') {
+    process.stdout.write(command.text)
+    return 0
+  }
+  if (command.name === 'version') {
+    print(packageVersion())
+    return 0
+  }
 
   const connected = await connect(command.connection)
   try {

@@ -31,6 +31,7 @@ export class EntryReplyError extends Error {
  * A batch script's reply (acquire-many, release-many): one entry per call, in order, each decoded
  * by `decode` as its single script's reply; an entry {nil, text} (see lib/many.lua) is its error.
  */
+// biome-ignore lint/suspicious/noExplicitAny: each caller's decoder takes its script's typed entry; the batch reply is checked entry by entry
 export function decodeEntries<T>(script: string, reply: unknown, count: number, decode: (entry: any, i: number) => T): (T | Error)[] {
   if (!Array.isArray(reply) || reply.length !== count) throw new Error(`${script} answered ${String(reply)} for ${count} calls`)
   return reply.map((entry, i) => (Array.isArray(entry) && entry[0] === null ? new EntryReplyError(String(entry[1])) : decode(entry, i)))

@@ -70,7 +70,7 @@ export class SharedSubscriber {
 
   unlisten(channel: string, listener: Listener): void {
     const entry = this.#channels.get(channel)
-    if (!entry || !entry.listeners.delete(listener) || entry.listeners.size > 0) return
+    if (!entry?.listeners.delete(listener) || entry.listeners.size > 0) return
     entry.linger = setTimeout(() => this.#drop(channel), this.#lingerMs)
     entry.linger.unref()
   }

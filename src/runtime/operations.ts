@@ -15,7 +15,7 @@ import type { LockKind } from '../util/telemetry.js'
 import { checkBoolean, checkFunction, checkLeaseTtl, checkMaxHold, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from '../util/validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
-import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type Defaults, type TryAcquireOptions } from './options.js'
+import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 

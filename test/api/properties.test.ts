@@ -238,7 +238,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
     const [a, b] = locks
     const held = await a.acquire('token-target', { ttl: 10_000 })
     await fc.assert(
-      fc.asyncProperty(fc.oneof(names, notStrings, fc.string({ minLength: 250, maxLength: 260 }), fc.constant(held.token + '\uD800')), fc.boolean(), async (token, viaExtend) => {
+      fc.asyncProperty(fc.oneof(names, notStrings, fc.string({ minLength: 250, maxLength: 260 }), fc.constant(`${held.token}\uD800`)), fc.boolean(), async (token, viaExtend) => {
         count(`tokens (${adapter.name})`)
         fc.pre(token !== held.token)
         const result = await outcome(viaExtend ? b.extend('token-target', token as string, 1_000) : b.release('token-target', token as string))
@@ -399,7 +399,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
       fc.record({ kind: fc.constant('close' as const), inst: fc.integer({ min: 0, max: 1 }) }),
       fc.record({ kind: fc.constant('sleep' as const), ms: fc.integer({ min: 0, max: 150 }) }),
     )
-    let baseline = resourceCounts()
+    const baseline = resourceCounts()
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(op, fc.boolean()), { minLength: 1, maxLength: 20 }), async (script) => {
         const mixed = (runs[`interleavings (${adapter.name})`] ?? 0) % 2 === 1

@@ -25,7 +25,7 @@ interface Span {
 }
 
 /** Every function-like node with its line count, and its count less the lines of the functions nested in it. */
-export function functionSpans(file: string, text: string): Span[] {
+function functionSpans(file: string, text: string): Span[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
   const spans: Span[] = []
   const lines = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1

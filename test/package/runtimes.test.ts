@@ -264,7 +264,7 @@ function problems(result: RunResult, runtime: Runtime, privateDir: string): stri
     const { runtime: reported, resolved } = connect.detail as { runtime: string; resolved: Record<string, string> }
     if (reported !== runtime.expected) found.push(`ran on ${reported}, expected ${runtime.expected}`)
     const within = (name: string, dir: string) => {
-      if (!resolved[name]?.startsWith(pathToFileURL(dir).href + '/')) found.push(`${name} resolved to ${resolved[name]}, not inside ${dir}`)
+      if (!resolved[name]?.startsWith(`${pathToFileURL(dir).href}/`)) found.push(`${name} resolved to ${resolved[name]}, not inside ${dir}`)
     }
     within('fencelock', path.join(privateDir, 'node_modules', 'fencelock'))
     within('ioredis', bin('ioredis'))

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Locks, type RedisClient } from '../../src/index.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { haveOpenssl, startTlsRedis, type TlsRedis } from '../../harness/tls-server.js'
-import { closeQuietly, sleep, waitUntil } from '../../harness/util.js'
+import { closeQuietly, sleep, } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TLS', () => {
   let server: TlsRedis

@@ -189,7 +189,7 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       const state = async () => Promise.all([...a.slots, a.limit, b.slots[0]!, b.limit].map(async (k) => [await client.command('GET', k), Math.round(Number(await client.command('PTTL', k)) / 1_000)]))
       const after = await state()
       await setup()
-      const many = await run(scripts.semaphoreExtendMany, permits.flatMap(([slot, limit]) => [slot, limit]), permits.flatMap(([, , token, ttl]) => [token, ttl]))
+      const many = await run(scripts.semaphoreExtendMany, permits.flatMap(([slot, limit]) => [slot, limit] as string[]), permits.flatMap(([, , token, ttl]) => [token, ttl]))
       expect(alone).toEqual([1, 1, 0, 0, 1])
       expect(many).toEqual(alone)
       expect(await state()).toEqual(after)

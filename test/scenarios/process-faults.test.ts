@@ -1,7 +1,7 @@
 // Failure scenarios where a lock user's process is paused or killed (DESIGN.md 1 and 11). The
 // victims are separate OS processes (harness/workers/worker.ts), so SIGSTOP and SIGKILL are real.
 import { afterEach, expect, it } from 'vitest'
-import { createLocks, fencedSet, type Locks } from '../../src/index.js'
+import { fencedSet, type Locks } from '../../src/index.js'
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
 import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'

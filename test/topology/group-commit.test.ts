@@ -70,7 +70,7 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       await redis.cli('CONFIG', 'RESETSTAT')
       const leases = await Promise.all(resources.map((name, i) => (i % 2 === 0 ? locks!.acquire(name, { ttl: 10_000 }) : locks!.tryAcquire(name, { ttl: 10_000 }))))
       expect(await scriptCalls(redis)).toBe(1)
-      expect(leases.every((l) => l !== null && l.held)).toBe(true)
+      expect(leases.every((l) => l?.held)).toBe(true)
       const held = leases as Lease[]
       expect(new Set(held.map((l) => l.token)).size).toBe(20)
       expect(new Set(held.map((l) => l.fence)).size).toBe(20)

@@ -65,7 +65,10 @@ export async function* observeElection(source: ObserveSource, signal: AbortSigna
   let reading: Promise<void> | undefined
   let again = false
   const read = (): Promise<void> => {
-    if (reading) return void (again = true), reading
+    if (reading) {
+      again = true
+      return reading
+    }
     reading = readOnce().finally(() => {
       reading = undefined
       if (again && !ended) {

@@ -136,7 +136,7 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
       const prefix = uniquePrefix('sem-disjoint')
       // Instance i reaches every node through a proxy; node (i + 2) % 3 is cut off for it.
       const per = await Promise.all(
-        [0, 1, 2].map(async (i) => {
+        [0, 1, 2].map(async (_i) => {
           const raw = proxies.map((p) => {
             const c = new Redis(p.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true })
             c.on('error', () => {})
