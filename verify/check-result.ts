@@ -112,6 +112,8 @@ export interface CheckResult {
   ok: boolean
   /** Semaphore mode only (verify/semaphore-checker.ts). */
   semaphore?: SemaphoreCheck
+  /** Election mode only (verify/election-checker.ts). */
+  election?: ElectionCheck
 }
 
 /** A stretch of time in which more than `limit` permits counted at once. */
@@ -156,4 +158,35 @@ export interface SemaphoreCheck {
   duplicateFences: number[]
   units: number
   extends: { ok: number; failed: number }
+}
+
+/** One observer's step back: a state it yielded that ranks below one it had yielded before. */
+export interface ObserverRegression {
+  worker: string
+  pid: number
+  time: number
+  /** What it yielded before and then: a term as `fence.version`, a vacancy as `vacant after fence`. */
+  before: string
+  then: string
+}
+
+export interface ElectionCheck {
+  /** Terms granted (campaigns that returned a term), the probe's left out. */
+  terms: number
+  /** Accepted writes in the resource's log (commit order), and the counter they left. */
+  writes: number
+  counter: number
+  /** Terms whose accepted writes are not contiguous in the log: another term wrote in between. */
+  interleaved: number[]
+  /** Terms whose accepted writes came from more than one process. */
+  sharedTerms: number[]
+  /** Terms granted after another one had been returned, with a fence not above it; fences handed out twice. */
+  fenceRegressions: { worker: string; fence: number; after: number }[]
+  duplicateFences: number[]
+  /** Processes that observed, states they yielded, and each step back. */
+  observers: number
+  observed: number
+  observerRegressions: ObserverRegression[]
+  /** Resignations: how many returned true (handed over) and false (the term was already lost). */
+  resigned: { ok: number; lost: number }
 }

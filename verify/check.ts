@@ -2,6 +2,7 @@
 // Prints the verdict lines, the violations and the longest stalls; exits 1 on a violation.
 import { readFileSync } from 'node:fs'
 import { check } from './checker.js'
+import { checkElection } from './election-checker.js'
 import { checkSemaphore } from './semaphore-checker.js'
 import { readHistory } from './history.js'
 import { verdictLines } from './report.js'
@@ -16,11 +17,13 @@ const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as {
   ttl: number
   fencing: boolean
   final: FinalState
-  primitive?: 'semaphore'
+  primitive?: 'semaphore' | 'multi' | 'election'
   semaphore?: { limit: number }
   nodes?: number
 }
-const result = saved.primitive === 'semaphore' && saved.semaphore
+const result = saved.primitive === 'election'
+  ? checkElection({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+  : saved.primitive === 'semaphore' && saved.semaphore
   ? checkSemaphore({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing, limit: saved.semaphore.limit, nodes: saved.nodes ?? 1 })
   : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
 const t0 = readHistory(historyPath)[0]?.time ?? 0

@@ -22,7 +22,8 @@ export interface CheckInput {
   stateNode?: string
 }
 
-function overlapsOf(leases: LeaseInterval[]): Overlap[] {
+/** Pairs of leases of one resource whose intervals, as their holders saw them, overlap. */
+export function overlapsOf(leases: LeaseInterval[]): Overlap[] {
   const out: Overlap[] = []
   const byResource = new Map<string, LeaseInterval[]>()
   for (const lease of leases) byResource.set(lease.resource, [...(byResource.get(lease.resource) ?? []), lease])

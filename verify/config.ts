@@ -39,6 +39,8 @@ export interface WorkerConfig {
   seed: number
   /** Semaphore mode only (verify/semaphore-worker.ts); absent for the mutex. */
   semaphore?: SemaphoreWorkerConfig
+  /** Election mode only (verify/election-worker.ts): how many rounds of guarded writes a leader does before it resigns. */
+  election?: { rounds: [number, number] }
 }
 
 /** What a semaphore worker does differently. */
@@ -58,9 +60,9 @@ export interface SemaphoreWorkerConfig {
 /**
  * Which primitive a run exercises: 'mutex' (one lock per bank of accounts), 'semaphore' (units of
  * work under permits), 'multi' (transfers that lock both accounts with `acquireAll`, one lock per
- * account).
+ * account), 'election' (candidates that lead in turn and write to one row with their term).
  */
-export type Primitive = 'mutex' | 'semaphore' | 'multi'
+export type Primitive = 'mutex' | 'semaphore' | 'multi' | 'election'
 
 export type SqlGuard = 'claim' | 'txn'
 

@@ -18,9 +18,11 @@ export type OpType = 'invoke' | 'ok' | 'fail' | 'info'
 
 /**
  * Operations of a worker: take the lock, claim the rows, read, write (SQL), fenced set (Redis),
- * release; in semaphore mode also `work` (one unit of protected work under a permit) and `extend`.
+ * release; in semaphore mode also `work` (one unit of protected work under a permit) and `extend`;
+ * in election mode `acquire` is a campaign, `release` a resignation, and `observe` one state an
+ * observer yielded (`value`: `{ fence, version, leader }`, `leader` null for a vacancy).
  */
-export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe' | 'work' | 'extend'
+export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe' | 'work' | 'extend' | 'observe'
 
 export interface OpEvent {
   kind: 'op'

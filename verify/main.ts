@@ -5,13 +5,14 @@ import path from 'node:path'
 import { Redis } from 'ioredis'
 import { createLocks, InvalidArgumentError } from '../src/index.js'
 import { check, type CheckResult } from './checker.js'
-import { MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
+import { checkElection } from './election-checker.js'
+import { ELECTION_ROUNDS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
 import { checkSemaphore } from './semaphore-checker.js'
 
-export { MULTI_ACCOUNTS, MULTI_QUICK_MS, MULTI_QUICK_SEED, parseDuration, QUICK_SEED, SEMAPHORE_QUICK_MS, SEMAPHORE_QUICK_SEED } from './options.js'
+export { ELECTION_QUICK_MS, ELECTION_QUICK_SEED, MULTI_ACCOUNTS, MULTI_QUICK_MS, MULTI_QUICK_SEED, parseDuration, QUICK_SEED, SEMAPHORE_QUICK_MS, SEMAPHORE_QUICK_SEED } from './options.js'
 export type { SemaphoreControl, VerifyOptions } from './options.js'
 
 export interface VerifyResult {
@@ -39,7 +40,7 @@ export function quorumSupport(): { ok: true } | { ok: false; reason: string } {
 function printSummary(label: string, c: CheckResult, log: (s: string) => void): void {
   const s = c.stats
   log(`  ${label}: ${c.violations.length === 0 ? 'no violations' : `${c.violations.length} violation(s)`}`)
-  log(`    ${s.ops} operations, ${s.transfers} ${c.semaphore ? 'units of work' : 'transfers'}, ${c.leases.length} ${c.semaphore ? 'permits' : 'leases'} in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
+  log(`    ${s.ops} operations, ${s.transfers} ${c.semaphore ? 'units of work' : c.election ? 'accepted writes' : 'transfers'}, ${c.leases.length} ${c.semaphore ? 'permits' : c.election ? 'terms' : 'leases'} in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
   for (const v of verdictLines(c)) log(`    ${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
   for (const v of c.violations) log(`    ! ${v}`)
 }
@@ -48,6 +49,7 @@ function printSummary(label: string, c: CheckResult, log: (s: string) => void): 
 interface Kind {
   semaphore: boolean
   multi: boolean
+  election: boolean
   limit: number
   controlKind: SemaphoreControl
 }
@@ -55,6 +57,7 @@ interface Kind {
 const kindOf = (options: VerifyOptions): Kind => ({
   semaphore: options.primitive === 'semaphore',
   multi: options.primitive === 'multi',
+  election: options.primitive === 'election',
   limit: options.limit ?? 2,
   controlKind: options.controlKind ?? 'expiry',
 })
@@ -80,7 +83,7 @@ function outputOf(quiet: boolean): Output {
   }
 }
 
-/** The bank's PostgreSQL (the semaphore's protected work is observed in the history: it needs none), and quorum support when asked for. */
+/** The bank's PostgreSQL (the semaphore's protected work is observed in the history: it needs none; the election's leaders write to it), and quorum support when asked for. */
 async function preflight(options: VerifyOptions, kind: Kind): Promise<PgTarget> {
   const pgFound = kind.semaphore ? { target: { connectionTimeoutMillis: 3_000 } } : await findPg()
   if (!('target' in pgFound)) throw new Error(pgFound.error)
@@ -93,7 +96,7 @@ async function preflight(options: VerifyOptions, kind: Kind): Promise<PgTarget> 
 
 function runDirectory(options: VerifyOptions, kind: Kind): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
-  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi ? 'multi-' : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
+  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
   mkdirSync(dir, { recursive: true })
   return dir
 }
@@ -107,10 +110,10 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
     nodes: options.nodes,
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
-    // Transfer mode: one lock per account.
-    resources: kind.semaphore ? 1 : kind.multi ? MULTI_ACCOUNTS : 2,
-    accountsPerResource: kind.semaphore ? 0 : kind.multi ? 1 : 4,
-    initialBalance: kind.semaphore ? 0 : 1_000,
+    // Transfer mode: one lock per account. Election mode: one election, one row (a counter from 0).
+    resources: kind.semaphore || kind.election ? 1 : kind.multi ? MULTI_ACCOUNTS : 2,
+    accountsPerResource: kind.semaphore ? 0 : kind.multi || kind.election ? 1 : 4,
+    initialBalance: kind.semaphore || kind.election ? 0 : 1_000,
     ttl: options.ttl,
     warmupMs: 1_500,
     chaosMs: options.chaosMs,
@@ -125,7 +128,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
 function announcement(options: VerifyOptions, kind: Kind): string {
   const quick = options.chaosMs <= 20_000
   return `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
-    `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
+    `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
 }
 
@@ -133,17 +136,19 @@ function announcement(options: VerifyOptions, kind: Kind): string {
  * What a run's workers exercise. Semaphore mode: 1 to 5 units of 30 to 250 ms per permit, so that
  * a permit often outlives its ttl (1 s by default) and is extended.
  */
-function primitiveRun(kind: Kind, checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore'> {
+function primitiveRun(kind: Kind, checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore' | 'election'> {
+  if (kind.election) return { primitive: 'election', election: { rounds: ELECTION_ROUNDS } }
   return kind.semaphore ? { primitive: 'semaphore', semaphore: { limit: kind.limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : kind.multi ? { primitive: 'multi' } : {}
 }
 
 function checkRun(options: VerifyOptions, kind: Kind, run: RunResult, fencing: boolean): CheckResult {
+  if (kind.election) return checkElection({ events: run.events, final: run.final, ttl: options.ttl, fencing })
   return kind.semaphore
     ? checkSemaphore({ events: run.events, final: run.final, ttl: options.ttl, fencing, limit: kind.limit, nodes: options.nodes })
     : check({ events: run.events, final: run.final, ttl: options.ttl, fencing })
 }
 
-/** The control run: fencing off (mutex, multi), or the semaphore broken as `controlKind` says. */
+/** The control run: fencing off (mutex, multi, election: unguarded writes), or the semaphore broken as `controlKind` says. */
 function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPath: string): Promise<RunResult> {
   const { controlKind, limit } = kind
   return kind.semaphore
@@ -157,14 +162,14 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
   return `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
-    `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi ? ' --primitive multi' : ''}`
+    `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
 }
 
 /** report.html and summary.json in the run's directory; returns the report's path. */
 function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: string, runs: ReportRun[], historyPaths: string[]): string {
   const reportPath = path.join(dir, 'report.html')
-  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : ''}`
-  const title = kind.semaphore ? 'fencelock semaphore under faults' : kind.multi ? 'fencelock transfers (acquireAll) under faults' : 'fencelock under faults'
+  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
+  const title = kind.semaphore ? 'fencelock semaphore under faults' : kind.multi ? 'fencelock transfers (acquireAll) under faults' : kind.election ? 'fencelock leader election under faults' : 'fencelock under faults'
   writeFileSync(reportPath, renderReport({ title, command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
   const summary = runs.map((r) => {
     const { leases, overlaps, ...rest } = r.check

@@ -18,6 +18,15 @@ export const SEMAPHORE_QUICK_MS = 8_000
  */
 export const MULTI_QUICK_SEED = 29
 export const MULTI_QUICK_MS = 4_500
+/**
+ * The election's quick run (`--primitive election --quick`): seed 90's 8 s of faults are a pause of
+ * the leader (1.6 s), a script flush, a kill -9 of the leader, a connection reset, a Redis kill, and
+ * a pause of the leader until just past its term's deadline.
+ */
+export const ELECTION_QUICK_SEED = 90
+export const ELECTION_QUICK_MS = 8_000
+/** Election mode: a leader does this many rounds of guarded writes (20-120 ms each) before it resigns, so some terms outlive the ttl and are extended. */
+export const ELECTION_ROUNDS: [number, number] = [1, 12]
 /** Transfer mode: how many accounts, each a lock of its own. */
 export const MULTI_ACCOUNTS = 4
 
@@ -37,7 +46,7 @@ export interface VerifyOptions {
   control: boolean
   outDir: string
   quiet: boolean
-  /** Default 'mutex' (the bank); 'multi': transfers under acquireAll, one lock per account. */
+  /** Default 'mutex' (the bank); 'multi': transfers under acquireAll, one lock per account; 'election': candidates that lead in turn. */
   primitive?: Primitive
   /** Semaphore mode: the limit (default 2). */
   limit?: number
@@ -47,10 +56,11 @@ export interface VerifyOptions {
 
 export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
-                         [--primitive mutex|semaphore|multi] [--limit N] [--control expiry|limit]
+                         [--primitive mutex|semaphore|multi|election] [--limit N] [--control expiry|limit]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
                 with --primitive semaphore, 8 s of faults per run (seed 282); with --primitive
-                multi, 4.5 s of faults per run (seed ${MULTI_QUICK_SEED})
+                multi, 4.5 s of faults per run (seed ${MULTI_QUICK_SEED}); with --primitive election,
+                ${ELECTION_QUICK_MS / 1000} s of faults per run (seed ${ELECTION_QUICK_SEED})
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
@@ -60,7 +70,8 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
   --primitive   mutex (default): the bank under one lock per bank; semaphore: units of work under
                 permits of one semaphore, checked against --limit (default 2; --workers default 4);
                 multi: transfers between ${MULTI_ACCOUNTS} accounts (one lock each) that lock both accounts with
-                acquireAll and claim each row with that account's fence
+                acquireAll and claim each row with that account's fence; election: candidates
+                campaign, lead (writes to one row guarded by the term), resign, and observe
   --control     semaphore mode: what the control run breaks. expiry (default): workers never check
                 their permit's signal or deadline; limit: workers ask for limit + 1 permits`
 
@@ -107,17 +118,19 @@ export function parseCli(argv: string[]): VerifyOptions {
   const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
   if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
   if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
-  if (values.primitive !== 'mutex' && values.primitive !== 'semaphore' && values.primitive !== 'multi') throw new Error(`--primitive: expected mutex, semaphore or multi, got "${values.primitive}"`)
+  const primitives = ['mutex', 'semaphore', 'multi', 'election']
+  if (!primitives.includes(values.primitive!)) throw new Error(`--primitive: expected mutex, semaphore, multi or election, got "${values.primitive}"`)
   const semaphore = values.primitive === 'semaphore'
   const multi = values.primitive === 'multi'
-  if (multi && values.guard !== 'claim') throw new Error('--guard: --primitive multi always claims each row with its fence before reading it (claim)')
+  const election = values.primitive === 'election'
+  if ((multi || election) && values.guard !== 'claim') throw new Error(`--guard: --primitive ${values.primitive} always claims the row with its fence before reading it (claim)`)
   if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
   if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
   const limit = int('limit', values.limit, 2)
   if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
   return {
-    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : multi ? MULTI_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
-    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : multi ? MULTI_QUICK_MS : 15_000) : 60_000,
+    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : multi ? MULTI_QUICK_SEED : election ? ELECTION_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : multi ? MULTI_QUICK_MS : election ? ELECTION_QUICK_MS : 15_000) : 60_000,
     quorum,
     nodes,
     workers: int('workers', values.workers, 4),
@@ -126,6 +139,6 @@ export function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
-    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : multi ? { primitive: 'multi' as const } : {}),
+    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : multi || election ? { primitive: values.primitive as 'multi' | 'election' } : {}),
   }
 }

@@ -12,6 +12,8 @@ export interface ProbeOptions {
   maxTtl: number
   /** Semaphore mode: the workers' limit. */
   semaphore: { workerLimit: number } | undefined
+  /** Election mode: the probe campaigns (and resigns) instead of acquiring. */
+  election: boolean
   resources: string[]
   history: HistoryWriter
   now: () => number
@@ -22,9 +24,12 @@ async function probeOne(o: ProbeOptions, locks: ReturnType<typeof createLocks>, 
   const t0 = now()
   history.add({ kind: 'op', type: 'invoke', f: 'probe', worker: 'probe', pid: process.pid, resource: name, time: t0 })
   try {
+    const wait = o.ttl * 3 + 5_000
     const lease = semaphore
-      ? await locks.semaphore(name, { limit: semaphore.workerLimit }).acquire({ wait: o.ttl * 3 + 5_000 })
-      : await locks.acquire(name, { wait: o.ttl * 3 + 5_000 })
+      ? await locks.semaphore(name, { limit: semaphore.workerLimit }).acquire({ wait })
+      : o.election
+        ? await locks.election(name).campaign('probe', { wait })
+        : await locks.acquire(name, { wait })
     const waited = now() - t0
     history.add({ kind: 'op', type: 'ok', f: 'probe', worker: 'probe', pid: process.pid, resource: name, fence: lease.fence, time: now(), value: { waited } })
     if (semaphore) held.push(lease)

@@ -1,7 +1,7 @@
 // The HTML report: one self-contained file, no scripts, no external assets. Per run: the verdict,
 // then a timeline (SVG) with a lane per worker: lease intervals labelled with their fence, faults
 // as shaded bands, stale writes the resource refused, and the moments signals aborted.
-import type { CheckResult, SemaphoreCheck } from './check-result.js'
+import type { CheckResult, ElectionCheck, SemaphoreCheck } from './check-result.js'
 import type { HistoryEvent } from './history.js'
 import type { RunResult } from './run.js'
 import { esc, FAULT_COLORS, ms, timeline } from './timeline.js'
@@ -25,6 +25,7 @@ export interface ReportInput {
 /** Pass/fail lines for one run, the same text the terminal summary prints. */
 export function verdictLines(check: CheckResult): { label: string; ok: boolean | null; text: string }[] {
   if (check.semaphore) return semaphoreVerdictLines(check, check.semaphore)
+  if (check.election) return electionVerdictLines(check, check.election)
   const s = check.stats
   const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
   const probes = check.liveness.probes.map((p) => `${p.resource} ${p.ok ? ms(p.waited) : 'failed'}`).join(', ')
@@ -96,6 +97,45 @@ function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label
       label: '(d) signals',
       ok: check.signals.ok,
       text: `${check.signals.aborted} of ${check.signals.lost} lost permits had their signal aborted; ${check.signals.unjudged} not judged (holder killed, release outcome unknown, or "not held" answered after the deadline)`,
+    },
+  ]
+}
+
+function electionVerdictLines(check: CheckResult, el: ElectionCheck): { label: string; ok: boolean | null; text: string }[] {
+  const writes = check.liveness.afterHeal.map((r) => (r.ms === null ? 'never' : ms(r.ms))).join(', ')
+  const probes = check.liveness.probes.map((p) => (p.ok ? ms(p.waited) : 'failed')).join(', ')
+  const s = check.stats
+  return [
+    {
+      label: '(a) one leader at a time',
+      ok: check.staleAccepted.length === 0 && el.interleaved.length === 0 && el.sharedTerms.length === 0 && el.counter === el.writes,
+      text: `${el.writes} writes accepted, ${check.staleAccepted.length} with a term lower than one accepted before; ${el.interleaved.length} terms interleaved, ${el.sharedTerms.length} written by two processes; ` +
+        `counter ${el.counter} after ${el.writes} increments; stale writes refused: ${s.staleRejected.claim} claims, ${s.staleRejected.write} writes`,
+    },
+    {
+      label: '(a) terms',
+      ok: el.fenceRegressions.length === 0 && el.duplicateFences.length === 0,
+      text: `${el.terms} terms, ${el.fenceRegressions.length} with a fence not above one granted before they campaigned, ${el.duplicateFences.length} handed out twice; resignations ${el.resigned.ok} handed over, ${el.resigned.lost} found the term gone`,
+    },
+    {
+      label: '(a) observers',
+      ok: el.observerRegressions.length === 0,
+      text: `${el.observers} observers yielded ${el.observed} states, ${el.observerRegressions.length} older than one they had yielded`,
+    },
+    {
+      label: '(b) overlaps',
+      ok: null,
+      text: `${check.overlaps.length} pairs of terms that both holders believed held (expected under pauses)` + (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
+    },
+    {
+      label: '(c) liveness',
+      ok: check.liveness.ok,
+      text: `first write of a leader after the final heal: ${writes} (bound ${ms(check.liveness.bound)}); fresh candidate elected after kill -9 of every worker: ${probes}`,
+    },
+    {
+      label: '(d) signals',
+      ok: check.signals.ok,
+      text: `${check.signals.aborted} of ${check.signals.lost} lost terms had their signal aborted; ${check.signals.unjudged} not judged (holder killed, resign outcome unknown, or "not held" answered after the deadline)`,
     },
   ]
 }

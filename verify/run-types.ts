@@ -11,7 +11,8 @@ export interface RunOptions {
   /**
    * Default 'mutex': the bank under one lock per bank. 'semaphore': units of work under permits of
    * one semaphore. 'multi': transfers under `acquireAll` of both accounts, one lock per account
-   * (`resources` accounts, `accountsPerResource` ignored).
+   * (`resources` accounts, `accountsPerResource` ignored). 'election': candidates that lead in
+   * turn and write to one row with their term (`resources` ignored).
    */
   primitive?: Primitive
   /**
@@ -20,6 +21,8 @@ export interface RunOptions {
    * how much work a permit covers.
    */
   semaphore?: { limit: number; workerLimit: number; checks: boolean; units: [number, number]; unitMs: [number, number] }
+  /** Election mode: how many rounds of guarded writes a leader does before it resigns. */
+  election?: { rounds: [number, number] }
   fencing: boolean
   guard: SqlGuard
   seed: number

@@ -39,6 +39,8 @@ interface Run extends FaultTargets {
 
 function bankResources(options: RunOptions): BankResource[] {
   // Transfer mode: one lock per account, named as the README's transfer example names them.
+  // Election mode: one election, whose leaders write to one row (a counter).
+  if (options.primitive === 'election') return [{ name: 'leader', accounts: [1] }]
   return Array.from({ length: options.resources }, (_, r) =>
     options.primitive === 'multi'
       ? { name: `account:${r + 1}`, accounts: [r + 1] }
@@ -65,15 +67,16 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     hold: options.hold,
     seed: options.seed,
     ...(semaphore ? { semaphore: { limit: semaphore.workerLimit, checks: semaphore.checks, units: semaphore.units, unitMs: semaphore.unitMs } } : {}),
+    ...(options.election ? { election: options.election } : {}),
   }
 }
 
 function newRun(options: RunOptions, semaphore: RunOptions['semaphore']): Run {
-  // The mutex's history keeps its clock; the semaphore's compares processes to the millisecond.
-  const now = semaphore ? monotonicNow : wallNow
+  // The mutex's history keeps its clock; the semaphore's and the election's compare processes to the millisecond.
+  const now = semaphore || options.primitive === 'election' ? monotonicNow : wallNow
   const history = new HistoryWriter(options.historyPath)
   const schema = `fencelock_verify_${randomBytes(4).toString('hex')}`
-  const script = semaphore ? 'semaphore-worker.ts' : options.primitive === 'multi' ? 'multi-worker.ts' : 'worker.ts'
+  const script = semaphore ? 'semaphore-worker.ts' : options.primitive === 'multi' ? 'multi-worker.ts' : options.primitive === 'election' ? 'election-worker.ts' : 'worker.ts'
   const run: Run = {
     options,
     semaphore,
@@ -200,13 +203,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     await run.workers.killAll()
     phase(run, 'probe')
     run.probeClients = run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
-    const probes = await probe({ clients: run.probeClients, quorum: options.quorum, ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl), semaphore, resources: run.resources.map((r) => r.name), history: run.history, now: run.now })
+    const probes = await probe({ clients: run.probeClients, quorum: options.quorum, ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl), semaphore, election: options.primitive === 'election', resources: run.resources.map((r) => r.name), history: run.history, now: run.now })
     const accounts = (await run.bank?.accounts()) ?? []
     const ledger = (await run.bank?.ledger()) ?? []
     phase(run, 'done')
     const final: FinalState = { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: run.now() }
     // Beside the history, so that `tsx verify/check.ts <history>` can check it again later.
-    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : options.primitive === 'multi' ? { primitive: 'multi' } : {}) }))
+    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : options.primitive === 'multi' || options.primitive === 'election' ? { primitive: options.primitive } : {}) }))
     return { options, plan, events: run.history.events, final, workerErrors: run.workers.errors }
   } finally {
     await tearDown(run, ticker)

@@ -5,6 +5,7 @@
 // signal aborted. It returns the mutex checker's CheckResult shape, with a `semaphore` part.
 import type { CheckResult, Excess, LeaseInterval, Overlap, SemaphoreCheck, WorkUnit } from './check-result.js'
 import { excessOf } from './excess.js'
+import { fenceOrder } from './fence-order.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
 import { historyStats } from './history-stats.js'
 import { exitTimes, leaseIntervals, leaseKey } from './lease-intervals.js'
@@ -125,31 +126,6 @@ function workChecks(units: WorkUnit[], excused: Excess[], limit: number, violati
     violations.push(`(a) ${insideExcess.length} stretches with more than ${limit} holders inside the protected work at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms)`)
   }
   return { workOnLost, maxInside, insideExcess }
-}
-
-/** (a) Fences: unique, and larger than every fence whose acquire had returned before this one was asked for. */
-function fenceOrder(ops: OpEvent[], leases: LeaseInterval[], violations: string[]) {
-  const acquireInvoke = new Map<number, number[]>()
-  for (const e of ops) if (e.f === 'acquire' && e.type === 'invoke' && e.worker !== 'probe') acquireInvoke.set(e.pid, [...(acquireInvoke.get(e.pid) ?? []), e.time])
-  const granted = leases.map((l) => {
-    const invokes = acquireInvoke.get(l.pid) ?? []
-    const asked = invokes.filter((t) => t <= l.start).pop() ?? l.start
-    return { asked, got: l.start, fence: l.fence, worker: l.worker }
-  })
-  const byGot = [...granted].sort((a, b) => a.got - b.got)
-  const byAsked = [...granted].sort((a, b) => a.asked - b.asked)
-  const fenceRegressions: SemaphoreCheck['fenceRegressions'] = []
-  let j = 0
-  let maxFence = -Infinity
-  for (const g of byAsked) {
-    while (j < byGot.length && byGot[j]!.got < g.asked) maxFence = Math.max(maxFence, byGot[j++]!.fence)
-    if (g.fence <= maxFence) fenceRegressions.push({ worker: g.worker, fence: g.fence, after: maxFence })
-  }
-  const seen = new Set<number>()
-  const duplicateFences = [...new Set(granted.map((g) => g.fence).filter((f) => (seen.has(f) ? true : (seen.add(f), false))))]
-  if (fenceRegressions.length) violations.push(`(a) ${fenceRegressions.length} permits got a fence not above one granted before they asked`)
-  if (duplicateFences.length) violations.push(`(a) ${duplicateFences.length} fences handed out twice`)
-  return { fenceRegressions, duplicateFences }
 }
 
 /**
