@@ -1,9 +1,9 @@
 // One candidate process (`--primitive election`): campaigns in the run's election, and as the
 // leader does a few rounds of read-modify-write on one PostgreSQL row (a counter) guarded by its
-// term, then resigns and campaigns again; meanwhile its observer records every state
+// term (proclaiming a new value now and then), then resigns and campaigns again; meanwhile its observer records every state
 // `election.observe` yields. Public API only, through the fault proxies; every step is one JSON
 // line on stdout, timed by CLOCK_MONOTONIC (the checker compares processes).
-import type { LockLostError, Term } from '../src/index.js'
+import { LockLostError, type Term } from '../src/index.js'
 import { monotonicNow } from './history.js'
 import { bank, bankStep, codeOf, sleep, workerKit } from './worker-kit.js'
 
@@ -95,14 +95,29 @@ async function round(fence: number): Promise<boolean> {
   return false
 }
 
-/** Campaign, lead for a few rounds (the check correct code makes: the signal, before each round), resign. */
+async function proclaim(term: Term, next: string): Promise<void> {
+  op('invoke', 'proclaim', name, { fence: term.fence, value: { leader: next } })
+  try {
+    await term.proclaim(next)
+    op('ok', 'proclaim', name, { fence: term.fence, value: { leader: next } })
+  } catch (err) {
+    // Refused: the term no longer leads. Anything else (Redis unreachable): outcome unknown.
+    op(err instanceof LockLostError ? 'fail' : 'info', 'proclaim', name, { fence: term.fence, error: codeOf(err) })
+  }
+}
+
+/** Campaign, lead for a few rounds (the check correct code makes: the signal, before each round), proclaim now and then, resign. */
 async function lead(): Promise<void> {
   const term = await campaign()
   if (!term) return
   const fence = term.fence
   try {
     const planned = random.int(rounds[0], rounds[1])
-    for (let i = 0; i < planned && !term.signal.aborted; i++) if (!(await round(fence))) break
+    for (let i = 0; i < planned && !term.signal.aborted; i++) {
+      if (!(await round(fence))) break
+      // Now and then a new value in the same term: observers must see it after the term, in order.
+      if (random.next() < 0.25) await proclaim(term, `${value}#${i}`)
+    }
   } finally {
     op('invoke', 'release', name, { fence })
     try {

@@ -20,9 +20,10 @@ export type OpType = 'invoke' | 'ok' | 'fail' | 'info'
  * Operations of a worker: take the lock, claim the rows, read, write (SQL), fenced set (Redis),
  * release; in semaphore mode also `work` (one unit of protected work under a permit) and `extend`;
  * in election mode `acquire` is a campaign, `release` a resignation, and `observe` one state an
- * observer yielded (`value`: `{ fence, version, leader }`, `leader` null for a vacancy).
+ * observer yielded (`value`: `{ fence, version, leader }`, `leader` null for a vacancy), and
+ * `proclaim` a leader's new value in its term.
  */
-export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe' | 'work' | 'extend' | 'observe'
+export type OpName = 'acquire' | 'claim' | 'read' | 'write' | 'fset' | 'release' | 'probe' | 'work' | 'extend' | 'observe' | 'proclaim'
 
 export interface OpEvent {
   kind: 'op'
