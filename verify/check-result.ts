@@ -165,9 +165,9 @@ export interface ObserverRegression {
   worker: string
   pid: number
   time: number
-  /** What it yielded before and then: a term as `fence.version`, a vacancy as `vacant after fence`. */
+  /** What it yielded before, and now: a term as `fence.version`, a vacancy as `vacant after fence`. */
   before: string
-  then: string
+  now: string
 }
 
 export interface ElectionCheck {

@@ -68,14 +68,14 @@ function observerChecks(ops: OpEvent[], violations: string[]) {
       const version = v.version ?? 0
       const back = last !== undefined && (v.fence < last.fence || (v.fence === last.fence && (vacant || version < last.version)))
       // After a step back the newest state yielded stays the one to compare with.
-      if (back) regressions.push({ worker: e.worker, pid, time: e.time, before: vacant ? `vacant after ${last!.fence}` : `${last!.fence}.${last!.version}`, then: `${v.fence}.${version}` })
+      if (back) regressions.push({ worker: e.worker, pid, time: e.time, before: vacant ? `vacant after ${last!.fence}` : `${last!.fence}.${last!.version}`, now: `${v.fence}.${version}` })
       else {
         last = { fence: v.fence, version }
         vacant = false
       }
     }
   }
-  if (regressions.length) violations.push(`(a) ${regressions.length} times an observer yielded a state older than one it had yielded (e.g. ${regressions[0]!.worker}: ${regressions[0]!.before}, then ${regressions[0]!.then})`)
+  if (regressions.length) violations.push(`(a) ${regressions.length} times an observer yielded a state older than one it had yielded (e.g. ${regressions[0]!.worker}: ${regressions[0]!.before}, then ${regressions[0]!.now})`)
   return { observers: byPid.size, observed, observerRegressions: regressions }
 }
 

@@ -69,7 +69,7 @@ describe('the election checker on hand-made histories', () => {
   it('fails an observer that goes back: an older term, an older proclamation, a term back after its vacancy', () => {
     const back = [seen('w3', 4, 400, 20), seen('w3', 4, 401, 30, 2), seen('w3', 4, 402, 30, 1), seen('w3', 4, 403), seen('w3', 4, 404, 30, 2)]
     const result = hand([...history, ...back], final(rows([10, 'a'], [20, 'b'], [30, 'c'])))
-    expect(result.election!.observerRegressions.map((r) => `${r.before} -> ${r.then}`)).toEqual(['30.0 -> 20.0', '30.2 -> 30.1', 'vacant after 30 -> 30.2'])
+    expect(result.election!.observerRegressions.map((r) => `${r.before} -> ${r.now}`)).toEqual(['30.0 -> 20.0', '30.2 -> 30.1', 'vacant after 30 -> 30.2'])
     expect(result.ok).toBe(false)
   })
 
