@@ -21,6 +21,8 @@ const row = config.resources[0]!.accounts[0]!
 const value = `${worker}:${process.pid}`
 const election = locks.election(name, { ttl: config.ttl })
 const observing = new AbortController()
+/** The current term's deadline as last recorded (history clock). */
+let toldDeadline = 0
 
 /** Every state the observer yields, in the order it yields them. */
 async function observe(): Promise<void> {
@@ -45,7 +47,8 @@ async function campaign(): Promise<Term | undefined> {
     return undefined
   }
   const fence = term.fence
-  op('ok', 'acquire', name, { fence, value: { deadline: toHistory(term.deadline), leader: value } })
+  toldDeadline = toHistory(term.deadline)
+  op('ok', 'acquire', name, { fence, value: { deadline: toldDeadline, leader: value } })
   const onAbort = () => {
     const reason = (term.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
     emit({ kind: 'lost', worker, pid: process.pid, resource: name, fence, reason, time: now() })
@@ -60,7 +63,8 @@ async function campaign(): Promise<Term | undefined> {
  * read the counter, hold, write counter + 1 guarded by the term and append to the log in one
  * transaction. The control run writes unguarded. True if the write committed.
  */
-async function round(fence: number): Promise<boolean> {
+async function round(term: Term): Promise<boolean> {
+  const fence = term.fence
   if (config.fencing) {
     op('invoke', 'claim', name, { fence })
     const claimed = await db.query(`UPDATE ${table} SET fence = $1 WHERE id = $2 AND fence <= $1`, [fence, row])
@@ -69,6 +73,12 @@ async function round(fence: number): Promise<boolean> {
       return false
     }
     op('ok', 'claim', name, { fence })
+  }
+  // The term is extended in the background: tell the nemesis its deadline (a pause "just past the deadline" aims at it).
+  const deadline = toHistory(term.deadline)
+  if (Math.abs(deadline - toldDeadline) > 5) {
+    op('ok', 'extend', name, { fence, value: { deadline } })
+    toldDeadline = deadline
   }
   op('invoke', 'read', name, { fence })
   const read = await db.query<{ balance: string }>(`SELECT balance FROM ${table} WHERE id = $1`, [row])
@@ -114,7 +124,7 @@ async function lead(): Promise<void> {
   try {
     const planned = random.int(rounds[0], rounds[1])
     for (let i = 0; i < planned && !term.signal.aborted; i++) {
-      if (!(await round(fence))) break
+      if (!(await round(term))) break
       // Now and then a new value in the same term: observers must see it after the term, in order.
       if (random.next() < 0.25) await proclaim(term, `${value}#${i}`)
     }

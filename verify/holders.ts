@@ -50,6 +50,8 @@ export class Holders {
     }
     const holder = this.#byKey.get(k)
     if (holder && event.f === 'extend' && event.type === 'ok') holder.deadline = (event.value as { deadline?: number } | undefined)?.deadline ?? holder.deadline
+    // A leader reads once per round: it is between a read and its write only from the read's reply on.
+    if (holder && event.f === 'read' && event.type === 'invoke' && holder.fence === event.fence) holder.read = false
     if (holder && event.f === 'read' && event.type === 'ok' && holder.fence === event.fence) holder.read = true
     if (holder && event.f === 'work' && event.type === 'invoke' && holder.fence === event.fence) {
       const { unit, of } = (event.value ?? {}) as { unit?: number; of?: number }
