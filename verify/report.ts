@@ -125,7 +125,7 @@ function electionVerdictLines(check: CheckResult, el: ElectionCheck): { label: s
     {
       label: '(b) overlaps',
       ok: null,
-      text: `${check.overlaps.length} pairs of terms that both holders believed held (expected under pauses)` + (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
+      text: `${check.overlaps.length} pairs of terms that both holders believed held (expected under pauses)${check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''}`,
     },
     {
       label: '(c) liveness',
