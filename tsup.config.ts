@@ -22,7 +22,11 @@ const libraryFromDist: Plugin = {
       if (target.replace(/\.js$/, '.ts') === libraryEntry) return { path: './index.js', external: true }
       if (target.startsWith(cliDir + path.sep)) return undefined
       return {
-        errors: [{ text: `The CLI may import the library only through '../index.js' (its public API), got ${JSON.stringify(args.path)} in ${path.relative(process.cwd(), args.importer)}` }],
+        errors: [
+          {
+            text: `The CLI may import the library only through '../index.js' (its public API), got ${JSON.stringify(args.path)} in ${path.relative(process.cwd(), args.importer)}`,
+          },
+        ],
       }
     })
   },

@@ -45,9 +45,15 @@ export const QUICK: Config = {
   quorumMs: 1_000,
 }
 
-
 /** Single-node peers, at their defaults (uncontended scenarios: retry settings do not matter). */
-export const SINGLE: LibSpec[] = [{ kind: 'fencelock' }, { kind: 'seed' }, { kind: 'redlock4' }, { kind: 'redlock5' }, { kind: 'sesame' }, { kind: 'semaphore' }]
+export const SINGLE: LibSpec[] = [
+  { kind: 'fencelock' },
+  { kind: 'seed' },
+  { kind: 'redlock4' },
+  { kind: 'redlock5' },
+  { kind: 'sesame' },
+  { kind: 'semaphore' },
+]
 
 /** Contended and idle scenarios: every peer at its defaults and tuned to a 10 ms retry. */
 export const CONTENDED: LibSpec[] = [

@@ -91,7 +91,22 @@ async function contendRun(task: Extract<Task, { type: 'contend-run' }>): Promise
   const lib = contendLib
   const ctr = counter
   if (!lib || !ctr) throw new Error('contend-run before contend-open')
-  const out: Sections = { who: [], acquired: [], releasing: [], released: [], wait: [], fence: [], wire: 0, cpuMs: 0, messages: 0, wireByName: {}, giveUps: 0, failedAcquires: 0, longestFailedWait: 0, errors: [] }
+  const out: Sections = {
+    who: [],
+    acquired: [],
+    releasing: [],
+    released: [],
+    wait: [],
+    fence: [],
+    wire: 0,
+    cpuMs: 0,
+    messages: 0,
+    wireByName: {},
+    giveUps: 0,
+    failedAcquires: 0,
+    longestFailedWait: 0,
+    errors: [],
+  }
   await sleep(Math.max(0, task.startAt - clock()))
   const cpu0 = process.cpuUsage()
   const wire0 = wireCount()

@@ -44,7 +44,9 @@ export async function contend(
   const startAt = clock() + 250
   const endAt = startAt + opts.ms
   const parts = await Promise.all(
-    workers.map((w, i) => w.run<Sections>({ type: 'contend-run', key: opts.key, counterKey, concurrency: opts.perProc, startAt, endAt, ttl: 10_000, worker: i })),
+    workers.map((w, i) =>
+      w.run<Sections>({ type: 'contend-run', key: opts.key, counterKey, concurrency: opts.perProc, startAt, endAt, ttl: 10_000, worker: i }),
+    ),
   )
   const used = delta(await sumCounters(), before)
   const counter = Number((await servers[0]!.admin.get(counterKey)) ?? 0)
@@ -87,7 +89,9 @@ export async function waitersScaleCurve(pool: Pool, server: Server, cfg: Config,
   for (const lib of chosen(cfg, [{ kind: 'fencelock' }, peer])) {
     for (const [procs, perProc] of E_CURVE) {
       const row = await contend(pool, [server], lib, { procs, perProc, ms: cfg.scaleMs, key: `e:${lib.kind}:${procs}x${perProc}` })
-      log(`  E ${row.label} ${procs}x${perProc}: ${Math.round(row.handoffsPerSec)} handoffs/s, gap p50 ${row.gapP50.toFixed(2)} ms, ${row.wirePerHandoff.toFixed(2)} wire/handoff`)
+      log(
+        `  E ${row.label} ${procs}x${perProc}: ${Math.round(row.handoffsPerSec)} handoffs/s, gap p50 ${row.gapP50.toFixed(2)} ms, ${row.wirePerHandoff.toFixed(2)} wire/handoff`,
+      )
       rows.push(row)
     }
   }

@@ -91,14 +91,33 @@ export async function costOverResources(pool: Pool, server: Server, cfg: Config)
     for (const lib of chosen(cfg, SINGLE)) {
       const prefix = `k:${lib.kind}:${resources}`
       const fill = lib.kind === 'fencelock'
-      const opened = await w!.run<{ fillSeconds: number }>({ type: 'keyspace-open', lib, urls: [server.url], names: resources, prefix, fill, concurrency: 500, warmup: Math.min(500, n / 5) })
+      const opened = await w!.run<{ fillSeconds: number }>({
+        type: 'keyspace-open',
+        lib,
+        urls: [server.url],
+        names: resources,
+        prefix,
+        fill,
+        concurrency: 500,
+        warmup: Math.min(500, n / 5),
+      })
       const keys = await server.admin.dbsize()
       const before = await counters(server)
       const r = await w!.run<Omit<KeyspaceRow, 'lib' | 'label' | 'resources' | 'keys' | 'fillSeconds' | 'redisCpuUsPerCycle'>>({ type: 'keyspace-run', n })
       const used = delta(await counters(server), before)
       await server.admin.flushall()
-      const row = { lib: lib.kind, label: libLabel(lib), resources, keys, fillSeconds: fill ? opened.fillSeconds : 0, ...r, redisCpuUsPerCycle: (used.cpuMs * 1000) / n }
-      log(`  K ${row.label} over ${resources} resources (${keys} keys): ${Math.round(row.cyclesPerSec)} cycles/s, ${row.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
+      const row = {
+        lib: lib.kind,
+        label: libLabel(lib),
+        resources,
+        keys,
+        fillSeconds: fill ? opened.fillSeconds : 0,
+        ...r,
+        redisCpuUsPerCycle: (used.cpuMs * 1000) / n,
+      }
+      log(
+        `  K ${row.label} over ${resources} resources (${keys} keys): ${Math.round(row.cyclesPerSec)} cycles/s, ${row.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`,
+      )
       rows.push(row)
     }
   }
@@ -153,9 +172,27 @@ export async function renewalsAtScale(server: Server, cfg: Config): Promise<Rene
   for (const { kind } of chosen(cfg, RENEWERS)) {
     const w = new Worker({ exposeGc: true })
     try {
-      const start = await w.run<{ acquired: number; acquireSeconds: number; errors: string[] }>({ type: 'renew-start', lib: kind, url: server.url, n: leases, ttl, concurrency: 500, prefix: `l:${kind}` })
+      const start = await w.run<{ acquired: number; acquireSeconds: number; errors: string[] }>({
+        type: 'renew-start',
+        lib: kind,
+        url: server.url,
+        n: leases,
+        ttl,
+        concurrency: 500,
+        prefix: `l:${kind}`,
+      })
       const before = await counters(server)
-      const hold = await w.run<{ seconds: number; wire: number; cpuMs: number; loopDelayP50: number; loopDelayP99: number; loopDelayMax: number; heapPerLease: number; held: number; lost: number }>({ type: 'renew-hold', ms: holdMs })
+      const hold = await w.run<{
+        seconds: number
+        wire: number
+        cpuMs: number
+        loopDelayP50: number
+        loopDelayP99: number
+        loopDelayMax: number
+        heapPerLease: number
+        held: number
+        lost: number
+      }>({ type: 'renew-hold', ms: holdMs })
       const used = delta(await counters(server), before)
       const finish = await w.run<{ released: number; errors: string[] }>({ type: 'renew-finish' })
       const periodMs = renewPeriod(kind, ttl)
@@ -190,7 +227,9 @@ export async function renewalsAtScale(server: Server, cfg: Config): Promise<Rene
         released: finish.released,
         errors: [...start.errors, ...finish.errors],
       }
-      log(`  L ${row.label}: ${row.acquired} leases in ${row.acquireSeconds.toFixed(1)} s; per 100 leases per period ${row.wirePer100PerPeriod.toFixed(2)} wire / ${row.redisPer100PerPeriod.toFixed(2)} Redis commands; loop delay p99 ${row.loopDelayP99.toFixed(1)} ms; ${Math.round(row.heapPerLease)} B/lease; held ${row.held}/${row.acquired}`)
+      log(
+        `  L ${row.label}: ${row.acquired} leases in ${row.acquireSeconds.toFixed(1)} s; per 100 leases per period ${row.wirePer100PerPeriod.toFixed(2)} wire / ${row.redisPer100PerPeriod.toFixed(2)} Redis commands; loop delay p99 ${row.loopDelayP99.toFixed(1)} ms; ${Math.round(row.heapPerLease)} B/lease; held ${row.held}/${row.acquired}`,
+      )
       rows.push(row)
     } finally {
       await w.stop()
@@ -226,7 +265,13 @@ async function usedMemory(server: Server): Promise<number> {
  * Locks `resources` distinct names once each (acquire + release), `concurrency` at a time on one
  * connection in each of `procs` processes, and reads Redis' used_memory before and after.
  */
-export async function redisMemory(pool: Pool, server: Server, lib: LibSpec, resources: number, opts: { procs: number; concurrency: number }): Promise<MemoryRedisRow> {
+export async function redisMemory(
+  pool: Pool,
+  server: Server,
+  lib: LibSpec,
+  resources: number,
+  opts: { procs: number; concurrency: number },
+): Promise<MemoryRedisRow> {
   const workers = await pool.take(opts.procs)
   await server.admin.flushall()
   await sleep(200)
@@ -235,7 +280,11 @@ export async function redisMemory(pool: Pool, server: Server, lib: LibSpec, reso
   // Short names, like an application's (`res:123456`): the key names are part of what Redis stores.
   const prefix = 'res'
   const began = performance.now()
-  await Promise.all(workers.map((w, i) => w.run({ type: 'touch', lib, urls: [server.url], from: i * share, to: Math.min(resources, (i + 1) * share), concurrency: opts.concurrency, prefix })))
+  await Promise.all(
+    workers.map((w, i) =>
+      w.run({ type: 'touch', lib, urls: [server.url], from: i * share, to: Math.min(resources, (i + 1) * share), concurrency: opts.concurrency, prefix }),
+    ),
+  )
   const seconds = (performance.now() - began) / 1000
   await sleep(200) // the clients have closed: their buffers are gone from used_memory
   const after = await usedMemory(server)
@@ -244,7 +293,17 @@ export async function redisMemory(pool: Pool, server: Server, lib: LibSpec, reso
   const key = keys > 0 ? await server.admin.randomkey() : null
   if (key) sample = { key, pttl: await server.admin.pttl(key), bytes: Number(await server.admin.call('MEMORY', 'USAGE', key)) }
   await server.admin.flushall()
-  return { lib: lib.kind, label: libLabel(lib), resources, seconds, perSec: resources / seconds, usedBytes: after - before, bytesPerResource: (after - before) / resources, keys, ...(sample ? { sample } : {}) }
+  return {
+    lib: lib.kind,
+    label: libLabel(lib),
+    resources,
+    seconds,
+    perSec: resources / seconds,
+    usedBytes: after - before,
+    bytesPerResource: (after - before) / resources,
+    keys,
+    ...(sample ? { sample } : {}),
+  }
 }
 
 /** Acquire+release cycles in flight on M's connection (more saturates nothing but the event loop). */

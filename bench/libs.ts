@@ -29,7 +29,14 @@ export interface LibSpec {
 }
 
 /** fencelock's diagnostics channels (README, "Telemetry"): the telemetry variant subscribes to all. */
-export const TELEMETRY_CHANNELS = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
+export const TELEMETRY_CHANNELS = [
+  'fencelock:acquire:start',
+  'fencelock:acquire',
+  'fencelock:extend',
+  'fencelock:lost',
+  'fencelock:release',
+  'fencelock:fenced-write',
+] as const
 
 export const LIB_NAMES: Record<LibKind, string> = {
   fencelock: 'fencelock',
@@ -220,7 +227,10 @@ function openFencelockScripts(first: Redis, label: string): LockLib {
       const k = mutexKeys('fencelock:', key)
       const token = randomUUID()
       const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
-      const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace, '', ''])) as [number, number]
+      const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace, '', ''])) as [
+        number,
+        number,
+      ]
       if (granted !== 1) throw new AcquireTimeout(`fencelock's scripts: ${key} is taken (this reference row makes one attempt)`)
       return { fence, release: () => run(mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]) }
     },

@@ -80,7 +80,26 @@ export function semaphoreTables(r: Results): Table[] {
     const first = r.S[0]
     out.push({
       title: `S. Semaphore: limit ${first?.limit ?? '?'}, ${first?.procs ?? '?'} processes, INCR/DECR of an inside counter under each permit, ${first?.seconds ?? '?'} s per library`,
-      head: ['library', 'permits/s', 'handed over/s', 'gap p50', 'gap p99', 'gap max', 'hold mean', 'wait p50', 'wait p99', 'wait max', 'wire cmds/acq', 'Redis cmds/acq', 'pub/sub msgs/acq', 'client CPU µs/acq', 'fairness', 'most inside', 'give-ups', 'violations'],
+      head: [
+        'library',
+        'permits/s',
+        'handed over/s',
+        'gap p50',
+        'gap p99',
+        'gap max',
+        'hold mean',
+        'wait p50',
+        'wait p99',
+        'wait max',
+        'wire cmds/acq',
+        'Redis cmds/acq',
+        'pub/sub msgs/acq',
+        'client CPU µs/acq',
+        'fairness',
+        'most inside',
+        'give-ups',
+        'violations',
+      ],
       rows: r.S.map((x) => [
         x.label,
         fmt(x.permitsPerSec),
@@ -103,7 +122,7 @@ export function semaphoreTables(r: Results): Table[] {
       ]),
       note:
         'times in ms. handed over: a permit freed by one process and taken by another (permits are matched in the order they were freed); gap: release sent -> that permit acquired by another process. ' +
-        'hold: acquired -> release sent (INCR and DECR of the inside counter). fairness: max/min permits per process. most inside: the inside counter\'s highest INCR reply (must not exceed the limit). ' +
+        "hold: acquired -> release sent (INCR and DECR of the inside counter). fairness: max/min permits per process. most inside: the inside counter's highest INCR reply (must not exceed the limit). " +
         'Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the INCR+DECR. violations: more inside than the limit, more sections overlapping than the limit, fence regressions.',
     })
     out.push({
@@ -116,14 +135,21 @@ export function semaphoreTables(r: Results): Table[] {
           String(x.idle.redisCommands),
           f ? `${fmt(x.idle.redisCommands / Math.max(1, f.idle.redisCommands))}x` : '-',
           `${x.idle.parkedCommands} in ${fmt(x.idle.parkedSeconds)} s`,
-          !f ? '-' : f.idle.parkedCommands > 0 ? `${fmt(x.idle.parkedCommands / f.idle.parkedCommands)}x` : x.idle.parkedCommands > 0 ? '∞ (fencelock: 0)' : '1.00x',
+          !f
+            ? '-'
+            : f.idle.parkedCommands > 0
+              ? `${fmt(x.idle.parkedCommands / f.idle.parkedCommands)}x`
+              : x.idle.parkedCommands > 0
+                ? '∞ (fencelock: 0)'
+                : '1.00x',
           String(x.idle.wireCommands),
           fmt(x.idle.waiterCpuMs),
           fmt(x.idle.redisCpuMs),
           String(x.idle.giveUps),
         ]
       }),
-      note: 'Redis cmds: INFO commandstats delta over the whole window, the waiters\' first attempts included (incl. redis.call()s inside Lua); once parked: from 500 ms after the waiters started to the end of the window. ' +
+      note:
+        "Redis cmds: INFO commandstats delta over the whole window, the waiters' first attempts included (incl. redis.call()s inside Lua); once parked: from 500 ms after the waiters started to the end of the window. " +
         'wire cmds: sent by all waiting processes over the whole window; waiter CPU: all of them together.',
     })
   }
@@ -136,7 +162,23 @@ export function transferTables(r: Results): Table[] {
     const first = r.T[0]
     out.push({
       title: `T. Transfers: ${first?.procs ?? '?'} processes, ${first?.accounts ?? '?'} accounts, random pairs in random order, two GETs and two SETs under both locks, ${first?.seconds ?? '?'} s per library`,
-      head: ['library', 'transfers/s', 'wait p50', 'wait p99', 'wait max', 'hold mean', 'wire cmds/transfer', 'Redis cmds/transfer', 'pub/sub msgs/transfer', 'client CPU µs/transfer', 'Redis CPU µs/transfer', 'fairness', 'money', 'give-ups', 'violations'],
+      head: [
+        'library',
+        'transfers/s',
+        'wait p50',
+        'wait p99',
+        'wait max',
+        'hold mean',
+        'wire cmds/transfer',
+        'Redis cmds/transfer',
+        'pub/sub msgs/transfer',
+        'client CPU µs/transfer',
+        'Redis CPU µs/transfer',
+        'fairness',
+        'money',
+        'give-ups',
+        'violations',
+      ],
       rows: r.T.map((x) => [
         x.label,
         fmt(x.transfersPerSec),
@@ -168,7 +210,24 @@ export function readHeavyTables(r: Results): Table[] {
     const first = r.R[0]
     out.push({
       title: `R. Read-heavy: ${first?.procs ?? '?'} processes, ${Math.round((first?.readShare ?? 0) * 100)}% reads (GET, then ${first?.holdMs ?? '?'} ms), the rest writes (GET, ${first?.holdMs ?? '?'} ms, SET +1), one lock, ${first?.seconds ?? '?'} s per lock`,
-      head: ['lock', 'ops/s', 'reads/s', 'writes/s', 'read wait p50', 'read wait p99', 'write wait p50', 'write wait p99', 'write wait max', 'most readers at once', 'wire cmds/op', 'Redis cmds/op', 'pub/sub msgs/op', 'client CPU µs/op', 'Redis CPU µs/op', 'violations'],
+      head: [
+        'lock',
+        'ops/s',
+        'reads/s',
+        'writes/s',
+        'read wait p50',
+        'read wait p99',
+        'write wait p50',
+        'write wait p99',
+        'write wait max',
+        'most readers at once',
+        'wire cmds/op',
+        'Redis cmds/op',
+        'pub/sub msgs/op',
+        'client CPU µs/op',
+        'Redis CPU µs/op',
+        'violations',
+      ],
       rows: r.R.map((x) => [
         x.label,
         fmt(x.opsPerSec),
@@ -188,8 +247,8 @@ export function readHeavyTables(r: Results): Table[] {
         x.failedAcquires ? `${x.violations} (+${x.failedAcquires} failed acquires)` : String(x.violations),
       ]),
       note:
-        'times in ms. wait: acquire called -> resolved. most readers at once: read sections (acquired -> release sent) overlapping in time. Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the work\'s GET (and SET). ' +
-        'violations: lost increments + write sections that overlapped another section + fences not above every earlier write\'s (and, for a write, every earlier fence).',
+        "times in ms. wait: acquire called -> resolved. most readers at once: read sections (acquired -> release sent) overlapping in time. Redis cmds: INFO commandstats delta incl. redis.call()s inside Lua, minus the work's GET (and SET). " +
+        "violations: lost increments + write sections that overlapped another section + fences not above every earlier write's (and, for a write, every earlier fence).",
     })
   }
   return out

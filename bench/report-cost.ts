@@ -48,7 +48,12 @@ export function costTargets(r: Results): Target[] {
   const c = r.C?.find((row) => row.lib === 'fencelock')
   if (c && r.H) {
     const m50 = c.gapP50 / r.H.p50
-    add('C / H', `handoff gap p50 <= ${FLOOR_MULTIPLE}x the handoff floor p50 (pub/sub wake-up + one round trip)`, `${fmt(c.gapP50)} ms vs floor ${fmt(r.H.p50)} ms = ${m50.toFixed(2)}x (p99: ${fmt(c.gapP99)} vs ${fmt(r.H.p99)} ms = ${(c.gapP99 / r.H.p99).toFixed(2)}x)`, m50 <= FLOOR_MULTIPLE)
+    add(
+      'C / H',
+      `handoff gap p50 <= ${FLOOR_MULTIPLE}x the handoff floor p50 (pub/sub wake-up + one round trip)`,
+      `${fmt(c.gapP50)} ms vs floor ${fmt(r.H.p50)} ms = ${m50.toFixed(2)}x (p99: ${fmt(c.gapP99)} vs ${fmt(r.H.p99)} ms = ${(c.gapP99 / r.H.p99).toFixed(2)}x)`,
+      m50 <= FLOOR_MULTIPLE,
+    )
   }
   if (r.E) {
     const { first, last } = curve(r.E, 'fencelock')
@@ -57,25 +62,68 @@ export function costTargets(r: Results): Target[] {
       const span = `${last.procs * last.perProc} vs ${first.procs * first.perProc} waiters`
       // A point where acquires failed (a stall: a waiter not woken) compares nothing.
       const stalled = [first, last].filter((p) => p.failedAcquires > 0)
-      const note = stalled.length ? ` (not comparable: ${stalled.map((p) => `${p.procs} x ${p.perProc} had ${p.failedAcquires} failed acquires`).join('; ')})` : ''
+      const note = stalled.length
+        ? ` (not comparable: ${stalled.map((p) => `${p.procs} x ${p.perProc} had ${p.failedAcquires} failed acquires`).join('; ')})`
+        : ''
       const judge = (ok: boolean) => (stalled.length ? null : ok)
-      add('E', `flat: sections/s at ${span} within ${FLAT}x`, `${fmt(last.sectionsPerSec)} vs ${fmt(first.sectionsPerSec)} /s: ${f.speed.toFixed(2)}x fewer${note}`, judge(f.speed <= FLAT))
-      add('E', `flat: handoff gap p50 at ${span} within ${FLAT}x`, `${fmt(last.gapP50)} vs ${fmt(first.gapP50)} ms = ${f.gap.toFixed(2)}x${note}`, judge(f.gap <= FLAT))
-      add('E', `flat: wire commands per handoff at ${span} within ${FLAT}x`, `${fmt(last.wirePerHandoff)} vs ${fmt(first.wirePerHandoff)} = ${f.wire.toFixed(2)}x${note}`, judge(f.wire <= FLAT))
+      add(
+        'E',
+        `flat: sections/s at ${span} within ${FLAT}x`,
+        `${fmt(last.sectionsPerSec)} vs ${fmt(first.sectionsPerSec)} /s: ${f.speed.toFixed(2)}x fewer${note}`,
+        judge(f.speed <= FLAT),
+      )
+      add(
+        'E',
+        `flat: handoff gap p50 at ${span} within ${FLAT}x`,
+        `${fmt(last.gapP50)} vs ${fmt(first.gapP50)} ms = ${f.gap.toFixed(2)}x${note}`,
+        judge(f.gap <= FLAT),
+      )
+      add(
+        'E',
+        `flat: wire commands per handoff at ${span} within ${FLAT}x`,
+        `${fmt(last.wirePerHandoff)} vs ${fmt(first.wirePerHandoff)} = ${f.wire.toFixed(2)}x${note}`,
+        judge(f.wire <= FLAT),
+      )
     }
   }
   const k = keyspaceRatios(r).find((row) => row.lib === 'fencelock')
   if (k && k.first !== k.last) {
-    add('K', `flat: time per uncontended acquire+release at ${k.last.resources.toLocaleString('en-US')} vs ${k.first.resources} resources within ${FLAT}x`, `${fmt(k.last.usPerCycle)} vs ${fmt(k.first.usPerCycle)} µs = ${k.cost.toFixed(2)}x (client CPU ${k.cpu.toFixed(2)}x; ${k.last.keys.toLocaleString('en-US')} keys in Redis)`, k.cost <= FLAT)
+    add(
+      'K',
+      `flat: time per uncontended acquire+release at ${k.last.resources.toLocaleString('en-US')} vs ${k.first.resources} resources within ${FLAT}x`,
+      `${fmt(k.last.usPerCycle)} vs ${fmt(k.first.usPerCycle)} µs = ${k.cost.toFixed(2)}x (client CPU ${k.cpu.toFixed(2)}x; ${k.last.keys.toLocaleString('en-US')} keys in Redis)`,
+      k.cost <= FLAT,
+    )
   }
   const l = r.L?.find((row) => row.lib === 'fencelock')
   if (l) {
-    add('L', `<= ${PER_100_TARGET} command per 100 leases per renewal period (wire: what the holder sends)`, `${fmt(l.wirePer100PerPeriod)} wire (${fmt(l.redisPer100PerPeriod)} in INFO commandstats, in-script calls included), ${l.acquired.toLocaleString('en-US')} leases, period ${fmt(l.periodMs / 1000)} s`, l.wirePer100PerPeriod <= PER_100_TARGET)
-    add('L', `event-loop delay p99 <= ${LOOP_DELAY_TARGET} ms while holding ${l.acquired.toLocaleString('en-US')} leases`, `${fmt(l.loopDelayP99)} ms (max ${fmt(l.loopDelayMax)} ms)`, l.loopDelayP99 <= LOOP_DELAY_TARGET)
-    add('L', 'every lease still held after the hold', `${l.held.toLocaleString('en-US')} of ${l.leases.toLocaleString('en-US')} (lost ${l.lost})`, l.held === l.leases)
+    add(
+      'L',
+      `<= ${PER_100_TARGET} command per 100 leases per renewal period (wire: what the holder sends)`,
+      `${fmt(l.wirePer100PerPeriod)} wire (${fmt(l.redisPer100PerPeriod)} in INFO commandstats, in-script calls included), ${l.acquired.toLocaleString('en-US')} leases, period ${fmt(l.periodMs / 1000)} s`,
+      l.wirePer100PerPeriod <= PER_100_TARGET,
+    )
+    add(
+      'L',
+      `event-loop delay p99 <= ${LOOP_DELAY_TARGET} ms while holding ${l.acquired.toLocaleString('en-US')} leases`,
+      `${fmt(l.loopDelayP99)} ms (max ${fmt(l.loopDelayMax)} ms)`,
+      l.loopDelayP99 <= LOOP_DELAY_TARGET,
+    )
+    add(
+      'L',
+      'every lease still held after the hold',
+      `${l.held.toLocaleString('en-US')} of ${l.leases.toLocaleString('en-US')} (lost ${l.lost})`,
+      l.held === l.leases,
+    )
   }
   const m = r.M?.find((row) => row.lib === 'fencelock')
-  if (m) add('M', `<= ${BYTES_PER_RESOURCE_TARGET} B of Redis memory per resource locked once`, `${m.bytesPerResource.toFixed(1)} B over ${m.resources.toLocaleString('en-US')} resources (${m.keys.toLocaleString('en-US')} keys left)`, m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET)
+  if (m)
+    add(
+      'M',
+      `<= ${BYTES_PER_RESOURCE_TARGET} B of Redis memory per resource locked once`,
+      `${m.bytesPerResource.toFixed(1)} B over ${m.resources.toLocaleString('en-US')} resources (${m.keys.toLocaleString('en-US')} keys left)`,
+      m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET,
+    )
   return out
 }
 
@@ -96,7 +144,15 @@ function handoffFloorTables(r: Results): Table[] {
         head: ['library', 'gap p50 ms', 'x floor p50', 'gap p99 ms', 'x floor p99', 'target', 'result'],
         rows: r.C.map((row) => {
           const fl = row.lib === 'fencelock'
-          return [row.label, fmt(row.gapP50), x(row.gapP50 / h.p50), fmt(row.gapP99), x(row.gapP99 / h.p99), fl ? `p50 <= ${FLOOR_MULTIPLE}x` : '', fl ? metText(row.gapP50 / h.p50 <= FLOOR_MULTIPLE) : '']
+          return [
+            row.label,
+            fmt(row.gapP50),
+            x(row.gapP50 / h.p50),
+            fmt(row.gapP99),
+            x(row.gapP99 / h.p99),
+            fl ? `p50 <= ${FLOOR_MULTIPLE}x` : '',
+            fl ? metText(row.gapP50 / h.p50 <= FLOOR_MULTIPLE) : '',
+          ]
         }),
         note: 'gap: release sent by one process -> lock acquired by another (C). The peers poll: their gap is short only when a retry happens to land right after the release (their handoffs/s in C shows how rarely).',
       })
@@ -115,15 +171,42 @@ function scaleCurveTables(r: Results): Table[] {
     for (const label of labels) {
       const { points, first, last } = curve(r.E, label)
       if (!first || !last) continue
-      head = ['library', 'measure', ...points.map((p) => `${p.procs * p.perProc} (${p.procs} x ${p.perProc})`), `${last.procs * last.perProc} vs ${first.procs * first.perProc}`, 'target', 'result']
+      head = [
+        'library',
+        'measure',
+        ...points.map((p) => `${p.procs * p.perProc} (${p.procs} x ${p.perProc})`),
+        `${last.procs * last.perProc} vs ${first.procs * first.perProc}`,
+        'target',
+        'result',
+      ]
       const f = flatness(first, last)
       const fl = first.lib === 'fencelock'
-      rows.push([label, 'sections/s', ...points.map((p) => fmt(p.sectionsPerSec)), `${x(f.speed)} fewer`, fl ? `<= ${FLAT}x` : '', fl ? metText(f.speed <= FLAT) : ''])
+      rows.push([
+        label,
+        'sections/s',
+        ...points.map((p) => fmt(p.sectionsPerSec)),
+        `${x(f.speed)} fewer`,
+        fl ? `<= ${FLAT}x` : '',
+        fl ? metText(f.speed <= FLAT) : '',
+      ])
       rows.push([label, 'gap p50 ms', ...points.map((p) => fmt(p.gapP50)), x(f.gap), fl ? `<= ${FLAT}x` : '', fl ? metText(f.gap <= FLAT) : ''])
       rows.push([label, 'gap p99 ms', ...points.map((p) => fmt(p.gapP99)), x(last.gapP99 / first.gapP99), '', ''])
-      rows.push([label, 'wire cmds/handoff', ...points.map((p) => fmt(p.wirePerHandoff)), x(f.wire), fl ? `<= ${FLAT}x` : '', fl ? metText(f.wire <= FLAT) : ''])
+      rows.push([
+        label,
+        'wire cmds/handoff',
+        ...points.map((p) => fmt(p.wirePerHandoff)),
+        x(f.wire),
+        fl ? `<= ${FLAT}x` : '',
+        fl ? metText(f.wire <= FLAT) : '',
+      ])
     }
-    if (rows.length) out.push({ title: 'E. Scale curve: waiters on one key (processes x waiters per process)', head, rows, note: 'largest vs smallest in the costly direction: how many times fewer sections/s, how many times longer the gap. Flat = within 1.5x.' })
+    if (rows.length)
+      out.push({
+        title: 'E. Scale curve: waiters on one key (processes x waiters per process)',
+        head,
+        rows,
+        note: 'largest vs smallest in the costly direction: how many times fewer sections/s, how many times longer the gap. Flat = within 1.5x.',
+      })
   }
   return out
 }
@@ -134,8 +217,34 @@ function keyspaceTables(r: Results): Table[] {
   if (r.K) {
     out.push({
       title: `K. Uncontended cost over many resources: 1 worker, sequential acquire+release cycling over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} names`,
-      head: ['library', 'resources', 'keys in Redis', 'cycles/s', 'µs/cycle', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'client CPU µs/cycle', 'Redis CPU µs/cycle', 'wire cmds/cycle'],
-      rows: r.K.map((k) => [k.label, k.resources.toLocaleString('en-US'), k.keys.toLocaleString('en-US'), fmt(k.cyclesPerSec), fmt(k.usPerCycle), fmt(k.acquireP50), fmt(k.acquireP99), fmt(k.releaseP50), fmt(k.releaseP99), fmt(k.clientCpuUsPerCycle), fmt(k.redisCpuUsPerCycle), fmt(k.wirePerCycle)]),
+      head: [
+        'library',
+        'resources',
+        'keys in Redis',
+        'cycles/s',
+        'µs/cycle',
+        'acquire p50',
+        'acquire p99',
+        'release p50',
+        'release p99',
+        'client CPU µs/cycle',
+        'Redis CPU µs/cycle',
+        'wire cmds/cycle',
+      ],
+      rows: r.K.map((k) => [
+        k.label,
+        k.resources.toLocaleString('en-US'),
+        k.keys.toLocaleString('en-US'),
+        fmt(k.cyclesPerSec),
+        fmt(k.usPerCycle),
+        fmt(k.acquireP50),
+        fmt(k.acquireP99),
+        fmt(k.releaseP50),
+        fmt(k.releaseP99),
+        fmt(k.clientCpuUsPerCycle),
+        fmt(k.redisCpuUsPerCycle),
+        fmt(k.wirePerCycle),
+      ]),
       note: 'fencelock locks every name once before the measured cycles, so Redis holds one fence key per resource (keys in Redis); the peers keep nothing after a release. latencies in ms.',
     })
     const ratios = keyspaceRatios(r)
@@ -144,7 +253,14 @@ function keyspaceTables(r: Results): Table[] {
       head: ['library', ...K_SIZES.map((n) => `µs/cycle at ${n.toLocaleString('en-US')}`), 'most vs fewest', 'client CPU most vs fewest', 'target', 'result'],
       rows: ratios.map((k) => {
         const fl = k.lib === 'fencelock'
-        return [k.label, ...K_SIZES.map((n) => fmt(k.mine.find((m) => m.resources === n)?.usPerCycle)), x(k.cost), x(k.cpu), fl ? `<= ${FLAT}x` : '', fl ? metText(k.cost <= FLAT) : '']
+        return [
+          k.label,
+          ...K_SIZES.map((n) => fmt(k.mine.find((m) => m.resources === n)?.usPerCycle)),
+          x(k.cost),
+          x(k.cpu),
+          fl ? `<= ${FLAT}x` : '',
+          fl ? metText(k.cost <= FLAT) : '',
+        ]
       }),
       note: 'the peers are the control: they keep no state per resource, so their ratio is the noise of the machine over the scenario.',
     })
@@ -159,7 +275,24 @@ function renewalTables(r: Results): Table[] {
     const first = r.L[0]!
     out.push({
       title: `L. Renewals at scale: one process holds ${first.leases.toLocaleString('en-US')} auto-extended leases (ttl ${fmt(first.ttl / 1000)} s) for ${fmt(first.holdSeconds)} s`,
-      head: ['library', 'renewal period s', 'periods', 'held at end', 'acquire s', 'wire cmds/period', 'wire per 100 leases/period', 'Redis cmds/period', 'Redis per 100 leases/period', 'scripts/period', 'Redis CPU ms/period', 'client CPU ms/period', 'loop delay p50 ms', 'loop delay p99 ms', 'loop delay max ms', 'heap B/lease'],
+      head: [
+        'library',
+        'renewal period s',
+        'periods',
+        'held at end',
+        'acquire s',
+        'wire cmds/period',
+        'wire per 100 leases/period',
+        'Redis cmds/period',
+        'Redis per 100 leases/period',
+        'scripts/period',
+        'Redis CPU ms/period',
+        'client CPU ms/period',
+        'loop delay p50 ms',
+        'loop delay p99 ms',
+        'loop delay max ms',
+        'heap B/lease',
+      ],
       rows: r.L.map((l) => [
         l.label,
         fmt(l.periodMs / 1000),

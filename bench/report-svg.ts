@@ -24,7 +24,10 @@ function panel(x: number, y: number, w: number, title: string, unit: string, bar
     const hi = Math.log10(max)
     return hi === lo ? plotW : ((Math.log10(v) - lo) / (hi - lo)) * plotW
   }
-  const parts: string[] = [`<text x="${x}" y="${y + 14}" class="title">${xmlEsc(title)}</text>`, `<text x="${x}" y="${y + 30}" class="unit">${xmlEsc(unit)}${log ? ' (log scale)' : ''}</text>`]
+  const parts: string[] = [
+    `<text x="${x}" y="${y + 14}" class="title">${xmlEsc(title)}</text>`,
+    `<text x="${x}" y="${y + 30}" class="unit">${xmlEsc(unit)}${log ? ' (log scale)' : ''}</text>`,
+  ]
   bars.forEach((b, i) => {
     const by = y + 40 + i * rowH
     const bw = Math.max(1, scale(b.value))
@@ -55,24 +58,166 @@ export function renderSvg(r: Results): string {
   }
   const bars = <T extends { label: string; lib: string }>(rows: T[] | undefined, pick: (x: T) => number): Bar[] =>
     (rows ?? []).map((x) => ({ label: short(x.label), value: pick(x), highlight: x.lib === 'fencelock' }))
-  if (r.C) put(0, panel(10, heights[0], colW, 'C. Contended handoffs per second (8 processes, 1 key)', 'handoffs/s, higher is better', bars(r.C, (x) => x.handoffsPerSec), true))
-  if (r.C) put(0, panel(10, heights[0], colW, 'C. Handoff gap p99 (release -> next acquired)', 'ms, lower is better', bars(r.C, (x) => x.gapP99), true))
-  if (r.D) put(1, panel(W / 2 + 10, heights[1], colW, `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`, 'commands, lower is better', bars(r.D, (x) => x.redisCommands), true))
-  if (r.A) put(1, panel(W / 2 + 10, heights[1], colW, 'A. Uncontended acquire+release, one worker', 'cycles/s, higher is better', bars(r.A, (x) => x.cyclesPerSec), false))
-  if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`, 'per second, higher is better', bars(r.S, (x) => x.handoffsPerSec), false))
-  if (r.S) put(0, panel(10, heights[0], colW, `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`, 'commands, lower is better', bars(r.S, (x) => x.idle.redisCommands), true))
-  if (r.T) put(1, panel(W / 2 + 10, heights[1], colW, `T. Transfers (${r.T[0]?.procs ?? ''} processes, ${r.T[0]?.accounts ?? ''} accounts, two locked at once)`, 'transfers/s, higher is better', r.T.map((x) => ({ label: short(x.label.replace(' acquire([a, b])', '')), value: x.transfersPerSec, highlight: x.lib.startsWith('fencelock') })), false))
-  if (r.R) put(1, panel(W / 2 + 10, heights[1], colW, `R. Read-heavy (${Math.round((r.R[0]?.readShare ?? 0) * 100)}% reads, ${r.R[0]?.procs ?? ''} processes)`, 'sections/s, higher is better', r.R.map((x) => ({ label: x.label, value: x.opsPerSec, highlight: x.lib === 'fencelock-rw' })), false))
+  if (r.C)
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        'C. Contended handoffs per second (8 processes, 1 key)',
+        'handoffs/s, higher is better',
+        bars(r.C, (x) => x.handoffsPerSec),
+        true,
+      ),
+    )
+  if (r.C)
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        'C. Handoff gap p99 (release -> next acquired)',
+        'ms, lower is better',
+        bars(r.C, (x) => x.gapP99),
+        true,
+      ),
+    )
+  if (r.D)
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`,
+        'commands, lower is better',
+        bars(r.D, (x) => x.redisCommands),
+        true,
+      ),
+    )
+  if (r.A)
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        'A. Uncontended acquire+release, one worker',
+        'cycles/s, higher is better',
+        bars(r.A, (x) => x.cyclesPerSec),
+        false,
+      ),
+    )
+  if (r.S)
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`,
+        'per second, higher is better',
+        bars(r.S, (x) => x.handoffsPerSec),
+        false,
+      ),
+    )
+  if (r.S)
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`,
+        'commands, lower is better',
+        bars(r.S, (x) => x.idle.redisCommands),
+        true,
+      ),
+    )
+  if (r.T)
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        `T. Transfers (${r.T[0]?.procs ?? ''} processes, ${r.T[0]?.accounts ?? ''} accounts, two locked at once)`,
+        'transfers/s, higher is better',
+        r.T.map((x) => ({ label: short(x.label.replace(' acquire([a, b])', '')), value: x.transfersPerSec, highlight: x.lib.startsWith('fencelock') })),
+        false,
+      ),
+    )
+  if (r.R)
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        `R. Read-heavy (${Math.round((r.R[0]?.readShare ?? 0) * 100)}% reads, ${r.R[0]?.procs ?? ''} processes)`,
+        'sections/s, higher is better',
+        r.R.map((x) => ({ label: x.label, value: x.opsPerSec, highlight: x.lib === 'fencelock-rw' })),
+        false,
+      ),
+    )
   if (r.E) {
     const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
-    put(1, panel(W / 2 + 10, heights[1], colW, 'E. fencelock handoff gap p50 vs waiting processes', 'ms, lower is better', e.map((x) => ({ label: x.label, value: x.gap, highlight: true })), false))
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        'E. fencelock handoff gap p50 vs waiting processes',
+        'ms, lower is better',
+        e.map((x) => ({ label: x.label, value: x.gap, highlight: true })),
+        false,
+      ),
+    )
   }
   if (r.C && r.H) {
     const floorP50 = r.H.p50
-    put(0, panel(10, heights[0], colW, `C. Handoff gap p50 in handoff floors (floor ${fmt(floorP50)} ms; target 1.5)`, 'multiples of the floor, lower is better', bars(r.C, (x) => x.gapP50 / floorP50), true))
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        `C. Handoff gap p50 in handoff floors (floor ${fmt(floorP50)} ms; target 1.5)`,
+        'multiples of the floor, lower is better',
+        bars(r.C, (x) => x.gapP50 / floorP50),
+        true,
+      ),
+    )
   }
-  if (r.L?.length) put(0, panel(10, heights[0], colW, `L. Wire commands per 100 leases per renewal period (${fmt(r.L[0]!.leases)} leases; target 1)`, 'commands, lower is better', bars(r.L, (x) => x.wirePer100PerPeriod), true))
-  if (r.M?.length) put(1, panel(W / 2 + 10, heights[1], colW, `M. Redis memory per resource locked once (${fmt(r.M[0]!.resources)} resources; target 150 B)`, 'bytes, lower is better', bars(r.M, (x) => Math.max(0, x.bytesPerResource)), false))
+  if (r.L?.length)
+    put(
+      0,
+      panel(
+        10,
+        heights[0],
+        colW,
+        `L. Wire commands per 100 leases per renewal period (${fmt(r.L[0]!.leases)} leases; target 1)`,
+        'commands, lower is better',
+        bars(r.L, (x) => x.wirePer100PerPeriod),
+        true,
+      ),
+    )
+  if (r.M?.length)
+    put(
+      1,
+      panel(
+        W / 2 + 10,
+        heights[1],
+        colW,
+        `M. Redis memory per resource locked once (${fmt(r.M[0]!.resources)} resources; target 150 B)`,
+        'bytes, lower is better',
+        bars(r.M, (x) => Math.max(0, x.bytesPerResource)),
+        false,
+      ),
+    )
   const H = Math.max(...heights) + 30
   const m = r.machine
   return [

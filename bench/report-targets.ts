@@ -29,14 +29,24 @@ function uncontendedTargets(r: Results, add: Add): void {
     const peers = rows.filter((x) => x.lib !== 'fencelock' && x !== sd && !REFERENCE_KINDS.has(x.lib))
     const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
     if (f && best) {
-      add(s, 'cycles/s >= the fastest peer', `${fmt(f.cyclesPerSec)} vs ${fmt(best.cyclesPerSec)} (${best.label}) = ${(f.cyclesPerSec / best.cyclesPerSec).toFixed(2)}x`, f.cyclesPerSec >= best.cyclesPerSec)
+      add(
+        s,
+        'cycles/s >= the fastest peer',
+        `${fmt(f.cyclesPerSec)} vs ${fmt(best.cyclesPerSec)} (${best.label}) = ${(f.cyclesPerSec / best.cyclesPerSec).toFixed(2)}x`,
+        f.cyclesPerSec >= best.cyclesPerSec,
+      )
     }
   }
   const aPlain = r.A?.find((x) => x.lib === 'fencelock' && !x.telemetry)
   const aSeed = seed(r.A)
   if (aPlain && aSeed) {
     const cpu = aPlain.clientCpuUsPerCycle / aSeed.clientCpuUsPerCycle
-    add('A', 'client CPU µs per cycle <= 1.3x the seed\'s', `${fmt(aPlain.clientCpuUsPerCycle)} vs ${fmt(aSeed.clientCpuUsPerCycle)} µs = ${cpu.toFixed(2)}x`, cpu <= 1.3)
+    add(
+      'A',
+      "client CPU µs per cycle <= 1.3x the seed's",
+      `${fmt(aPlain.clientCpuUsPerCycle)} vs ${fmt(aSeed.clientCpuUsPerCycle)} µs = ${cpu.toFixed(2)}x`,
+      cpu <= 1.3,
+    )
   }
   const tel = telemetryCost(r)
   if (tel) {
@@ -53,17 +63,38 @@ function contendedTargets(r: Results, add: Add): void {
   const c = fl(r.C) as ContendRow | undefined
   if (c) {
     const ping = r.floor?.pingP50
-    if (ping !== undefined) add('C', 'handoff gap p50 <= 4x PING RTT p50', `${ms(c.gapP50)} ms vs 4 x ${ms(ping)} = ${ms(4 * ping)} ms (${(c.gapP50 / ping).toFixed(1)}x RTT)`, c.gapP50 <= 4 * ping)
+    if (ping !== undefined)
+      add(
+        'C',
+        'handoff gap p50 <= 4x PING RTT p50',
+        `${ms(c.gapP50)} ms vs 4 x ${ms(ping)} = ${ms(4 * ping)} ms (${(c.gapP50 / ping).toFixed(1)}x RTT)`,
+        c.gapP50 <= 4 * ping,
+      )
     add('C', 'handoff gap p99 <= 2 ms', `${ms(c.gapP99)} ms`, c.gapP99 <= 2)
     const peers = (r.C ?? []).filter((x) => x.lib !== 'fencelock' && !x.label.includes('retry '))
     const best = peers.reduce<ContendRow | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
     if (best) {
-      add('C', 'handoffs/s >= 10x best peer at defaults', `${fmt(c.handoffsPerSec)} vs ${fmt(best.handoffsPerSec)} (${best.label}) = ${(c.handoffsPerSec / best.handoffsPerSec).toFixed(1)}x`, c.handoffsPerSec >= 10 * best.handoffsPerSec)
+      add(
+        'C',
+        'handoffs/s >= 10x best peer at defaults',
+        `${fmt(c.handoffsPerSec)} vs ${fmt(best.handoffsPerSec)} (${best.label}) = ${(c.handoffsPerSec / best.handoffsPerSec).toFixed(1)}x`,
+        c.handoffsPerSec >= 10 * best.handoffsPerSec,
+      )
     }
     add('C', 'fairness max/min sections per worker <= 1.5', `${fmt(c.fairness)} (${c.maxSections}/${c.minSections})`, c.fairness <= 1.5)
     // Judged at two decimals: a subscriber connection opened during the run (SUBSCRIBE) is a one-off, not a per-acquisition cost.
-    add('C', '<= 3 wire commands per acquisition', `${c.wirePerAcq.toFixed(3)} (EVAL/EVALSHA per acquisition: ${((c.byCommand.evalsha ?? 0) + (c.byCommand.eval ?? 0)) / c.sections})`, Math.round(c.wirePerAcq * 100) / 100 <= 3)
-    add('C', 'counter check: 0 violations', `${c.violations} (lost updates ${c.lostUpdates}, overlaps ${c.overlaps}, fence regressions ${c.fenceRegressions})`, c.violations === 0)
+    add(
+      'C',
+      '<= 3 wire commands per acquisition',
+      `${c.wirePerAcq.toFixed(3)} (EVAL/EVALSHA per acquisition: ${((c.byCommand.evalsha ?? 0) + (c.byCommand.eval ?? 0)) / c.sections})`,
+      Math.round(c.wirePerAcq * 100) / 100 <= 3,
+    )
+    add(
+      'C',
+      'counter check: 0 violations',
+      `${c.violations} (lost updates ${c.lostUpdates}, overlaps ${c.overlaps}, fence regressions ${c.fenceRegressions})`,
+      c.violations === 0,
+    )
   }
 }
 
@@ -76,12 +107,22 @@ function idleTargets(r: Results, add: Add): void {
     const minDefault = Math.min(...defaults.map((x) => x.redisCommands))
     const minTuned = Math.min(...tuned.map((x) => x.redisCommands))
     add('D', 'fewer Redis commands than every peer at defaults', `${d.redisCommands} vs fewest ${minDefault}`, d.redisCommands < minDefault)
-    add('D', '>= 100x fewer Redis commands than every peer at 10 ms', `${d.redisCommands} vs fewest ${minTuned} = ${(minTuned / Math.max(1, d.redisCommands)).toFixed(0)}x`, d.redisCommands * 100 <= minTuned)
+    add(
+      'D',
+      '>= 100x fewer Redis commands than every peer at 10 ms',
+      `${d.redisCommands} vs fewest ${minTuned} = ${(minTuned / Math.max(1, d.redisCommands)).toFixed(0)}x`,
+      d.redisCommands * 100 <= minTuned,
+    )
     // The same two, counting wire commands (INFO commandstats also counts every redis.call() inside Lua).
     const minDefaultWire = Math.min(...defaults.map((x) => x.wireCommands))
     const minTunedWire = Math.min(...tuned.map((x) => x.wireCommands))
     add('D (wire)', 'fewer wire commands than every peer at defaults', `${d.wireCommands} vs fewest ${minDefaultWire}`, d.wireCommands < minDefaultWire)
-    add('D (wire)', '>= 100x fewer wire commands than every peer at 10 ms', `${d.wireCommands} vs fewest ${minTunedWire} = ${(minTunedWire / Math.max(1, d.wireCommands)).toFixed(0)}x`, d.wireCommands * 100 <= minTunedWire)
+    add(
+      'D (wire)',
+      '>= 100x fewer wire commands than every peer at 10 ms',
+      `${d.wireCommands} vs fewest ${minTunedWire} = ${(minTunedWire / Math.max(1, d.wireCommands)).toFixed(0)}x`,
+      d.wireCommands * 100 <= minTunedWire,
+    )
   }
 }
 
@@ -89,7 +130,12 @@ function semaphoreTargets(r: Results, add: Add): void {
   const sf = fl(r.S) as SemaphoreRow | undefined
   const sp = r.S?.find((x) => x.lib === 'semaphore' && x.label.includes('defaults'))
   if (sf && sp) {
-    add('S', 'permits handed over/s > redis-semaphore Semaphore at defaults', `${fmt(sf.handoffsPerSec)} vs ${fmt(sp.handoffsPerSec)} = ${(sf.handoffsPerSec / sp.handoffsPerSec).toFixed(2)}x (permits/s: ${fmt(sf.permitsPerSec)} vs ${fmt(sp.permitsPerSec)})`, sf.handoffsPerSec > sp.handoffsPerSec)
+    add(
+      'S',
+      'permits handed over/s > redis-semaphore Semaphore at defaults',
+      `${fmt(sf.handoffsPerSec)} vs ${fmt(sp.handoffsPerSec)} = ${(sf.handoffsPerSec / sp.handoffsPerSec).toFixed(2)}x (permits/s: ${fmt(sf.permitsPerSec)} vs ${fmt(sp.permitsPerSec)})`,
+      sf.handoffsPerSec > sp.handoffsPerSec,
+    )
     // Judged on the parked stretch (the cost of waiting); the whole window, first attempts included, is shown beside it.
     add(
       'S',
@@ -100,7 +146,12 @@ function semaphoreTargets(r: Results, add: Add): void {
   }
   if (sf) {
     add('S', 'fairness max/min permits per process <= 1.5', `${fmt(sf.fairness)} (${sf.maxPermits}/${sf.minPermits})`, sf.fairness <= 1.5)
-    add('S', `never more than ${sf.limit} holders: 0 violations`, `${sf.violations} (most inside at once ${sf.maxInside}, most overlapping ${sf.maxOverlap}, fence regressions ${sf.fenceRegressions})`, sf.violations === 0)
+    add(
+      'S',
+      `never more than ${sf.limit} holders: 0 violations`,
+      `${sf.violations} (most inside at once ${sf.maxInside}, most overlapping ${sf.maxOverlap}, fence regressions ${sf.fenceRegressions})`,
+      sf.violations === 0,
+    )
   }
 }
 
@@ -108,10 +159,20 @@ function transferTargets(r: Results, add: Add): void {
   const tf = r.T?.find((x) => x.lib === 'fencelock-multi')
   if (tf) {
     for (const peer of (r.T ?? []).filter((x) => x !== tf)) {
-      add('T', `withLocks transfers/s >= ${peer.label}`, `${fmt(tf.transfersPerSec)} vs ${fmt(peer.transfersPerSec)} = ${(tf.transfersPerSec / peer.transfersPerSec).toFixed(2)}x`, tf.transfersPerSec >= peer.transfersPerSec)
+      add(
+        'T',
+        `withLocks transfers/s >= ${peer.label}`,
+        `${fmt(tf.transfersPerSec)} vs ${fmt(peer.transfersPerSec)} = ${(tf.transfersPerSec / peer.transfersPerSec).toFixed(2)}x`,
+        tf.transfersPerSec >= peer.transfersPerSec,
+      )
     }
     add('T', 'fairness max/min transfers per process <= 1.5', `${fmt(tf.fairness)} (${tf.maxTransfers}/${tf.minTransfers})`, tf.fairness <= 1.5)
-    add('T', 'money conserved, no overlap, fences grow: 0 violations (every library)', (r.T ?? []).map((x) => `${x.label}: ${x.violations}`).join('; '), (r.T ?? []).every((x) => x.violations === 0))
+    add(
+      'T',
+      'money conserved, no overlap, fences grow: 0 violations (every library)',
+      (r.T ?? []).map((x) => `${x.label}: ${x.violations}`).join('; '),
+      (r.T ?? []).every((x) => x.violations === 0),
+    )
   }
 }
 
@@ -119,9 +180,24 @@ function readHeavyTargets(r: Results, add: Add): void {
   const rw = r.R?.find((x) => x.lib === 'fencelock-rw')
   const rm = r.R?.find((x) => x.lib === 'fencelock-mutex')
   if (rw && rm) {
-    add('R', 'read/write lock ops/s > mutex ops/s', `${fmt(rw.opsPerSec)} vs ${fmt(rm.opsPerSec)} = ${(rw.opsPerSec / rm.opsPerSec).toFixed(2)}x`, rw.opsPerSec > rm.opsPerSec)
-    add('R', 'no writer starvation: write wait p99 <= mutex write wait p99', `${ms(rw.writeWaitP99)} vs ${ms(rm.writeWaitP99)} ms (max ${ms(rw.writeWaitMax)} vs ${ms(rm.writeWaitMax)})`, rw.writeWaitP99 <= rm.writeWaitP99)
-    add('R', 'writers exclusive, no lost write, fences grow: 0 violations', `${rw.violations} (lost writes ${rw.lostWrites}, writer overlaps ${rw.writerOverlaps}, fence regressions ${rw.fenceRegressions}); mutex ${rm.violations}`, rw.violations === 0 && rm.violations === 0)
+    add(
+      'R',
+      'read/write lock ops/s > mutex ops/s',
+      `${fmt(rw.opsPerSec)} vs ${fmt(rm.opsPerSec)} = ${(rw.opsPerSec / rm.opsPerSec).toFixed(2)}x`,
+      rw.opsPerSec > rm.opsPerSec,
+    )
+    add(
+      'R',
+      'no writer starvation: write wait p99 <= mutex write wait p99',
+      `${ms(rw.writeWaitP99)} vs ${ms(rm.writeWaitP99)} ms (max ${ms(rw.writeWaitMax)} vs ${ms(rm.writeWaitMax)})`,
+      rw.writeWaitP99 <= rm.writeWaitP99,
+    )
+    add(
+      'R',
+      'writers exclusive, no lost write, fences grow: 0 violations',
+      `${rw.violations} (lost writes ${rw.lostWrites}, writer overlaps ${rw.writerOverlaps}, fence regressions ${rw.fenceRegressions}); mutex ${rm.violations}`,
+      rw.violations === 0 && rm.violations === 0,
+    )
   }
 }
 

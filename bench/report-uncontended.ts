@@ -28,7 +28,19 @@ export function latencyTables(r: Results): Table[] {
   if (r.A) {
     out.push({
       title: `A. Uncontended latency: 1 worker, sequential acquire+release on distinct keys (median of ${r.A[0]?.rounds.length ?? 1} interleaved rounds)`,
-      head: ['library', 'cycles/s', 'vs seed', 'acquire p50', 'acquire p99', 'release p50', 'release p99', 'wire cmds/cycle', 'client CPU µs/cycle', 'client CPU vs seed', 'Redis CPU µs/cycle'],
+      head: [
+        'library',
+        'cycles/s',
+        'vs seed',
+        'acquire p50',
+        'acquire p99',
+        'release p50',
+        'release p99',
+        'wire cmds/cycle',
+        'client CPU µs/cycle',
+        'client CPU vs seed',
+        'Redis CPU µs/cycle',
+      ],
       rows: r.A.map((x) => [
         x.label,
         fmt(x.cyclesPerSec),
@@ -50,8 +62,24 @@ export function latencyTables(r: Results): Table[] {
         title: `A. Telemetry cost: fencelock uncontended, without and with a subscriber on every fencelock:* diagnostics channel (same ${tel.rounds} interleaved rounds)`,
         head: ['fencelock', 'cycles/s (median round)', 'cycles/s per round', 'client CPU µs/cycle', 'CPU per round', 'target', 'result'],
         rows: [
-          [tel.off.label, fmt(tel.off.cyclesPerSec), tel.off.rounds.map((v) => fmt(v)).join(' / '), fmt(tel.off.clientCpuUsPerCycle), (tel.off.cpuRounds ?? []).map((v) => fmt(v)).join(' / '), '', ''],
-          [tel.on.label, fmt(tel.on.cyclesPerSec), tel.on.rounds.map((v) => fmt(v)).join(' / '), fmt(tel.on.clientCpuUsPerCycle), (tel.on.cpuRounds ?? []).map((v) => fmt(v)).join(' / '), '', ''],
+          [
+            tel.off.label,
+            fmt(tel.off.cyclesPerSec),
+            tel.off.rounds.map((v) => fmt(v)).join(' / '),
+            fmt(tel.off.clientCpuUsPerCycle),
+            (tel.off.cpuRounds ?? []).map((v) => fmt(v)).join(' / '),
+            '',
+            '',
+          ],
+          [
+            tel.on.label,
+            fmt(tel.on.cyclesPerSec),
+            tel.on.rounds.map((v) => fmt(v)).join(' / '),
+            fmt(tel.on.clientCpuUsPerCycle),
+            (tel.on.cpuRounds ?? []).map((v) => fmt(v)).join(' / '),
+            '',
+            '',
+          ],
           [
             'with / without',
             `${tel.speed.toFixed(2)}x`,
@@ -89,7 +117,15 @@ export function idleTables(r: Results): Table[] {
     out.push({
       title: `D. Idle cost: 8 waiters in one process while another client holds the lock for ${r.D[0]?.seconds ?? '?'} s`,
       head: ['library', 'Redis cmds', 'vs fencelock', 'wire cmds', 'waiter CPU ms', 'Redis CPU ms', 'give-ups'],
-      rows: r.D.map((x) => [x.label, String(x.redisCommands), f ? `${fmt(x.redisCommands / Math.max(1, f.redisCommands))}x` : '-', String(x.wireCommands), fmt(x.waiterCpuMs), fmt(x.redisCpuMs), String(x.giveUps)]),
+      rows: r.D.map((x) => [
+        x.label,
+        String(x.redisCommands),
+        f ? `${fmt(x.redisCommands / Math.max(1, f.redisCommands))}x` : '-',
+        String(x.wireCommands),
+        fmt(x.waiterCpuMs),
+        fmt(x.redisCpuMs),
+        String(x.giveUps),
+      ]),
       note: 'Redis cmds: INFO commandstats delta over the window (incl. redis.call()s inside Lua); wire cmds: sent by the waiting process.',
     })
   }

@@ -20,7 +20,11 @@ function runTables(r: Results): Table[] {
   }
   const rowErrors = [...(r.C ?? []), ...(r.E ?? []), ...(r.quorum?.contended ?? [])].filter((x) => x.errors.length > 0)
   if (rowErrors.length) {
-    out.push({ title: 'Errors inside contended runs (first few per row)', head: ['library', 'procs x waiters', 'errors'], rows: rowErrors.map((x) => [x.label, `${x.procs} x ${x.perProc}`, x.errors.slice(0, 3).join(' / ')]) })
+    out.push({
+      title: 'Errors inside contended runs (first few per row)',
+      head: ['library', 'procs x waiters', 'errors'],
+      rows: rowErrors.map((x) => [x.label, `${x.procs} x ${x.perProc}`, x.errors.slice(0, 3).join(' / ')]),
+    })
   }
   if (r.notRun.length) {
     out.push({ title: 'Not run', head: ['library', 'reason'], rows: r.notRun.map((x) => [x.lib, x.reason]) })
@@ -79,20 +83,20 @@ export function renderMarkdown(r: Results): string {
     '',
     'How it measures:',
     '- Every library uses ioredis. Peers: `redlock` 4.2, `redlock5` (5.0.0-beta.2), `@sesamecare-oss/redlock` 1.4, `redis-semaphore` 5.8 `Mutex`/`RedlockMutex` (and its `Semaphore` in S),',
-    '  and the seed article\'s hand-written algorithm (SET NX PX with a random token, EVAL compare-and-delete release, sleep-and-retry).',
+    "  and the seed article's hand-written algorithm (SET NX PX with a random token, EVAL compare-and-delete release, sleep-and-retry).",
     '- "defaults" = the library as installed; "retry 10 ms" = its fastest sensible retry (Redlock family: retryDelay 10, retryJitter 5, retryCount 200: the same ~2 s window as its defaults of 10 x 200 ms).',
     '  redis-semaphore retries every 10 ms by default, so its defaults are also its tuned setting.',
     '- A and B have a reference row, "fencelock\'s scripts sent by hand": fencelock\'s acquire and release scripts with its default arguments,',
     '  sent with nothing of the library around them. It is not a peer (the targets leave it out): its distance to the seed is what the scripts',
-    '  cost in Redis, its distance to fencelock\'s row what fencelock\'s JavaScript costs.',
+    "  cost in Redis, its distance to fencelock's row what fencelock's JavaScript costs.",
     '- Times between processes use one clock, CLOCK_MONOTONIC (`process.hrtime`), shared by all processes of the machine (`performance.timeOrigin + performance.now()` was measured to differ by up to ~1 ms between processes).',
     '- *wire commands* are counted in each client at `sendCommand` (INFO commandstats also counts every `redis.call()` inside a Lua script, so it',
     '  cannot tell wire commands apart); *Redis commands* are INFO commandstats deltas and include those in-script calls.',
-    '- Cost per lock (issue 12): A shows client CPU per cycle beside the seed\'s and fencelock again with a subscriber on every `fencelock:*`',
-    '  diagnostics channel; H measures the handoff floor (a pub/sub wake-up plus one round trip between two processes) and C\'s gaps are shown',
+    "- Cost per lock (issue 12): A shows client CPU per cycle beside the seed's and fencelock again with a subscriber on every `fencelock:*`",
+    "  diagnostics channel; H measures the handoff floor (a pub/sub wake-up plus one round trip between two processes) and C's gaps are shown",
     '  in multiples of it; E is a scale curve of 2 to 128 waiters on one key; K the uncontended cost over 10 to 100,000 resources; L one process',
-    '  holding 50,000 auto-extended leases; M the Redis memory per resource locked once. Each new figure sits in a table beside the peers\'',
-    '  with the issue\'s target.',
+    "  holding 50,000 auto-extended leases; M the Redis memory per resource locked once. Each new figure sits in a table beside the peers'",
+    "  with the issue's target.",
     '- A and B report the median of three interleaved rounds (all rounds are in the JSON): the machine is shared, and load elsewhere',
     '  moves loopback round trips both ways (a busy CPU even wakes up sooner than an idle one).',
     '',

@@ -21,7 +21,14 @@ import { ALL, SCENARIOS, type Bench, type Scenario } from './scenarios.js'
 import { S_LIMIT, S_PROCS } from './semaphore.js'
 import { R_READ_SHARE, T_ACCOUNTS, T_PROCS } from './transfer.js'
 
-function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: string | undefined; docs: boolean; libs: Set<string> | undefined; memory1m: boolean } {
+function parseArgs(argv: string[]): {
+  quick: boolean
+  only: Set<Scenario>
+  out: string | undefined
+  docs: boolean
+  libs: Set<string> | undefined
+  memory1m: boolean
+} {
   let memory1m = false
   let quick = false
   let libs: Set<string> | undefined
@@ -33,7 +40,10 @@ function parseArgs(argv: string[]): { quick: boolean; only: Set<Scenario>; out: 
     if (arg === '--quick') quick = true
     else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice(7) : argv[++i]
-      const picked = (value ?? '').toUpperCase().split(/[,\s]+/).filter(Boolean)
+      const picked = (value ?? '')
+        .toUpperCase()
+        .split(/[,\s]+/)
+        .filter(Boolean)
       for (const p of picked) if (!(ALL as readonly string[]).includes(p)) usage(`unknown scenario "${p}"`)
       only = new Set(picked as Scenario[])
     } else if (arg === '--lib' || arg.startsWith('--lib=')) {
@@ -108,8 +118,18 @@ async function runMemory1m(quick: boolean): Promise<void> {
   const pool = new Pool()
   const server = await startServer()
   try {
-    const machine = { nproc: nproc(), cpu: cpuModel(), node: process.versions.node, redis: await redisVersion(server), date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), mode: quick ? ('quick' as const) : ('full' as const), scenarios: 'M (1M)' }
-    log(`fencelock bench --memory-1m${quick ? ' --quick (100,000 resources)' : ''}: ${machine.nproc} cores, ${machine.cpu}, Node ${machine.node}, Redis ${machine.redis}`)
+    const machine = {
+      nproc: nproc(),
+      cpu: cpuModel(),
+      node: process.versions.node,
+      redis: await redisVersion(server),
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      mode: quick ? ('quick' as const) : ('full' as const),
+      scenarios: 'M (1M)',
+    }
+    log(
+      `fencelock bench --memory-1m${quick ? ' --quick (100,000 resources)' : ''}: ${machine.nproc} cores, ${machine.cpu}, Node ${machine.node}, Redis ${machine.redis}`,
+    )
     const result = await memory1m(pool, server, machine, quick)
     result.machine.seconds = (performance.now() - t0) / 1000
     console.log(memory1mText(result))
@@ -141,7 +161,7 @@ function newResults(args: Args): Results {
       mode: args.quick ? 'quick' : 'full',
       scenarios: [...args.only].join(','),
     },
-      errors: [],
+    errors: [],
     notRun: [
       {
         lib: 'redlock-universal',
@@ -180,7 +200,9 @@ async function measure(args: Args, cfg: Config, results: Results): Promise<void>
   try {
     const main = await start()
     results.machine.redis = await redisVersion(main)
-    log(`fencelock bench (${results.machine.mode}; scenarios ${results.machine.scenarios}): ${results.machine.nproc} cores, ${results.machine.cpu}, Node ${results.machine.node}, Redis ${results.machine.redis}`)
+    log(
+      `fencelock bench (${results.machine.mode}; scenarios ${results.machine.scenarios}): ${results.machine.nproc} cores, ${results.machine.cpu}, Node ${results.machine.node}, Redis ${results.machine.redis}`,
+    )
     const step = stepRunner(pool, servers, results)
     log('floor: PING and SET+EVAL round trips')
     await step('floor', async () => {

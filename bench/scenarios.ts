@@ -59,15 +59,27 @@ async function quorumOnThreeNodes(b: Bench): Promise<void> {
 
 export const SCENARIOS: readonly ScenarioStep[] = [
   { id: 'A', heading: () => 'A. uncontended latency', measure: async (b) => void (b.results.A = await uncontendedLatency(b.pool, b.main, b.cfg)) },
-  { id: 'B', heading: () => 'B. uncontended throughput, 50 concurrent workers', measure: async (b) => void (b.results.B = await uncontendedThroughput(b.pool, b.main, b.cfg)) },
-  { id: 'C', heading: (cfg) => `C. contended, 8 processes, ${cfg.contendMs / 1000} s each`, measure: async (b) => void (b.results.C = await contendedHandoffs(b.pool, b.main, b.cfg)) },
+  {
+    id: 'B',
+    heading: () => 'B. uncontended throughput, 50 concurrent workers',
+    measure: async (b) => void (b.results.B = await uncontendedThroughput(b.pool, b.main, b.cfg)),
+  },
+  {
+    id: 'C',
+    heading: (cfg) => `C. contended, 8 processes, ${cfg.contendMs / 1000} s each`,
+    measure: async (b) => void (b.results.C = await contendedHandoffs(b.pool, b.main, b.cfg)),
+  },
   {
     id: 'H',
     runs: (only) => only.has('H') || only.has('C'),
     heading: () => 'H. handoff floor: PUBLISH -> woken subscriber process -> one GET answered',
     measure: async (b) => void (b.results.H = await handoffFloor(b.pool, b.main, b.cfg)),
   },
-  { id: 'D', heading: (cfg) => `D. idle cost, 8 waiters, ${cfg.idleMs / 1000} s each`, measure: async (b) => void (b.results.D = await idleWaitingCost(b.pool, b.main, b.cfg)) },
+  {
+    id: 'D',
+    heading: (cfg) => `D. idle cost, 8 waiters, ${cfg.idleMs / 1000} s each`,
+    measure: async (b) => void (b.results.D = await idleWaitingCost(b.pool, b.main, b.cfg)),
+  },
   {
     id: 'E',
     heading: (cfg) => `E. scale: ${E_CURVE.map(([p, w]) => `${p} x ${w}`).join(', ')} processes x waiters on one key, ${cfg.scaleMs / 1000} s each`,
@@ -79,11 +91,20 @@ export const SCENARIOS: readonly ScenarioStep[] = [
     heading: () => `K. uncontended cost over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} resources`,
     measure: async (b) => void (b.results.K = await costOverResources(b.pool, b.main, b.cfg)),
   },
-  { id: 'L', heading: () => 'L. renewals at scale: one process holding many auto-extended leases', measure: async (b) => void (b.results.L = await renewalsAtScale(b.main, b.cfg)) },
-  { id: 'M', heading: () => 'M. Redis memory per resource locked once', measure: async (b) => void (b.results.M = await redisMemoryPerResource(b.pool, b.main, b.cfg)) },
+  {
+    id: 'L',
+    heading: () => 'L. renewals at scale: one process holding many auto-extended leases',
+    measure: async (b) => void (b.results.L = await renewalsAtScale(b.main, b.cfg)),
+  },
+  {
+    id: 'M',
+    heading: () => 'M. Redis memory per resource locked once',
+    measure: async (b) => void (b.results.M = await redisMemoryPerResource(b.pool, b.main, b.cfg)),
+  },
   {
     id: 'S',
-    heading: (cfg) => `S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`,
+    heading: (cfg) =>
+      `S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`,
     measure: async (b) => void (b.results.S = await semaphoreContendedAndIdle(b.pool, b.main, b.cfg)),
   },
   {

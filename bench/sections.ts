@@ -33,7 +33,8 @@ export function gather(parts: Sections[]) {
     longestFailedWait = Math.max(longestFailedWait, p.longestFailedWait)
     maxInside = Math.max(maxInside, p.maxInside ?? 0)
     errors.push(...p.errors)
-    for (let i = 0; i < p.acquired.length; i++) all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
+    for (let i = 0; i < p.acquired.length; i++)
+      all.push({ who: p.who[i]!, acquired: p.acquired[i]!, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i] ?? null })
   }
   return { all, wire, cpuMs, messages, giveUps, failedAcquires, longestFailedWait, maxInside, errors, wireByName }
 }

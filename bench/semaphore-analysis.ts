@@ -95,7 +95,12 @@ function handoffsOf(all: Section[], limit: number, inWindow: (s: Section) => boo
 
 /** Most sections overlapping in time (acquired -> release sent lies inside the real holding). */
 function maxOverlapOf(all: Section[]): number {
-  const points = all.flatMap((s) => [{ t: s.acquired, d: 1 }, { t: s.releasing, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d)
+  const points = all
+    .flatMap((s) => [
+      { t: s.acquired, d: 1 },
+      { t: s.releasing, d: -1 },
+    ])
+    .sort((a, b) => a.t - b.t || a.d - b.d)
   let open = 0
   let maxOverlap = 0
   for (const p of points) maxOverlap = Math.max(maxOverlap, (open += p.d))
@@ -117,7 +122,14 @@ function fenceRegressionsOf(all: Section[]): number {
   return fenceRegressions
 }
 
-export function analyseSemaphore(lib: LibSpec, opts: { procs: number; limit: number }, parts: Sections[], used: Counters, startAt: number, endAt: number): Omit<SemaphoreRow, 'idle'> {
+export function analyseSemaphore(
+  lib: LibSpec,
+  opts: { procs: number; limit: number },
+  parts: Sections[],
+  used: Counters,
+  startAt: number,
+  endAt: number,
+): Omit<SemaphoreRow, 'idle'> {
   const { all, wire, cpuMs, messages, giveUps, failedAcquires, longestFailedWait, maxInside, errors } = gather(parts)
   const inWindow = (s: Section) => s.acquired >= startAt && s.acquired < endAt
   const { gaps, handoffs, overLimit } = handoffsOf(all, opts.limit, inWindow)

@@ -23,25 +23,36 @@ export async function semaphoreContendedAndIdle(pool: Pool, server: Server, cfg:
     const contended = await semaphoreContend(pool, server, lib, { procs: S_PROCS, limit: S_LIMIT, ms: cfg.contendMs, name: `s:${lib.kind}` })
     const idle = await semaphoreIdle(pool, server, lib, { procs: S_PROCS, limit: S_LIMIT, ms: cfg.idleMs, name: `s:${lib.kind}:idle` })
     const row = { ...contended, idle }
-    log(`  S ${row.label}: ${Math.round(row.permitsPerSec)} permits/s, ${Math.round(row.handoffsPerSec)} handed over/s, gap p50 ${row.gapP50.toFixed(2)} ms, fairness ${row.fairness.toFixed(2)}, idle ${idle.redisCommands} Redis commands, violations ${row.violations}`)
+    log(
+      `  S ${row.label}: ${Math.round(row.permitsPerSec)} permits/s, ${Math.round(row.handoffsPerSec)} handed over/s, gap p50 ${row.gapP50.toFixed(2)} ms, fairness ${row.fairness.toFixed(2)}, idle ${idle.redisCommands} Redis commands, violations ${row.violations}`,
+    )
     rows.push(row)
   }
   await pool.shrink(8)
   return rows
 }
 
-async function semaphoreContend(pool: Pool, server: Server, lib: LibSpec, opts: { procs: number; limit: number; ms: number; name: string }): Promise<Omit<SemaphoreRow, 'idle'>> {
+async function semaphoreContend(
+  pool: Pool,
+  server: Server,
+  lib: LibSpec,
+  opts: { procs: number; limit: number; ms: number; name: string },
+): Promise<Omit<SemaphoreRow, 'idle'>> {
   const workers = await pool.take(opts.procs)
   const semaphore = { name: opts.name, limit: opts.limit }
   await Promise.all(workers.map((w) => w.run({ type: 'contend-open', lib, urls: [server.url], semaphore })))
   const warmAt = clock() + 100
-  const warm = await Promise.all(workers.map((w) => w.run<{ errors: string[] }>({ type: 'contend-warm', key: opts.name, concurrency: 1, startAt: warmAt, ttl: 10_000 })))
+  const warm = await Promise.all(
+    workers.map((w) => w.run<{ errors: string[] }>({ type: 'contend-warm', key: opts.name, concurrency: 1, startAt: warmAt, ttl: 10_000 })),
+  )
   const insideKey = `${opts.name}:inside`
   const before = await counters(server)
   const startAt = clock() + 250
   const endAt = startAt + opts.ms
   const parts = await Promise.all(
-    workers.map((w, i) => w.run<Sections>({ type: 'contend-run', key: opts.name, counterKey: insideKey, concurrency: 1, startAt, endAt, ttl: 10_000, worker: i, inside: true })),
+    workers.map((w, i) =>
+      w.run<Sections>({ type: 'contend-run', key: opts.name, counterKey: insideKey, concurrency: 1, startAt, endAt, ttl: 10_000, worker: i, inside: true }),
+    ),
   )
   const used = delta(await counters(server), before)
   await server.admin.flushall()
@@ -51,7 +62,12 @@ async function semaphoreContend(pool: Pool, server: Server, lib: LibSpec, opts: 
 }
 
 /** Another client holds every permit; one waiter in each of `procs` processes waits `ms`. */
-async function semaphoreIdle(pool: Pool, server: Server, lib: LibSpec, opts: { procs: number; limit: number; ms: number; name: string }): Promise<SemaphoreRow['idle']> {
+async function semaphoreIdle(
+  pool: Pool,
+  server: Server,
+  lib: LibSpec,
+  opts: { procs: number; limit: number; ms: number; name: string },
+): Promise<SemaphoreRow['idle']> {
   const workers = await pool.take(opts.procs)
   const holderClient = new Redis(server.url)
   const holderLib = openSemaphore(lib, [holderClient], opts.name, opts.limit)
@@ -60,7 +76,11 @@ async function semaphoreIdle(pool: Pool, server: Server, lib: LibSpec, opts: { p
     await sleep(50)
     const before = await counters(server)
     const began = clock()
-    await Promise.all(workers.map((w) => w.run({ type: 'idle-start', lib, urls: [server.url], key: opts.name, waiters: 1, ttl: 10_000, semaphore: { name: opts.name, limit: opts.limit } })))
+    await Promise.all(
+      workers.map((w) =>
+        w.run({ type: 'idle-start', lib, urls: [server.url], key: opts.name, waiters: 1, ttl: 10_000, semaphore: { name: opts.name, limit: opts.limit } }),
+      ),
+    )
     // By then every waiter has made its first attempt and joined the queue (or is polling).
     const parkedAfter = Math.min(500, opts.ms / 4)
     await sleep(began + parkedAfter - clock())

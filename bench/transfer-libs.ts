@@ -25,7 +25,9 @@ export function pairLabel(spec: PairSpec): string {
     case 'fencelock-sorted':
       return 'fencelock, two mutexes in sorted order'
     case 'redlock5':
-      return spec.retry === undefined ? 'redlock 5.0-beta acquire([a, b]) (defaults: 200±100 ms ×10)' : `redlock 5.0-beta acquire([a, b]) (retry ${spec.retry} ms)`
+      return spec.retry === undefined
+        ? 'redlock 5.0-beta acquire([a, b]) (defaults: 200±100 ms ×10)'
+        : `redlock 5.0-beta acquire([a, b]) (retry ${spec.retry} ms)`
   }
 }
 
@@ -35,7 +37,13 @@ export interface PairLib {
    * Locks accounts `a` and `b` (in the order given), runs `work`, releases; resolves with the
    * moments the locks were held and released-to-be, and each account's fence (null: no fences).
    */
-  transfer(a: string, b: string, ttl: number, wait: number, work: () => Promise<void>): Promise<{ acquired: number; releasing: number; fences: [number | null, number | null] }>
+  transfer(
+    a: string,
+    b: string,
+    ttl: number,
+    wait: number,
+    work: () => Promise<void>,
+  ): Promise<{ acquired: number; releasing: number; fences: [number | null, number | null] }>
   giveUps: number
   close(): Promise<void>
 }
@@ -52,12 +60,16 @@ export function openPairLib(spec: PairSpec, client: Redis): PairLib {
           let acquired = 0
           let releasing = 0
           let fences: [number | null, number | null] = [null, null]
-          await locks.withLocks([a, b], async (lease) => {
-            acquired = clock()
-            fences = [lease.fences[a] ?? null, lease.fences[b] ?? null]
-            await work()
-            releasing = clock()
-          }, { ttl, wait })
+          await locks.withLocks(
+            [a, b],
+            async (lease) => {
+              acquired = clock()
+              fences = [lease.fences[a] ?? null, lease.fences[b] ?? null]
+              await work()
+              releasing = clock()
+            },
+            { ttl, wait },
+          )
           return { acquired, releasing, fences }
         },
         close: () => locks.close(),
@@ -95,7 +107,10 @@ export function openPairLib(spec: PairSpec, client: Redis): PairLib {
     }
     case 'redlock5': {
       const delay = spec.retry
-      const redlock = new Redlock5([client], delay === undefined ? {} : { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) })
+      const redlock = new Redlock5(
+        [client],
+        delay === undefined ? {} : { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) },
+      )
       redlock.on('error', () => {})
       const lib: PairLib = {
         label,
@@ -141,7 +156,8 @@ export function openRwLib(kind: RwKind, client: Redis, name: string): RwLib {
   const rw = locks.readWrite(name)
   return {
     label: rwLabel(kind),
-    acquire: (mode, ttl, wait) => (kind === 'fencelock-mutex' ? locks.acquire(name, { ttl, wait }) : mode === 'read' ? rw.read({ ttl, wait }) : rw.write({ ttl, wait })),
+    acquire: (mode, ttl, wait) =>
+      kind === 'fencelock-mutex' ? locks.acquire(name, { ttl, wait }) : mode === 'read' ? rw.read({ ttl, wait }) : rw.write({ ttl, wait }),
     close: () => locks.close(),
   }
 }

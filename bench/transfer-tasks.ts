@@ -93,37 +93,42 @@ export async function transferRun(task: TransferTask): Promise<TransferSections>
   const out: TransferSections = { ...costs(), a: [], b: [], acquired: [], releasing: [], wait: [], fenceA: [], fenceB: [] }
   const n = task.accounts.length
   try {
-    await measured(task.startAt, out, async () => {
-      // Warm up from the start (the coordinator's startAt leaves time for every process to be ready).
-      while (clock() < task.endAt) {
-        const a = Math.floor(Math.random() * n)
-        let b = Math.floor(Math.random() * (n - 1))
-        if (b >= a) b++
-        const amount = 1 + Math.floor(Math.random() * 50)
-        const called = clock()
-        try {
-          const keyA = task.accounts[a]!
-          const keyB = task.accounts[b]!
-          // The protected work: a read-modify-write of both balances, correct only under both locks.
-          // (The balances live beside the lock names: redlock locks the names themselves.)
-          const r = await lib.transfer(keyA, keyB, task.ttl, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)), async () => {
-            const [x, y] = await Promise.all([data.get(`${keyA}:balance`), data.get(`${keyB}:balance`)])
-            await Promise.all([data.set(`${keyA}:balance`, Number(x) - amount), data.set(`${keyB}:balance`, Number(y) + amount)])
-          })
-          out.a.push(a)
-          out.b.push(b)
-          out.acquired.push(r.acquired)
-          out.releasing.push(r.releasing)
-          out.wait.push(r.acquired - called)
-          out.fenceA.push(r.fences[0])
-          out.fenceB.push(r.fences[1])
-        } catch (err) {
-          out.failedAcquires++
-          out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
-          if (out.errors.length < 5) out.errors.push(String(err))
+    await measured(
+      task.startAt,
+      out,
+      async () => {
+        // Warm up from the start (the coordinator's startAt leaves time for every process to be ready).
+        while (clock() < task.endAt) {
+          const a = Math.floor(Math.random() * n)
+          let b = Math.floor(Math.random() * (n - 1))
+          if (b >= a) b++
+          const amount = 1 + Math.floor(Math.random() * 50)
+          const called = clock()
+          try {
+            const keyA = task.accounts[a]!
+            const keyB = task.accounts[b]!
+            // The protected work: a read-modify-write of both balances, correct only under both locks.
+            // (The balances live beside the lock names: redlock locks the names themselves.)
+            const r = await lib.transfer(keyA, keyB, task.ttl, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)), async () => {
+              const [x, y] = await Promise.all([data.get(`${keyA}:balance`), data.get(`${keyB}:balance`)])
+              await Promise.all([data.set(`${keyA}:balance`, Number(x) - amount), data.set(`${keyB}:balance`, Number(y) + amount)])
+            })
+            out.a.push(a)
+            out.b.push(b)
+            out.acquired.push(r.acquired)
+            out.releasing.push(r.releasing)
+            out.wait.push(r.acquired - called)
+            out.fenceA.push(r.fences[0])
+            out.fenceB.push(r.fences[1])
+          } catch (err) {
+            out.failedAcquires++
+            out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
+            if (out.errors.length < 5) out.errors.push(String(err))
+          }
         }
-      }
-    }, () => lib.giveUps)
+      },
+      () => lib.giveUps,
+    )
   } finally {
     await lib.close()
     await Promise.all([client, data].map((c) => c.quit().catch(() => c.disconnect())))
@@ -138,31 +143,36 @@ export async function rwRun(task: RwTask): Promise<RwSections> {
   const key = `${task.name}:value`
   const out: RwSections = { ...costs(), write: [], acquired: [], releasing: [], wait: [], fence: [] }
   try {
-    await measured(task.startAt, out, async () => {
-      while (clock() < task.endAt) {
-        const write = Math.random() >= task.readShare
-        const called = clock()
-        try {
-          const lease = await lib.acquire(write ? 'write' : 'read', task.ttl, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)))
-          const acquired = clock()
-          // A read looks at the value; a write increments it (lost increments show a broken exclusion).
-          const value = Number(await data.get(key))
-          await sleep(task.holdMs)
-          if (write) await data.set(key, value + 1)
-          const releasing = clock()
-          await lease.release()
-          out.write.push(write)
-          out.acquired.push(acquired)
-          out.releasing.push(releasing)
-          out.wait.push(acquired - called)
-          out.fence.push(lease.fence)
-        } catch (err) {
-          out.failedAcquires++
-          out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
-          if (out.errors.length < 5) out.errors.push(String(err))
+    await measured(
+      task.startAt,
+      out,
+      async () => {
+        while (clock() < task.endAt) {
+          const write = Math.random() >= task.readShare
+          const called = clock()
+          try {
+            const lease = await lib.acquire(write ? 'write' : 'read', task.ttl, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)))
+            const acquired = clock()
+            // A read looks at the value; a write increments it (lost increments show a broken exclusion).
+            const value = Number(await data.get(key))
+            await sleep(task.holdMs)
+            if (write) await data.set(key, value + 1)
+            const releasing = clock()
+            await lease.release()
+            out.write.push(write)
+            out.acquired.push(acquired)
+            out.releasing.push(releasing)
+            out.wait.push(acquired - called)
+            out.fence.push(lease.fence)
+          } catch (err) {
+            out.failedAcquires++
+            out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
+            if (out.errors.length < 5) out.errors.push(String(err))
+          }
         }
-      }
-    }, () => 0)
+      },
+      () => 0,
+    )
   } finally {
     await lib.close()
     await Promise.all([client, data].map((c) => c.quit().catch(() => c.disconnect())))

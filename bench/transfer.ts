@@ -110,19 +110,52 @@ export async function transfersUnderTwoLocks(pool: Pool, server: Server, cfg: Co
     if (cfg.libs && !cfg.libs.has(lib.kind.startsWith('fencelock') ? 'fencelock' : lib.kind)) continue
     const accounts = Array.from({ length: T_ACCOUNTS }, (_, i) => `t:${lib.kind}:${lib.retry ?? 'd'}:account:${i}`)
     for (const key of accounts) await server.admin.set(`${key}:balance`, INITIAL_BALANCE)
-    const { parts, used, startAt, endAt } = await window<TransferSections>(pool, server, T_PROCS, (startAt, endAt) => ({ type: 'transfer-run', lib, url: server.url, accounts, startAt, endAt, ttl: 10_000 }), cfg.contendMs)
+    const { parts, used, startAt, endAt } = await window<TransferSections>(
+      pool,
+      server,
+      T_PROCS,
+      (startAt, endAt) => ({ type: 'transfer-run', lib, url: server.url, accounts, startAt, endAt, ttl: 10_000 }),
+      cfg.contendMs,
+    )
     const final = (await server.admin.mget(...accounts.map((key) => `${key}:balance`))).reduce((sum, v) => sum + Number(v), 0)
     await server.admin.flushall()
     const row = analyseT(lib, parts, used, startAt, endAt, { initial: INITIAL_BALANCE * T_ACCOUNTS, final })
-    log(`  T ${row.label}: ${Math.round(row.transfersPerSec)} transfers/s, wait p50 ${row.waitP50.toFixed(2)} ms, p99 ${row.waitP99.toFixed(1)} ms, fairness ${row.fairness.toFixed(2)}, violations ${row.violations}`)
+    log(
+      `  T ${row.label}: ${Math.round(row.transfersPerSec)} transfers/s, wait p50 ${row.waitP50.toFixed(2)} ms, p99 ${row.waitP99.toFixed(1)} ms, fairness ${row.fairness.toFixed(2)}, violations ${row.violations}`,
+    )
     rows.push(row)
   }
   return rows
 }
 
-function analyseT(lib: PairSpec, parts: TransferSections[], used: ReturnType<typeof delta>, startAt: number, endAt: number, money: TransferRow['money']): TransferRow {
-  interface S { proc: number; a: number; b: number; acquired: number; releasing: number; wait: number; fences: [number | null, number | null] }
-  const all: S[] = parts.flatMap((p, proc) => p.acquired.map((acquired, i) => ({ proc, a: p.a[i]!, b: p.b[i]!, acquired, releasing: p.releasing[i]!, wait: p.wait[i]!, fences: [p.fenceA[i] ?? null, p.fenceB[i] ?? null] as [number | null, number | null] })))
+function analyseT(
+  lib: PairSpec,
+  parts: TransferSections[],
+  used: ReturnType<typeof delta>,
+  startAt: number,
+  endAt: number,
+  money: TransferRow['money'],
+): TransferRow {
+  interface S {
+    proc: number
+    a: number
+    b: number
+    acquired: number
+    releasing: number
+    wait: number
+    fences: [number | null, number | null]
+  }
+  const all: S[] = parts.flatMap((p, proc) =>
+    p.acquired.map((acquired, i) => ({
+      proc,
+      a: p.a[i]!,
+      b: p.b[i]!,
+      acquired,
+      releasing: p.releasing[i]!,
+      wait: p.wait[i]!,
+      fences: [p.fenceA[i] ?? null, p.fenceB[i] ?? null] as [number | null, number | null],
+    })),
+  )
   const inWindow = all.filter((s) => s.acquired >= startAt && s.acquired < endAt)
   // Per account, in the order its locks were granted: no overlap, fences growing.
   let overlaps = 0
@@ -183,19 +216,35 @@ export async function readHeavyReadWriteLock(pool: Pool, server: Server, cfg: Co
   for (const lib of RW) {
     if (cfg.libs && !cfg.libs.has('fencelock')) continue
     const name = `r:${lib}`
-    const { parts, used, startAt, endAt } = await window<RwSections>(pool, server, R_PROCS, (startAt, endAt) => ({ type: 'rw-run', lib, url: server.url, name, readShare: R_READ_SHARE, holdMs: R_HOLD_MS, startAt, endAt, ttl: 10_000 }), cfg.contendMs)
+    const { parts, used, startAt, endAt } = await window<RwSections>(
+      pool,
+      server,
+      R_PROCS,
+      (startAt, endAt) => ({ type: 'rw-run', lib, url: server.url, name, readShare: R_READ_SHARE, holdMs: R_HOLD_MS, startAt, endAt, ttl: 10_000 }),
+      cfg.contendMs,
+    )
     const value = Number((await server.admin.get(`${name}:value`)) ?? 0)
     await server.admin.flushall()
     const row = analyseR(lib, parts, used, startAt, endAt, value)
-    log(`  R ${row.label}: ${Math.round(row.opsPerSec)} ops/s (${Math.round(row.readsPerSec)} reads, ${Math.round(row.writesPerSec)} writes), up to ${row.maxReaders} readers at once, write wait p99 ${row.writeWaitP99.toFixed(1)} ms, violations ${row.violations}`)
+    log(
+      `  R ${row.label}: ${Math.round(row.opsPerSec)} ops/s (${Math.round(row.readsPerSec)} reads, ${Math.round(row.writesPerSec)} writes), up to ${row.maxReaders} readers at once, write wait p99 ${row.writeWaitP99.toFixed(1)} ms, violations ${row.violations}`,
+    )
     rows.push(row)
   }
   return rows
 }
 
 function analyseR(lib: RwKind, parts: RwSections[], used: ReturnType<typeof delta>, startAt: number, endAt: number, value: number): RwRow {
-  interface S { write: boolean; acquired: number; releasing: number; wait: number; fence: number }
-  const all: S[] = parts.flatMap((p) => p.acquired.map((acquired, i) => ({ write: p.write[i]!, acquired, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i]! })))
+  interface S {
+    write: boolean
+    acquired: number
+    releasing: number
+    wait: number
+    fence: number
+  }
+  const all: S[] = parts.flatMap((p) =>
+    p.acquired.map((acquired, i) => ({ write: p.write[i]!, acquired, releasing: p.releasing[i]!, wait: p.wait[i]!, fence: p.fence[i]! })),
+  )
   all.sort((a, b) => a.acquired - b.acquired)
   // A write overlaps nothing: every section granted before it was over when it began, the next one
   // began after it ended. Fences: a write's above every earlier fence, a read's above every earlier write's.
@@ -214,7 +263,13 @@ function analyseR(lib: RwKind, parts: RwSections[], used: ReturnType<typeof delt
     maxFence = Math.max(maxFence, s.fence)
     lastRelease = Math.max(lastRelease, s.releasing)
   })
-  const points = all.filter((s) => !s.write).flatMap((s) => [{ t: s.acquired, d: 1 }, { t: s.releasing, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d)
+  const points = all
+    .filter((s) => !s.write)
+    .flatMap((s) => [
+      { t: s.acquired, d: 1 },
+      { t: s.releasing, d: -1 },
+    ])
+    .sort((a, b) => a.t - b.t || a.d - b.d)
   let open = 0
   let maxReaders = 0
   for (const p of points) maxReaders = Math.max(maxReaders, (open += p.d))
@@ -235,10 +290,22 @@ function analyseR(lib: RwKind, parts: RwSections[], used: ReturnType<typeof delt
     opsPerSec: inWindow.length / seconds,
     readsPerSec: reads.length / seconds,
     writesPerSec: writesIn.length / seconds,
-    readWaitP50: percentile(reads.map((s) => s.wait), 50),
-    readWaitP99: percentile(reads.map((s) => s.wait), 99),
-    writeWaitP50: percentile(writesIn.map((s) => s.wait), 50),
-    writeWaitP99: percentile(writesIn.map((s) => s.wait), 99),
+    readWaitP50: percentile(
+      reads.map((s) => s.wait),
+      50,
+    ),
+    readWaitP99: percentile(
+      reads.map((s) => s.wait),
+      99,
+    ),
+    writeWaitP50: percentile(
+      writesIn.map((s) => s.wait),
+      50,
+    ),
+    writeWaitP99: percentile(
+      writesIn.map((s) => s.wait),
+      99,
+    ),
     writeWaitMax: Math.max(0, ...all.filter((s) => s.write).map((s) => s.wait)),
     maxReaders,
     wirePerOp: parts.reduce((a, p) => a + p.wire, 0) / n,

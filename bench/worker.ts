@@ -12,15 +12,7 @@ export type { Sections, SemaphoreTarget } from './contend-tasks.js'
 
 installWireCounter()
 
-export type Task =
-  | LatencyTask
-  | ContendTask
-  | TransferTask
-  | RwTask
-  | CostTask
-  | RenewTask
-  | { type: 'ready' }
-  | { type: 'exit' }
+export type Task = LatencyTask | ContendTask | TransferTask | RwTask | CostTask | RenewTask | { type: 'ready' } | { type: 'exit' }
 
 interface Request {
   id: number

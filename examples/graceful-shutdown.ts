@@ -48,11 +48,15 @@ console.log(`worker ${process.pid}: leader lease (fence ${leader.fence}); waitin
 
 for (let id = 1; !stopping.signal.aborted; id++) {
   try {
-    await locks.withLock(`job:${id}`, async (lease) => {
-      console.log(`job ${id}: started (fence ${lease.fence})`)
-      // The job stops if its lease is lost or the grace period ends, whichever comes first.
-      await runJob(id, AbortSignal.any([lease.signal, deadline.signal]))
-    }, { signal: stopping.signal }) // a wait for the job's lock ends at once on SIGTERM
+    await locks.withLock(
+      `job:${id}`,
+      async (lease) => {
+        console.log(`job ${id}: started (fence ${lease.fence})`)
+        // The job stops if its lease is lost or the grace period ends, whichever comes first.
+        await runJob(id, AbortSignal.any([lease.signal, deadline.signal]))
+      },
+      { signal: stopping.signal },
+    ) // a wait for the job's lock ends at once on SIGTERM
   } catch (err) {
     if (err instanceof LockAbortedError) break // SIGTERM while waiting for the lock
     // The job was stopped (grace over, or lease lost): log it, take no further job if stopping.

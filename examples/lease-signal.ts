@@ -65,16 +65,20 @@ const locks = createLocks({ redis })
 try {
   // withLock extends the lease every ttl/3 while fn runs; a refused extension (the key is gone or
   // someone else holds it) aborts lease.signal at once, an unreachable Redis at the deadline.
-  await locks.withLock(RESOURCE, async (lease) => {
-    console.log(`holding ${RESOURCE} (fence ${lease.fence}); working for ${WORK_MS} ms`)
-    console.log(`to take the lock away: redis-cli DEL 'fencelock:{${RESOURCE}}:L'`)
-    const [http, sql] = await Promise.allSettled([
-      fetch(url, { signal: lease.signal }).then((response) => response.text()),
-      query(pool, `SELECT pg_sleep(${WORK_MS / 1000})`, lease.signal),
-    ])
-    console.log(http.status === 'fulfilled' ? `fetch: done (${http.value})` : `fetch: stopped: ${(http.reason as Error).message}`)
-    console.log(sql.status === 'fulfilled' ? 'pg: done' : `pg: stopped: ${(sql.reason as Error).message}`)
-  }, { ttl: 3_000 })
+  await locks.withLock(
+    RESOURCE,
+    async (lease) => {
+      console.log(`holding ${RESOURCE} (fence ${lease.fence}); working for ${WORK_MS} ms`)
+      console.log(`to take the lock away: redis-cli DEL 'fencelock:{${RESOURCE}}:L'`)
+      const [http, sql] = await Promise.allSettled([
+        fetch(url, { signal: lease.signal }).then((response) => response.text()),
+        query(pool, `SELECT pg_sleep(${WORK_MS / 1000})`, lease.signal),
+      ])
+      console.log(http.status === 'fulfilled' ? `fetch: done (${http.value})` : `fetch: stopped: ${(http.reason as Error).message}`)
+      console.log(sql.status === 'fulfilled' ? 'pg: done' : `pg: stopped: ${(sql.reason as Error).message}`)
+    },
+    { ttl: 3_000 },
+  )
   console.log('the work ran under the lock from start to end')
 } catch (err) {
   // withLock rethrows the loss: the work did not run under the lock all along.

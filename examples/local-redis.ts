@@ -49,11 +49,9 @@ function ping(port: number): Promise<boolean> {
 export async function startLocalRedis(): Promise<LocalRedis> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-demo-'))
   const port = await freePort()
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  )
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: 'ignore',
+  })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const cleanup = () => {
     child.kill('SIGKILL')

@@ -76,8 +76,7 @@ class Worker {
 
   /** The next line, which must start with `word`. */
   async next(word: string): Promise<string> {
-    const line =
-      this.#lines.shift() ?? (this.#ended ? undefined : await new Promise<string | undefined>((resolve) => (this.#waiting = resolve)))
+    const line = this.#lines.shift() ?? (this.#ended ? undefined : await new Promise<string | undefined>((resolve) => (this.#waiting = resolve)))
     if (line === undefined || !line.startsWith(word)) {
       throw new Error(`worker ${this.proc.pid}: expected ${word}, got ${line ?? 'end of output'}`)
     }
@@ -138,8 +137,7 @@ async function run(
   }
 }
 
-const check = (r: RunResult) =>
-  r.balance === r.expected ? 'exact' : `wrong, ${Math.round(Math.abs(r.balance - r.expected) / AMOUNT)} updates lost`
+const check = (r: RunResult) => (r.balance === r.expected ? 'exact' : `wrong, ${Math.round(Math.abs(r.balance - r.expected) / AMOUNT)} updates lost`)
 
 function summary(r: RunResult): string[] {
   return [
@@ -223,8 +221,17 @@ async function main(): Promise<number> {
     for (const line of summary(b)) console.log(line)
 
     // Started now, so that they get ready while (c) waits out the frozen holder's ttl.
-    const transferWorkers = Array.from({ length: WORKERS }, () =>
-      new Worker('transfer-worker.ts', [`--redis=${url}`, `--prefix=${prefix}d:`, `--accounts=${ACCOUNTS.join(',')}`, `--transfers=${TRANSFERS}`, `--max-amount=${MAX_AMOUNT}`, `--ttl=${TTL}`]),
+    const transferWorkers = Array.from(
+      { length: WORKERS },
+      () =>
+        new Worker('transfer-worker.ts', [
+          `--redis=${url}`,
+          `--prefix=${prefix}d:`,
+          `--accounts=${ACCOUNTS.join(',')}`,
+          `--transfers=${TRANSFERS}`,
+          `--max-amount=${MAX_AMOUNT}`,
+          `--ttl=${TTL}`,
+        ]),
     )
 
     console.log(`\n(c) as (b), but worker 1 is frozen (SIGSTOP) while it holds the lock`)
@@ -258,7 +265,7 @@ async function main(): Promise<number> {
     console.log('    no lock:')
     const du = await transferRun(redis, transferWorkers, 'unlocked', `${prefix}d-unlocked:`)
     for (const line of transferSummary(du)) console.log(line)
-    console.log('    locks.withLocks([from, to] in random order) + claimFence + fencedSet with each account\'s fence:')
+    console.log("    locks.withLocks([from, to] in random order) + claimFence + fencedSet with each account's fence:")
     const dl = await transferRun(redis, transferWorkers, 'locked', `${prefix}d-locked:`)
     for (const line of transferSummary(dl)) console.log(line)
     for (const worker of transferWorkers) worker.close()
@@ -307,7 +314,10 @@ function killWorkers(): void {
   }
 }
 process.once('exit', killWorkers)
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => {
     killWorkers()
     process.exit(code)

@@ -119,7 +119,10 @@ try {
     else if (mode === 'frozen') {
       // withLock itself reports that the lease was lost while the work ran: the stale write was
       // refused by the fence, and this is how the caller of withLock hears of the loss.
-      const lost = await locks.withLock(resource, withdrawFrozen).then(() => null, (err: unknown) => err)
+      const lost = await locks.withLock(resource, withdrawFrozen).then(
+        () => null,
+        (err: unknown) => err,
+      )
       if (!(lost instanceof LockLostError)) throw lost ?? new Error('withLock returned although the lease was lost while it ran')
     } else await locks.withLock(resource, withdrawFenced)
   }

@@ -41,24 +41,41 @@ export function fencelockMetrics(registry: Registry): () => void {
     registers,
   })
   const acquires = new Counter({ name: 'fencelock_acquires_total', help: 'Settled acquire calls, by outcome', labelNames: ['kind', 'outcome'], registers })
-  const contention = new Counter({ name: 'fencelock_contention_total', help: 'Acquire calls that found the lock held and had to wait, or timed out', labelNames: ['kind', 'outcome'], registers })
+  const contention = new Counter({
+    name: 'fencelock_contention_total',
+    help: 'Acquire calls that found the lock held and had to wait, or timed out',
+    labelNames: ['kind', 'outcome'],
+    registers,
+  })
   const lost = new Counter({ name: 'fencelock_lost_total', help: 'Leases lost before their release, by reason', labelNames: ['kind', 'reason'], registers })
-  const fencedWrites = new Counter({ name: 'fencelock_fenced_writes_total', help: 'Fenced writes, accepted or refused by the fence', labelNames: ['accepted', 'operation'], registers })
+  const fencedWrites = new Counter({
+    name: 'fencelock_fenced_writes_total',
+    help: 'Fenced writes, accepted or refused by the fence',
+    labelNames: ['accepted', 'operation'],
+    registers,
+  })
 
   type Message = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
   const listeners: [string, (m: Message) => void][] = [
-    [telemetry.acquire.name as string, (m) => {
-      acquires.inc({ kind: m.kind, outcome: m.outcome })
-      wait.observe({ kind: m.kind, outcome: m.outcome }, m.waitedMs / 1_000)
-      // `contended` and `attempts` come with newer fencelock versions; a timeout always counts.
-      if (m.outcome === 'timeout' || m.contended === true || (m.contended === undefined && m.attempts > 1)) contention.inc({ kind: m.kind, outcome: m.outcome })
-    }],
+    [
+      telemetry.acquire.name as string,
+      (m) => {
+        acquires.inc({ kind: m.kind, outcome: m.outcome })
+        wait.observe({ kind: m.kind, outcome: m.outcome }, m.waitedMs / 1_000)
+        // `contended` and `attempts` come with newer fencelock versions; a timeout always counts.
+        if (m.outcome === 'timeout' || m.contended === true || (m.contended === undefined && m.attempts > 1))
+          contention.inc({ kind: m.kind, outcome: m.outcome })
+      },
+    ],
     // `released: false`: the lease had been lost, and the loss was counted by the lost event.
     [telemetry.release.name as string, (m) => m.released && hold.observe({ kind: m.kind, outcome: 'released' }, m.heldMs / 1_000)],
-    [telemetry.lost.name as string, (m) => {
-      lost.inc({ kind: m.kind, reason: m.reason })
-      hold.observe({ kind: m.kind, outcome: 'lost' }, m.heldMs / 1_000)
-    }],
+    [
+      telemetry.lost.name as string,
+      (m) => {
+        lost.inc({ kind: m.kind, reason: m.reason })
+        hold.observe({ kind: m.kind, outcome: 'lost' }, m.heldMs / 1_000)
+      },
+    ],
     [telemetry.fencedWrite.name as string, (m) => fencedWrites.inc({ accepted: String(m.accepted), operation: m.operation })],
   ]
   for (const [name, listener] of listeners) subscribe(name, listener as (m: unknown) => void)
@@ -117,10 +134,14 @@ async function main(): Promise<number> {
   const worker = async () => {
     while (running) {
       await locks
-        .withLock('report', async (lease) => {
-          await fencedSet(redis, data, `written under fence ${lease.fence}`, lease.fence)
-          await sleep(5 + Math.random() * 25)
-        }, { wait: 40 })
+        .withLock(
+          'report',
+          async (lease) => {
+            await fencedSet(redis, data, `written under fence ${lease.fence}`, lease.fence)
+            await sleep(5 + Math.random() * 25)
+          },
+          { wait: 40 },
+        )
         .catch((err: unknown) => {
           if (!(err instanceof LockTimeoutError)) throw err
         })

@@ -56,7 +56,14 @@ async function transferUnlocked(report: TransferReport, key: (account: string) =
  * reading it, then write each with the same fence, so a holder that lost its lease midway can
  * neither write a stale balance nor have its update silently dropped.
  */
-async function transferFenced(report: TransferReport, key: (account: string) => string, from: string, to: string, amount: number, lease: MultiLease): Promise<void> {
+async function transferFenced(
+  report: TransferReport,
+  key: (account: string) => string,
+  from: string,
+  to: string,
+  amount: number,
+  lease: MultiLease,
+): Promise<void> {
   const fence = (account: string) => lease.fences[account]!
   if (!(await claimFence(redis, key(from), fence(from))) || !(await claimFence(redis, key(to), fence(to)))) return void report.rejected++
   const fromBalance = Number(await redis.get(key(from)))
@@ -96,7 +103,8 @@ try {
   say('READY')
   for await (const line of input) {
     const [word, mode, keyPrefix] = line.split(' ')
-    if (word !== 'GO' || (mode !== 'unlocked' && mode !== 'locked') || !keyPrefix) throw new Error(`expected GO <unlocked|locked> <key prefix> on stdin, got ${line}`)
+    if (word !== 'GO' || (mode !== 'unlocked' && mode !== 'locked') || !keyPrefix)
+      throw new Error(`expected GO <unlocked|locked> <key prefix> on stdin, got ${line}`)
     say(`DONE ${JSON.stringify(await run(mode, keyPrefix))}`)
   }
 } finally {

@@ -86,9 +86,13 @@ export async function createNetnsHost(): Promise<NetnsHost> {
         const port = 20_000 + randomInt(40_000)
         // Protected mode off: clients come from the host side of the veth, not from loopback (the
         // namespace and its address exist only for this test).
-        const child = spawn('ip', ['netns', 'exec', ns, 'redis-server', '--port', String(port), '--bind', ip, '--protected-mode', 'no', '--save', '', '--appendonly', 'no'], {
-          stdio: 'ignore',
-        })
+        const child = spawn(
+          'ip',
+          ['netns', 'exec', ns, 'redis-server', '--port', String(port), '--bind', ip, '--protected-mode', 'no', '--save', '', '--appendonly', 'no'],
+          {
+            stdio: 'ignore',
+          },
+        )
         servers.add(child)
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
         let up = false

@@ -1,174 +1,174 @@
 // Real redis-server processes for tests: no mocks, so failover, expiry and
 // cluster redirections behave exactly as in production.
-import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 
-const HOST = '127.0.0.1';
-const START_TIMEOUT_MS = 5_000;
-const CLUSTER_TIMEOUT_MS = 20_000;
-const OUTPUT_TAIL_BYTES = 4_096;
+const HOST = '127.0.0.1'
+const START_TIMEOUT_MS = 5_000
+const CLUSTER_TIMEOUT_MS = 20_000
+const OUTPUT_TAIL_BYTES = 4_096
 // Cluster lookups ask node after node; a paused node must not stall them for long.
-const QUERY_TIMEOUT_MS = 1_500;
+const QUERY_TIMEOUT_MS = 1_500
 
 export interface RedisProcess {
-  host: string;
-  port: number;
+  host: string
+  port: number
   /** redis://127.0.0.1:PORT */
-  url: string;
-  readonly pid: number;
+  url: string
+  readonly pid: number
   /** SIGTERM (after SIGCONT if paused), then wait for exit. */
-  stop(): Promise<void>;
+  stop(): Promise<void>
   /** SIGKILL, then wait for exit. */
-  kill9(): Promise<void>;
+  kill9(): Promise<void>
   /** SIGSTOP: the process keeps its sockets but answers nothing. */
-  pause(): void;
+  pause(): void
   /** SIGCONT */
-  resume(): void;
+  resume(): void
   /** Start again on the same port with empty data and a new pid. */
-  restart(): Promise<void>;
+  restart(): Promise<void>
   /** `redis-cli -p PORT ...args`, trimmed stdout; rejects on a Redis error reply. */
-  cli(...args: string[]): Promise<string>;
+  cli(...args: string[]): Promise<string>
 }
 
 export interface RedisCluster {
-  nodes: RedisProcess[];
+  nodes: RedisProcess[]
   /** Nodes that currently act as masters (per CLUSTER NODES of a live node). */
-  masters(): Promise<RedisProcess[]>;
-  stop(): Promise<void>;
-  slotOf(key: string): Promise<number>;
-  nodeForSlot(slot: number): Promise<RedisProcess>;
+  masters(): Promise<RedisProcess[]>
+  stop(): Promise<void>
+  slotOf(key: string): Promise<number>
+  nodeForSlot(slot: number): Promise<RedisProcess>
   /** beginMigration + finishMigration in one go. */
-  migrateSlot(slot: number, to: RedisProcess): Promise<void>;
+  migrateSlot(slot: number, to: RedisProcess): Promise<void>
   /** Mark the slot IMPORTING on `to` and MIGRATING on its owner: clients now see ASK for moved keys. */
-  beginMigration(slot: number, to: RedisProcess): Promise<void>;
+  beginMigration(slot: number, to: RedisProcess): Promise<void>
   /** MIGRATE the remaining keys and assign the slot to the target on every master. */
-  finishMigration(slot: number, to?: RedisProcess): Promise<void>;
+  finishMigration(slot: number, to?: RedisProcess): Promise<void>
 }
 
 // ---------------------------------------------------------------- helpers
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
+    const server = net.createServer()
+    server.unref()
+    server.once('error', reject)
     server.listen(0, HOST, () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error('freePort: no port assigned'))));
-    });
-  });
+      const addr = server.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      server.close(() => (port ? resolve(port) : reject(new Error('freePort: no port assigned'))))
+    })
+  })
 }
 
-let redisAvailable: boolean | undefined;
+let redisAvailable: boolean | undefined
 export function hasRedisServer(): boolean {
-  redisAvailable ??= spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-  return redisAvailable;
+  redisAvailable ??= spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
+  return redisAvailable
 }
 
 /** For `describe.skipIf(!requireRedisOrSkip())`: CI must never silently skip the real-Redis suites. */
 export function requireRedisOrSkip(): boolean {
-  if (hasRedisServer()) return true;
-  const reason = 'redis-server was not found on PATH; the real-Redis test suites need Redis >= 7 installed';
+  if (hasRedisServer()) return true
+  const reason = 'redis-server was not found on PATH; the real-Redis test suites need Redis >= 7 installed'
   if (process.env.CI === 'true') {
-    throw new Error(`[fencelock tests] ${reason}. In CI this is fatal: install redis-server instead of skipping.`);
+    throw new Error(`[fencelock tests] ${reason}. In CI this is fatal: install redis-server instead of skipping.`)
   }
-  console.warn(`[fencelock tests] skipping Redis suites: ${reason}.`);
-  return false;
+  console.warn(`[fencelock tests] skipping Redis suites: ${reason}.`)
+  return false
 }
 
 /** Raw RESP PING so the harness does not depend on the client libraries under test. */
 export function pingRaw(port: number, host = HOST, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    let reply = '';
+    const socket = net.connect({ host, port })
+    let reply = ''
     const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.on('connect', () => socket.write('PING\r\n'));
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(ok)
+    }
+    const timer = setTimeout(() => done(false), timeoutMs)
+    socket.on('connect', () => socket.write('PING\r\n'))
     socket.on('data', (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
-    });
-    socket.on('error', () => done(false));
-  });
+      reply += chunk.toString()
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'))
+    })
+    socket.on('error', () => done(false))
+  })
 }
 
 /** Raw `INFO server` to learn which process answers on a port (another server may hold it). */
 function probePid(port: number, timeoutMs = 250): Promise<number | undefined> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: HOST, port });
-    let reply = '';
+    const socket = net.connect({ host: HOST, port })
+    let reply = ''
     const done = (pid: number | undefined) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(pid);
-    };
-    const timer = setTimeout(() => done(undefined), timeoutMs);
-    socket.on('connect', () => socket.write('INFO server\r\n'));
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(pid)
+    }
+    const timer = setTimeout(() => done(undefined), timeoutMs)
+    socket.on('connect', () => socket.write('INFO server\r\n'))
     socket.on('data', (chunk) => {
-      reply += chunk.toString();
-      if (reply.startsWith('-')) return done(undefined); // e.g. -LOADING
-      const match = /process_id:(\d+)/.exec(reply);
-      if (match) done(Number(match[1]));
-    });
-    socket.on('error', () => done(undefined));
-  });
+      reply += chunk.toString()
+      if (reply.startsWith('-')) return done(undefined) // e.g. -LOADING
+      const match = /process_id:(\d+)/.exec(reply)
+      if (match) done(Number(match[1]))
+    })
+    socket.on('error', () => done(undefined))
+  })
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 function run(cmd: string, args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${stderr.trim() || stdout.trim() || err.message}`));
-      else resolve(stdout.trim());
-    });
-  });
+      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${stderr.trim() || stdout.trim() || err.message}`))
+      else resolve(stdout.trim())
+    })
+  })
 }
 
 // -e: make redis-cli exit non-zero on an error reply instead of printing it as output.
 function redisCli(port: number, args: string[], timeoutMs: number): Promise<string> {
-  return run('redis-cli', ['-e', '-h', HOST, '-p', String(port), ...args], timeoutMs);
+  return run('redis-cli', ['-e', '-h', HOST, '-p', String(port), ...args], timeoutMs)
 }
 
 // ------------------------------------------------- process bookkeeping
 
-const live = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-let exitHookInstalled = false;
+const live = new Set<ChildProcess>()
+const tempDirs = new Set<string>()
+let exitHookInstalled = false
 
 // A crashed or forgetful test must not leave servers running: kill synchronously on exit.
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
+  if (exitHookInstalled) return
+  exitHookInstalled = true
   const cleanup = () => {
-    for (const child of live) child.kill('SIGKILL');
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  };
-  process.on('exit', cleanup);
+    for (const child of live) child.kill('SIGKILL')
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+  }
+  process.on('exit', cleanup)
   // vitest ends its fork workers with SIGTERM, which skips 'exit' handlers. Clean up, then
   // re-raise so the default action (terminate) still happens unless someone else handles it.
   process.once('SIGTERM', () => {
-    cleanup();
-    if (process.listenerCount('SIGTERM') === 0) process.kill(process.pid, 'SIGTERM');
-  });
+    cleanup()
+    if (process.listenerCount('SIGTERM') === 0) process.kill(process.pid, 'SIGTERM')
+  })
 }
 
 function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
+  return child.exitCode !== null || child.signalCode !== null
 }
 
 function waitForExit(child: ChildProcess): Promise<void> {
-  if (hasExited(child)) return Promise.resolve();
-  child.ref(); // keep the event loop alive while someone awaits the exit
-  return new Promise((resolve) => child.once('exit', () => resolve()));
+  if (hasExited(child)) return Promise.resolve()
+  child.ref() // keep the event loop alive while someone awaits the exit
+  return new Promise((resolve) => child.once('exit', () => resolve()))
 }
 
 // ---------------------------------------------------------- startRedis
@@ -183,247 +183,266 @@ export async function mature(servers: readonly RedisProcess[], maxTtl: number): 
 }
 
 export async function startRedis(opts: { args?: string[]; port?: number } = {}): Promise<RedisProcess> {
-  if (!hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH');
-  installExitHook();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-redis-'));
-  tempDirs.add(dir);
-  const extra = opts.args ?? [];
+  if (!hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH')
+  installExitHook()
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-redis-'))
+  tempDirs.add(dir)
+  const extra = opts.args ?? []
 
   // freePort() can race with other processes, so retry with a fresh port unless one was requested.
   for (let attempt = 1; ; attempt++) {
-    const port = opts.port ?? (await freePort());
+    const port = opts.port ?? (await freePort())
     try {
-      const child = await spawnServer(port, dir, extra);
-      return makeHandle(port, dir, extra, child);
+      const child = await spawnServer(port, dir, extra)
+      return makeHandle(port, dir, extra, child)
     } catch (err) {
-      const portClash = err instanceof Error && /Address already in use/i.test(err.message);
-      if (!portClash || opts.port !== undefined || attempt >= 3) throw err;
+      const portClash = err instanceof Error && /Address already in use/i.test(err.message)
+      if (!portClash || opts.port !== undefined || attempt >= 3) throw err
     }
   }
 }
 
 async function spawnServer(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
   // No persistence: a restart must come back empty, like a failed-over node that lost its data.
-  rmSync(path.join(dir, 'dump.rdb'), { force: true });
-  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no',
-    '--dir', dir, '--daemonize', 'no', ...extra];
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
-  child.once('exit', () => live.delete(child));
+  rmSync(path.join(dir, 'dump.rdb'), { force: true })
+  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...extra]
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(child)
+  child.once('exit', () => live.delete(child))
 
-  let tail = '';
+  let tail = ''
   const collect = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-OUTPUT_TAIL_BYTES);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+    tail = (tail + chunk.toString()).slice(-OUTPUT_TAIL_BYTES)
+  }
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
   // A leaked server must not keep the test process alive; the exit hook kills it.
-  child.unref();
-  (child.stdout as unknown as net.Socket | null)?.unref();
-  (child.stderr as unknown as net.Socket | null)?.unref();
+  child.unref()
+  ;(child.stdout as unknown as net.Socket | null)?.unref()
+  ;(child.stderr as unknown as net.Socket | null)?.unref()
 
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve))
+  const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {
     // Match the pid, not just any answer: another server may already own this port.
-    if (child.pid !== undefined && (await probePid(port)) === child.pid) return child;
-    const early = await Promise.race([spawnError, sleep(50).then(() => undefined)]);
+    if (child.pid !== undefined && (await probePid(port)) === child.pid) return child
+    const early = await Promise.race([spawnError, sleep(50).then(() => undefined)])
     if (early || hasExited(child)) {
-      throw new Error(`redis-server on port ${port} exited during startup` +
-        `${early ? ` (${early.message})` : ''}:\n${tail}`);
+      throw new Error(`redis-server on port ${port} exited during startup` + `${early ? ` (${early.message})` : ''}:\n${tail}`)
     }
   }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server on port ${port} did not answer within ${START_TIMEOUT_MS} ms:\n${tail}`);
+  child.kill('SIGKILL')
+  throw new Error(`redis-server on port ${port} did not answer within ${START_TIMEOUT_MS} ms:\n${tail}`)
 }
 
 function makeHandle(port: number, dir: string, extra: string[], first: ChildProcess): RedisProcess {
-  let child = first;
-  let paused = false;
+  let child = first
+  let paused = false
   const handle: RedisProcess = {
     host: HOST,
     port,
     url: `redis://${HOST}:${port}`,
     get pid() {
-      return child.pid ?? -1;
+      return child.pid ?? -1
     },
     async stop() {
-      if (hasExited(child)) return;
+      if (hasExited(child)) return
       // A stopped process cannot handle SIGTERM until it is continued.
-      if (paused) child.kill('SIGCONT');
-      paused = false;
-      const exited = waitForExit(child);
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(killer);
+      if (paused) child.kill('SIGCONT')
+      paused = false
+      const exited = waitForExit(child)
+      child.kill('SIGTERM')
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+      await exited
+      clearTimeout(killer)
     },
     async kill9() {
-      if (hasExited(child)) return;
-      paused = false;
-      const exited = waitForExit(child);
-      child.kill('SIGKILL');
-      await exited;
+      if (hasExited(child)) return
+      paused = false
+      const exited = waitForExit(child)
+      child.kill('SIGKILL')
+      await exited
     },
     pause() {
-      child.kill('SIGSTOP');
-      paused = true;
+      child.kill('SIGSTOP')
+      paused = true
     },
     resume() {
-      child.kill('SIGCONT');
-      paused = false;
+      child.kill('SIGCONT')
+      paused = false
     },
     async restart() {
-      await handle.kill9();
-      child = await spawnServer(port, dir, extra);
+      await handle.kill9()
+      child = await spawnServer(port, dir, extra)
     },
     cli(...args: string[]) {
-      return redisCli(port, args, 10_000);
+      return redisCli(port, args, 10_000)
     },
-  };
-  return handle;
+  }
+  return handle
 }
 
 // -------------------------------------------------------- startCluster
 
 interface NodeLine {
-  id: string;
-  port: number;
-  flags: string[];
-  slots: string[];
+  id: string
+  port: number
+  flags: string[]
+  slots: string[]
 }
 
 function parseClusterNodes(text: string): NodeLine[] {
-  return text.split('\n').filter(Boolean).map((line) => {
-    const [id = '', addr = '', flags = '', , , , , , ...slots] = line.trim().split(' ');
-    const port = Number(addr.split('@')[0]?.split(':')[1]);
-    return { id, port, flags: flags.split(','), slots };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id = '', addr = '', flags = '', , , , , , ...slots] = line.trim().split(' ')
+      const port = Number(addr.split('@')[0]?.split(':')[1])
+      return { id, port, flags: flags.split(','), slots }
+    })
 }
 
 function ownsSlot(slots: string[], slot: number): boolean {
   return slots.some((s) => {
-    if (s.startsWith('[')) return false; // [slot->-id] / [slot-<-id]: migration markers, not ownership
-    const [lo, hi = lo] = s.split('-').map(Number);
-    return lo !== undefined && hi !== undefined && slot >= lo && slot <= hi;
-  });
+    if (s.startsWith('[')) return false // [slot->-id] / [slot-<-id]: migration markers, not ownership
+    const [lo, hi = lo] = s.split('-').map(Number)
+    return lo !== undefined && hi !== undefined && slot >= lo && slot <= hi
+  })
 }
 
 export async function startCluster(opts: { masters?: number; replicas?: number } = {}): Promise<RedisCluster> {
-  const masterCount = opts.masters ?? 3;
-  const replicas = opts.replicas ?? 0;
-  const total = masterCount * (1 + replicas);
+  const masterCount = opts.masters ?? 3
+  const replicas = opts.replicas ?? 0
+  const total = masterCount * (1 + replicas)
 
-  const nodes: RedisProcess[] = [];
+  const nodes: RedisProcess[] = []
   try {
     for (let i = 0; i < total; i++) {
       // An explicit bus port: the default port+10000 may be above 65535 or taken.
-      const busPort = await freePort();
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-cluster-'));
-      tempDirs.add(dir);
-      nodes.push(await startRedis({
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'),
-          '--cluster-node-timeout', '2000', '--cluster-port', String(busPort)],
-      }));
+      const busPort = await freePort()
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-cluster-'))
+      tempDirs.add(dir)
+      nodes.push(
+        await startRedis({
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            path.join(dir, 'nodes.conf'),
+            '--cluster-node-timeout',
+            '2000',
+            '--cluster-port',
+            String(busPort),
+          ],
+        }),
+      )
     }
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${HOST}:${n.port}`),
-      '--cluster-replicas', String(replicas), '--cluster-yes'], CLUSTER_TIMEOUT_MS);
-    await waitForClusterOk(nodes);
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => `${HOST}:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      CLUSTER_TIMEOUT_MS,
+    )
+    await waitForClusterOk(nodes)
   } catch (err) {
-    await Promise.all(nodes.map((n) => n.kill9()));
-    throw err;
+    await Promise.all(nodes.map((n) => n.kill9()))
+    throw err
   }
 
-  const byPort = (port: number) => nodes.find((n) => n.port === port);
-  const pending = new Map<number, { from: RedisProcess; to: RedisProcess }>();
+  const byPort = (port: number) => nodes.find((n) => n.port === port)
+  const pending = new Map<number, { from: RedisProcess; to: RedisProcess }>()
 
   const clusterNodes = async (): Promise<NodeLine[]> => {
-    let lastError: unknown;
+    let lastError: unknown
     for (const node of nodes) {
       try {
-        return parseClusterNodes(await redisCli(node.port, ['CLUSTER', 'NODES'], QUERY_TIMEOUT_MS));
+        return parseClusterNodes(await redisCli(node.port, ['CLUSTER', 'NODES'], QUERY_TIMEOUT_MS))
       } catch (err) {
-        lastError = err; // node may be stopped or paused by the test: ask the next one
+        lastError = err // node may be stopped or paused by the test: ask the next one
       }
     }
-    throw new Error(`no cluster node answered CLUSTER NODES: ${String(lastError)}`);
-  };
+    throw new Error(`no cluster node answered CLUSTER NODES: ${String(lastError)}`)
+  }
   const anyCli = async (...args: string[]): Promise<string> => {
     for (const node of nodes) {
       try {
-        return await redisCli(node.port, args, QUERY_TIMEOUT_MS);
-      } catch { /* try the next node */ }
+        return await redisCli(node.port, args, QUERY_TIMEOUT_MS)
+      } catch {
+        /* try the next node */
+      }
     }
-    throw new Error(`no cluster node answered ${args.join(' ')}`);
-  };
-  const nodeId = (node: RedisProcess) => node.cli('CLUSTER', 'MYID');
+    throw new Error(`no cluster node answered ${args.join(' ')}`)
+  }
+  const nodeId = (node: RedisProcess) => node.cli('CLUSTER', 'MYID')
 
   const cluster: RedisCluster = {
     nodes,
     async masters() {
-      const lines = await clusterNodes();
+      const lines = await clusterNodes()
       return lines
         .filter((l) => l.flags.includes('master') && !l.flags.includes('fail'))
         .map((l) => byPort(l.port))
-        .filter((n): n is RedisProcess => n !== undefined);
+        .filter((n): n is RedisProcess => n !== undefined)
     },
     async stop() {
-      await Promise.all(nodes.map((n) => n.stop()));
+      await Promise.all(nodes.map((n) => n.stop()))
     },
     async slotOf(key) {
-      return Number(await anyCli('CLUSTER', 'KEYSLOT', key));
+      return Number(await anyCli('CLUSTER', 'KEYSLOT', key))
     },
     async nodeForSlot(slot) {
-      const owner = (await clusterNodes()).find((l) => l.flags.includes('master') && ownsSlot(l.slots, slot));
-      const node = owner && byPort(owner.port);
-      if (!node) throw new Error(`no master owns slot ${slot}`);
-      return node;
+      const owner = (await clusterNodes()).find((l) => l.flags.includes('master') && ownsSlot(l.slots, slot))
+      const node = owner && byPort(owner.port)
+      if (!node) throw new Error(`no master owns slot ${slot}`)
+      return node
     },
     async beginMigration(slot, to) {
-      const from = await cluster.nodeForSlot(slot);
-      if (from === to) throw new Error(`slot ${slot} is already on port ${to.port}`);
+      const from = await cluster.nodeForSlot(slot)
+      if (from === to) throw new Error(`slot ${slot} is already on port ${to.port}`)
       // Target first: a client redirected with ASK must find the slot importing there.
-      await to.cli('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await nodeId(from));
-      await from.cli('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', await nodeId(to));
-      pending.set(slot, { from, to });
+      await to.cli('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await nodeId(from))
+      await from.cli('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', await nodeId(to))
+      pending.set(slot, { from, to })
     },
     async finishMigration(slot, to) {
-      const migration = pending.get(slot);
-      if (!migration) throw new Error(`finishMigration: slot ${slot} has no migration in progress`);
-      if (to && to !== migration.to) throw new Error(`finishMigration: slot ${slot} is migrating elsewhere`);
-      const { from } = migration;
+      const migration = pending.get(slot)
+      if (!migration) throw new Error(`finishMigration: slot ${slot} has no migration in progress`)
+      if (to && to !== migration.to) throw new Error(`finishMigration: slot ${slot} is migrating elsewhere`)
+      const { from } = migration
       for (;;) {
-        const keys = (await from.cli('CLUSTER', 'GETKEYSINSLOT', String(slot), '100')).split('\n').filter(Boolean);
-        if (keys.length === 0) break;
-        await from.cli('MIGRATE', HOST, String(migration.to.port), '', '0', '5000', 'KEYS', ...keys);
+        const keys = (await from.cli('CLUSTER', 'GETKEYSINSLOT', String(slot), '100')).split('\n').filter(Boolean)
+        if (keys.length === 0) break
+        await from.cli('MIGRATE', HOST, String(migration.to.port), '', '0', '5000', 'KEYS', ...keys)
       }
-      const targetId = await nodeId(migration.to);
+      const targetId = await nodeId(migration.to)
       // Target, then source, then everyone else, as redis-cli --cluster reshard does.
-      const others = (await cluster.masters()).filter((m) => m !== migration.to && m !== from);
+      const others = (await cluster.masters()).filter((m) => m !== migration.to && m !== from)
       for (const node of [migration.to, from, ...others]) {
-        await node.cli('CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+        await node.cli('CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId)
       }
-      pending.delete(slot);
+      pending.delete(slot)
     },
     async migrateSlot(slot, to) {
-      await cluster.beginMigration(slot, to);
-      await cluster.finishMigration(slot, to);
+      await cluster.beginMigration(slot, to)
+      await cluster.finishMigration(slot, to)
     },
-  };
-  return cluster;
+  }
+  return cluster
 }
 
 async function waitForClusterOk(nodes: RedisProcess[]): Promise<void> {
-  const deadline = Date.now() + CLUSTER_TIMEOUT_MS;
-  let states: string[] = [];
+  const deadline = Date.now() + CLUSTER_TIMEOUT_MS
+  let states: string[] = []
   while (Date.now() < deadline) {
-    states = await Promise.all(nodes.map(async (n) => {
-      const info = await redisCli(n.port, ['CLUSTER', 'INFO'], QUERY_TIMEOUT_MS).catch((e: Error) => e.message);
-      return /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown';
-    }));
-    if (states.every((s) => s === 'ok')) return;
-    await sleep(100);
+    states = await Promise.all(
+      nodes.map(async (n) => {
+        const info = await redisCli(n.port, ['CLUSTER', 'INFO'], QUERY_TIMEOUT_MS).catch((e: Error) => e.message)
+        return /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown'
+      }),
+    )
+    if (states.every((s) => s === 'ok')) return
+    await sleep(100)
   }
-  throw new Error(`cluster did not reach cluster_state:ok within ${CLUSTER_TIMEOUT_MS} ms; ` +
-    `states by port: ${nodes.map((n, i) => `${n.port}=${states[i]}`).join(', ')}`);
+  throw new Error(
+    `cluster did not reach cluster_state:ok within ${CLUSTER_TIMEOUT_MS} ms; ` + `states by port: ${nodes.map((n, i) => `${n.port}=${states[i]}`).join(', ')}`,
+  )
 }

@@ -49,16 +49,43 @@ export async function startTlsRedis(auth: string[], probe: { username?: string; 
     ssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '1', '-extfile', 'san.ext')
   }
   const port = await freePort()
-  const server: ChildProcess = spawn('redis-server', [
-    '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1',
-    '--tls-cert-file', file('server.crt'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.crt'),
-    '--tls-auth-clients', 'yes', '--save', '', '--appendonly', 'no', ...auth,
-  ], { stdio: 'ignore' })
+  const server: ChildProcess = spawn(
+    'redis-server',
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      file('server.crt'),
+      '--tls-key-file',
+      file('server.key'),
+      '--tls-ca-cert-file',
+      file('ca.crt'),
+      '--tls-auth-clients',
+      'yes',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...auth,
+    ],
+    { stdio: 'ignore' },
+  )
   const stop = () => {
     server.kill('SIGKILL')
     rmSync(dir, { recursive: true, force: true })
   }
-  const client = new Redis({ port, host: '127.0.0.1', ...probe, tls: { ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') }, lazyConnect: true, retryStrategy: () => 100 })
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    ...probe,
+    tls: { ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') },
+    lazyConnect: true,
+    retryStrategy: () => 100,
+  })
   client.on('error', () => {})
   try {
     await waitUntil('redis-server answers over TLS', async () => (await client.ping().catch(() => '')) === 'PONG', 10_000, 100)

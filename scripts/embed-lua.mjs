@@ -38,5 +38,7 @@ for (const { file, path } of luaFiles()) {
 }
 const target = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'lua', 'embedded.ts')
 let previous = ''
-try { previous = readFileSync(target, 'utf8') } catch {}
+try {
+  previous = readFileSync(target, 'utf8')
+} catch {}
 if (previous !== out) writeFileSync(target, out)

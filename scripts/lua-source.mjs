@@ -73,6 +73,9 @@ export function luaSource(path) {
   for (const lib of includes) for (const [name, block] of functionsOf(luaSource(join(includeRoot, lib)))) blocks.set(name, block)
   const used = usedFunctions(body, blocks)
   // In library order (a function is defined before the functions that call it), where the first include was.
-  const inlined = [...blocks].filter(([name]) => used.has(name)).map(([, block]) => `${block}\n`).join('')
+  const inlined = [...blocks]
+    .filter(([name]) => used.has(name))
+    .map(([, block]) => `${block}\n`)
+    .join('')
   return includes.length === 0 ? text : text.replace(/^--#include (\S+)\n/m, inlined).replace(/^--#include (\S+)\n/gm, '')
 }

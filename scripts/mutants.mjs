@@ -34,7 +34,13 @@ function vitest(tests) {
   const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]
   // The first failing test, as evidence that the kill came from an assertion and not a crash.
   const first = /(?:FAIL|×)\s+(.+)/.exec(out)?.[1]?.trim() ?? null
-  return { pass: r.status === 0, failed: failed ? Number(failed) : r.status === 0 ? 0 : null, first, seconds: Math.round((performance.now() - started) / 1000), out }
+  return {
+    pass: r.status === 0,
+    failed: failed ? Number(failed) : r.status === 0 ? 0 : null,
+    first,
+    seconds: Math.round((performance.now() - started) / 1000),
+    out,
+  }
 }
 
 try {

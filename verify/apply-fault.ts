@@ -54,7 +54,13 @@ async function pauseWorker(t: FaultTargets, f: PlannedFault): Promise<void> {
   slot.paused = true
   // Just past the deadline: the next holder is most likely between its read and its write.
   const duration = f.justPast && deadline !== undefined ? Math.max(20, deadline - t.now()) + f.delayMs : f.duration
-  recordFault(t, f, 'start', target, `pid ${child.pid}${deadline === undefined ? ' (holds no lease)' : ''}, ${Math.round(duration)} ms${f.justPast && deadline !== undefined ? `, until ${f.delayMs} ms past its lease's deadline` : ''}`)
+  recordFault(
+    t,
+    f,
+    'start',
+    target,
+    `pid ${child.pid}${deadline === undefined ? ' (holds no lease)' : ''}, ${Math.round(duration)} ms${f.justPast && deadline !== undefined ? `, until ${f.delayMs} ms past its lease's deadline` : ''}`,
+  )
   await sleep(duration)
   child.kill('SIGCONT')
   slot.paused = false

@@ -21,11 +21,19 @@ const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as {
   semaphore?: { limit: number }
   nodes?: number
 }
-const result = saved.primitive === 'election'
-  ? checkElection({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
-  : saved.primitive === 'semaphore' && saved.semaphore
-  ? checkSemaphore({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing, limit: saved.semaphore.limit, nodes: saved.nodes ?? 1 })
-  : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+const result =
+  saved.primitive === 'election'
+    ? checkElection({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+    : saved.primitive === 'semaphore' && saved.semaphore
+      ? checkSemaphore({
+          events: readHistory(historyPath),
+          final: saved.final,
+          ttl: saved.ttl,
+          fencing: saved.fencing,
+          limit: saved.semaphore.limit,
+          nodes: saved.nodes ?? 1,
+        })
+      : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
 const t0 = readHistory(historyPath)[0]?.time ?? 0
 for (const v of verdictLines(result)) console.log(`${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
 for (const v of result.violations) console.log(`! ${v}`)
@@ -34,6 +42,8 @@ for (const s of result.liveness.stalls) {
   console.log(`  ${s.resource} ${Math.round(s.ms)} ms from ${((s.from - t0) / 1000).toFixed(3)} s; faults around it: ${s.faults.join(', ') || 'none'}`)
 }
 for (const l of result.signals.missing) {
-  console.log(`  unsignalled: ${l.worker} ${l.resource} fence ${l.fence} at ${((l.start - t0) / 1000).toFixed(3)} s for ${Math.round(l.end - l.start)} ms, ${l.ended}`)
+  console.log(
+    `  unsignalled: ${l.worker} ${l.resource} fence ${l.fence} at ${((l.start - t0) / 1000).toFixed(3)} s for ${Math.round(l.end - l.start)} ms, ${l.ended}`,
+  )
 }
 process.exit(result.ok ? 0 : 1)

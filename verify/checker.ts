@@ -46,7 +46,15 @@ export function overlapsOf(leases: LeaseInterval[]): Overlap[] {
  * started is built on a value W was about to change.
  */
 function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
-  interface Txn { worker: string; resource: string; fence: number; readOk: number; writeInvoke: number; writeOk: number; accounts: number[] }
+  interface Txn {
+    worker: string
+    resource: string
+    fence: number
+    readOk: number
+    writeInvoke: number
+    writeOk: number
+    accounts: number[]
+  }
   const byLease = new Map<string, Partial<Txn>>()
   for (const e of ops) {
     if (e.fence === undefined || (e.f !== 'read' && e.f !== 'write')) continue
@@ -86,7 +94,10 @@ function lostUpdatesOf(ops: OpEvent[], final: FinalState): LostUpdate[] {
 function moneyOf(final: FinalState, violations: string[]): CheckResult['money'] {
   const finalTotal = final.accounts.reduce((sum, a) => sum + a.balance, 0)
   const money = { initial: final.initialTotal, final: finalTotal, ok: finalTotal === final.initialTotal }
-  if (!money.ok) violations.push(`(a) money not conserved: ${final.initialTotal} before, ${finalTotal} after (${finalTotal - final.initialTotal > 0 ? '+' : ''}${finalTotal - final.initialTotal})`)
+  if (!money.ok)
+    violations.push(
+      `(a) money not conserved: ${final.initialTotal} before, ${finalTotal} after (${finalTotal - final.initialTotal > 0 ? '+' : ''}${finalTotal - final.initialTotal})`,
+    )
   return money
 }
 
@@ -132,10 +143,15 @@ function staleRedisWrites(ops: OpEvent[], faults: FaultEvent[], stateNode: strin
 }
 
 function staleViolations(lostUpdates: LostUpdate[], staleAccepted: StaleAccepted[], violations: string[]): void {
-  if (lostUpdates.length) violations.push(`(a) ${lostUpdates.length} committed writes overwrote an account from a read taken before another holder's write to it committed (lost updates)`)
+  if (lostUpdates.length)
+    violations.push(
+      `(a) ${lostUpdates.length} committed writes overwrote an account from a read taken before another holder's write to it committed (lost updates)`,
+    )
   if (staleAccepted.length) {
     const sql = staleAccepted.filter((s) => s.store === 'sql').length
-    violations.push(`(a) ${staleAccepted.length} accepted writes carried a fence lower than one accepted before (${sql} in SQL, ${staleAccepted.length - sql} in Redis)`)
+    violations.push(
+      `(a) ${staleAccepted.length} accepted writes carried a fence lower than one accepted before (${sql} in SQL, ${staleAccepted.length - sql} in Redis)`,
+    )
   }
 }
 
@@ -161,7 +177,8 @@ function livenessOf(ops: OpEvent[], faults: FaultEvent[], final: FinalState, ttl
   }
   for (const p of final.probes) {
     if (!p.ok) violations.push(`(c) a fresh client could not acquire ${p.resource} after every worker was killed: ${p.error}`)
-    else if (p.waited > bound) violations.push(`(c) a fresh client waited ${Math.round(p.waited)} ms for ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
+    else if (p.waited > bound)
+      violations.push(`(c) a fresh client waited ${Math.round(p.waited)} ms for ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
   }
   return { bound, afterHeal, probes: final.probes, afterFaults, stalls, ok: recoveredInTime(afterHeal, final.probes, bound) }
 }

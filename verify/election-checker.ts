@@ -32,7 +32,7 @@ function resourceLog(final: FinalState, violations: string[]) {
   const writers = new Map<number, Set<string>>()
   let highest = -Infinity
   log.forEach((row, i) => {
-    if (row.fence < highest) staleAccepted.push({ store: 'sql', where: 'the leader\'s row', fence: row.fence, after: highest })
+    if (row.fence < highest) staleAccepted.push({ store: 'sql', where: "the leader's row", fence: row.fence, after: highest })
     highest = Math.max(highest, row.fence)
     if (i === 0 || log[i - 1]!.fence !== row.fence) stretches.set(row.fence, (stretches.get(row.fence) ?? 0) + 1)
     writers.set(row.fence, (writers.get(row.fence) ?? new Set()).add(row.worker))
@@ -40,7 +40,10 @@ function resourceLog(final: FinalState, violations: string[]) {
   const interleaved = [...stretches].filter(([, n]) => n > 1).map(([fence]) => fence)
   const sharedTerms = [...writers].filter(([, w]) => w.size > 1).map(([fence]) => fence)
   const counter = (final.accounts[0]?.balance ?? 0) - final.initialTotal
-  if (staleAccepted.length) violations.push(`(a) ${staleAccepted.length} writes accepted with a term lower than one accepted before (e.g. term ${staleAccepted[0]!.fence} after ${staleAccepted[0]!.after})`)
+  if (staleAccepted.length)
+    violations.push(
+      `(a) ${staleAccepted.length} writes accepted with a term lower than one accepted before (e.g. term ${staleAccepted[0]!.fence} after ${staleAccepted[0]!.after})`,
+    )
   if (interleaved.length) violations.push(`(a) ${interleaved.length} terms whose writes another term's writes interleaved in the log`)
   if (sharedTerms.length) violations.push(`(a) ${sharedTerms.length} terms written by more than one process`)
   if (counter !== log.length) violations.push(`(a) the counter is ${counter} after ${log.length} accepted increments (lost updates)`)
@@ -68,14 +71,24 @@ function observerChecks(ops: OpEvent[], violations: string[]) {
       const version = v.version ?? 0
       const back = last !== undefined && (v.fence < last.fence || (v.fence === last.fence && (vacant || version < last.version)))
       // After a step back the newest state yielded stays the one to compare with.
-      if (back) regressions.push({ worker: e.worker, pid, time: e.time, before: vacant ? `vacant after ${last!.fence}` : `${last!.fence}.${last!.version}`, now: `${v.fence}.${version}` })
+      if (back)
+        regressions.push({
+          worker: e.worker,
+          pid,
+          time: e.time,
+          before: vacant ? `vacant after ${last!.fence}` : `${last!.fence}.${last!.version}`,
+          now: `${v.fence}.${version}`,
+        })
       else {
         last = { fence: v.fence, version }
         vacant = false
       }
     }
   }
-  if (regressions.length) violations.push(`(a) ${regressions.length} times an observer yielded a state older than one it had yielded (e.g. ${regressions[0]!.worker}: ${regressions[0]!.before}, then ${regressions[0]!.now})`)
+  if (regressions.length)
+    violations.push(
+      `(a) ${regressions.length} times an observer yielded a state older than one it had yielded (e.g. ${regressions[0]!.worker}: ${regressions[0]!.before}, then ${regressions[0]!.now})`,
+    )
   return { observers: byPid.size, observed, observerRegressions: regressions }
 }
 
@@ -95,11 +108,13 @@ function electionLiveness(ops: OpEvent[], faults: FaultEvent[], final: FinalStat
   const afterFaults = quietFaultEnds(faults, bound).map((f) => ({ fault: f.fault, id: f.id, worst: firstAfter(f.time) }))
   for (const r of afterHeal) {
     if (r.ms === null) violations.push(`(c) no leader of ${r.resource} wrote after the faults healed`)
-    else if (r.ms > bound) violations.push(`(c) the first write of a leader of ${r.resource} after the faults healed came ${Math.round(r.ms)} ms later (bound ${bound} ms)`)
+    else if (r.ms > bound)
+      violations.push(`(c) the first write of a leader of ${r.resource} after the faults healed came ${Math.round(r.ms)} ms later (bound ${bound} ms)`)
   }
   for (const p of final.probes) {
     if (!p.ok) violations.push(`(c) a fresh candidate was not elected in ${p.resource} after every worker was killed: ${p.error}`)
-    else if (p.waited > bound) violations.push(`(c) a fresh candidate waited ${Math.round(p.waited)} ms to lead ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
+    else if (p.waited > bound)
+      violations.push(`(c) a fresh candidate waited ${Math.round(p.waited)} ms to lead ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
   }
   return { bound, afterHeal, probes: final.probes, afterFaults, stalls: stallsOf(ops, faults, ttl), ok: recoveredInTime(afterHeal, final.probes, bound) }
 }

@@ -6,7 +6,8 @@ import type { OpEvent } from './history.js'
 /** (a) Fences: unique, and larger than every fence whose acquire had returned before this one was asked for. */
 export function fenceOrder(ops: OpEvent[], leases: LeaseInterval[], violations: string[], noun = 'permits') {
   const acquireInvoke = new Map<number, number[]>()
-  for (const e of ops) if (e.f === 'acquire' && e.type === 'invoke' && e.worker !== 'probe') acquireInvoke.set(e.pid, [...(acquireInvoke.get(e.pid) ?? []), e.time])
+  for (const e of ops)
+    if (e.f === 'acquire' && e.type === 'invoke' && e.worker !== 'probe') acquireInvoke.set(e.pid, [...(acquireInvoke.get(e.pid) ?? []), e.time])
   const granted = leases.map((l) => {
     const invokes = acquireInvoke.get(l.pid) ?? []
     const asked = invokes.filter((t) => t <= l.start).pop() ?? l.start

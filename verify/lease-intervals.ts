@@ -20,7 +20,15 @@ export function leaseIntervals(events: HistoryEvent[], endOfRun: number): LeaseI
     if (e.kind === 'op' && e.f === 'acquire' && e.type === 'ok' && e.fence !== undefined) {
       const deadline = (e.value as { deadline?: number } | undefined)?.deadline ?? Number.NaN
       leases.set(leaseKey(e.pid, e.resource, e.fence), {
-        worker: e.worker, pid: e.pid, resource: e.resource, fence: e.fence, start: e.time, end: Number.NaN, ended: 'open', staleRejected: false, deadline,
+        worker: e.worker,
+        pid: e.pid,
+        resource: e.resource,
+        fence: e.fence,
+        start: e.time,
+        end: Number.NaN,
+        ended: 'open',
+        staleRejected: false,
+        deadline,
       })
     }
   }
@@ -39,7 +47,8 @@ export function leaseIntervals(events: HistoryEvent[], endOfRun: number): LeaseI
     if (e.type === 'invoke') releaseInvoked.set(leaseKey(e.pid, e.resource, e.fence), e.time)
     // A release that Redis answered "not held" after the lease's deadline may simply have arrived
     // after the key expired (slow network): not a lease lost while it was trusted.
-    else if (e.type === 'ok') lease.ended = (e.value as { released?: boolean } | undefined)?.released ? 'released' : e.time > lease.deadline ? 'release-late' : 'release-false'
+    else if (e.type === 'ok')
+      lease.ended = (e.value as { released?: boolean } | undefined)?.released ? 'released' : e.time > lease.deadline ? 'release-late' : 'release-false'
     else lease.ended = 'release-unknown'
   }
   for (const [k, lease] of leases) {

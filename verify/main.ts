@@ -12,7 +12,17 @@ import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
 import { checkSemaphore } from './semaphore-checker.js'
 
-export { ELECTION_QUICK_MS, ELECTION_QUICK_SEED, MULTI_ACCOUNTS, MULTI_QUICK_MS, MULTI_QUICK_SEED, parseDuration, QUICK_SEED, SEMAPHORE_QUICK_MS, SEMAPHORE_QUICK_SEED } from './options.js'
+export {
+  ELECTION_QUICK_MS,
+  ELECTION_QUICK_SEED,
+  MULTI_ACCOUNTS,
+  MULTI_QUICK_MS,
+  MULTI_QUICK_SEED,
+  parseDuration,
+  QUICK_SEED,
+  SEMAPHORE_QUICK_MS,
+  SEMAPHORE_QUICK_SEED,
+} from './options.js'
 export type { SemaphoreControl, VerifyOptions } from './options.js'
 
 export interface VerifyResult {
@@ -40,7 +50,13 @@ export function quorumSupport(): { ok: true } | { ok: false; reason: string } {
 function printSummary(label: string, c: CheckResult, log: (s: string) => void): void {
   const s = c.stats
   log(`  ${label}: ${c.violations.length === 0 ? 'no violations' : `${c.violations.length} violation(s)`}`)
-  log(`    ${s.ops} operations, ${s.transfers} ${c.semaphore ? 'units of work' : c.election ? 'accepted writes' : 'transfers'}, ${c.leases.length} ${c.semaphore ? 'permits' : c.election ? 'terms' : 'leases'} in ${(s.duration / 1000).toFixed(1)} s; faults: ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
+  log(
+    `    ${s.ops} operations, ${s.transfers} ${c.semaphore ? 'units of work' : c.election ? 'accepted writes' : 'transfers'}, ${c.leases.length} ${c.semaphore ? 'permits' : c.election ? 'terms' : 'leases'} in ${(s.duration / 1000).toFixed(1)} s; faults: ${
+      Object.entries(s.faults)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
+  )
   for (const v of verdictLines(c)) log(`    ${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
   for (const v of c.violations) log(`    ! ${v}`)
 }
@@ -89,14 +105,20 @@ async function preflight(options: VerifyOptions, kind: Kind): Promise<PgTarget> 
   if (!('target' in pgFound)) throw new Error(pgFound.error)
   if (options.quorum) {
     const support = quorumSupport()
-    if (!support.ok) throw new Error(`--mode quorum needs quorum support in fencelock (createLocks({ redis: [c1, c2, c3] })), which this build does not have yet: "${support.reason}"`)
+    if (!support.ok)
+      throw new Error(
+        `--mode quorum needs quorum support in fencelock (createLocks({ redis: [c1, c2, c3] })), which this build does not have yet: "${support.reason}"`,
+      )
   }
   return pgFound.target
 }
 
 function runDirectory(options: VerifyOptions, kind: Kind): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
-  const dir = path.resolve(options.outDir, `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`)
+  const dir = path.resolve(
+    options.outDir,
+    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`,
+  )
   mkdirSync(dir, { recursive: true })
   return dir
 }
@@ -127,9 +149,11 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
 
 function announcement(options: VerifyOptions, kind: Kind): string {
   const quick = options.chaosMs <= 20_000
-  return `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+  return (
+    `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
+  )
 }
 
 /**
@@ -138,7 +162,11 @@ function announcement(options: VerifyOptions, kind: Kind): string {
  */
 function primitiveRun(kind: Kind, checks: boolean, workerLimit: number): Pick<RunOptions, 'primitive' | 'semaphore' | 'election'> {
   if (kind.election) return { primitive: 'election', election: { rounds: ELECTION_ROUNDS } }
-  return kind.semaphore ? { primitive: 'semaphore', semaphore: { limit: kind.limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } } : kind.multi ? { primitive: 'multi' } : {}
+  return kind.semaphore
+    ? { primitive: 'semaphore', semaphore: { limit: kind.limit, workerLimit, checks, units: [1, 5], unitMs: [30, 250] } }
+    : kind.multi
+      ? { primitive: 'multi' }
+      : {}
 }
 
 function checkRun(options: VerifyOptions, kind: Kind, run: RunResult, fencing: boolean): CheckResult {
@@ -152,25 +180,43 @@ function checkRun(options: VerifyOptions, kind: Kind, run: RunResult, fencing: b
 function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPath: string): Promise<RunResult> {
   const { controlKind, limit } = kind
   return kind.semaphore
-    ? runOnce({ ...base, ...primitiveRun(kind, controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit), label: `control (${controlKind})`, fencing: false, guard: options.guard, historyPath })
+    ? runOnce({
+        ...base,
+        ...primitiveRun(kind, controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit),
+        label: `control (${controlKind})`,
+        fencing: false,
+        guard: options.guard,
+        historyPath,
+      })
     : runOnce({ ...base, ...primitiveRun(kind, false, limit), label: 'control', fencing: false, guard: options.guard, historyPath })
 }
 
 /** The command that runs this verification again, flags at their defaults left out. */
 function replayCommand(options: VerifyOptions, kind: Kind): string {
   const duration = options.chaosMs % 1000 === 0 ? `${options.chaosMs / 1000}s` : `${options.chaosMs}`
-  return `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
+  return (
+    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
+  )
 }
 
 /** report.html and summary.json in the run's directory; returns the report's path. */
 function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: string, runs: ReportRun[], historyPaths: string[]): string {
   const reportPath = path.join(dir, 'report.html')
   const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
-  const title = kind.semaphore ? 'fencelock semaphore under faults' : kind.multi ? 'fencelock transfers (acquireAll) under faults' : kind.election ? 'fencelock leader election under faults' : 'fencelock under faults'
-  writeFileSync(reportPath, renderReport({ title, command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }))
+  const title = kind.semaphore
+    ? 'fencelock semaphore under faults'
+    : kind.multi
+      ? 'fencelock transfers (acquireAll) under faults'
+      : kind.election
+        ? 'fencelock leader election under faults'
+        : 'fencelock under faults'
+  writeFileSync(
+    reportPath,
+    renderReport({ title, command, seed: options.seed, mode, runs, historyPaths: historyPaths.map((p) => path.relative(process.cwd(), p)) }),
+  )
   const summary = runs.map((r) => {
     const { leases, overlaps, ...rest } = r.check
     return { label: r.run.options.label, ...rest, overlaps: overlaps.length, leases: leases.length, workerErrors: r.run.workerErrors }
@@ -179,11 +225,25 @@ function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: 
   return reportPath
 }
 
-function printVerdict(log: (s: string) => void, options: VerifyOptions, kind: Kind, exitCode: number, fenced: VerifyResult['fenced'], control: VerifyResult['control']): void {
+function printVerdict(
+  log: (s: string) => void,
+  options: VerifyOptions,
+  kind: Kind,
+  exitCode: number,
+  fenced: VerifyResult['fenced'],
+  control: VerifyResult['control'],
+): void {
   log('')
   log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
   printSummary(kind.semaphore ? 'with permit checks (must be safe)' : 'with fencing (must be safe)', fenced.check, log)
-  if (control) printSummary(kind.semaphore ? `control, ${kind.controlKind === 'expiry' ? 'permit checks off' : `limit ${kind.limit + 1} asked for`} (must show violations)` : 'control, fencing off (must show violations)', control.check, log)
+  if (control)
+    printSummary(
+      kind.semaphore
+        ? `control, ${kind.controlKind === 'expiry' ? 'permit checks off' : `limit ${kind.limit + 1} asked for`} (must show violations)`
+        : 'control, fencing off (must show violations)',
+      control.check,
+      log,
+    )
   if (control && control.check.violations.length === 0) log('  ! the control run showed no violation: this checker could not fail under this schedule')
   log(`  history: ${fenced.historyPath}${control ? `\n           ${control.historyPath}` : ''}`)
 }
@@ -199,7 +259,14 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const runs: ReportRun[] = []
   const fencedPath = path.join(dir, 'history-fenced.jsonl')
   const fencedLabel = kind.semaphore ? 'checked' : options.guard === 'claim' ? 'fenced' : `fenced (guard: ${options.guard})`
-  const fencedRun = await runOnce({ ...base, ...primitiveRun(kind, true, kind.limit), label: fencedLabel, fencing: true, guard: options.guard, historyPath: fencedPath })
+  const fencedRun = await runOnce({
+    ...base,
+    ...primitiveRun(kind, true, kind.limit),
+    label: fencedLabel,
+    fencing: true,
+    guard: options.guard,
+    historyPath: fencedPath,
+  })
   endProgress()
   const fenced = { check: checkRun(options, kind, fencedRun, true), historyPath: fencedPath }
   runs.push({ run: fencedRun, check: fenced.check, expect: 'safe' })

@@ -100,7 +100,13 @@ async function writePair(t: Transfer, fenceOf: (r: BankResource) => number, befo
     for (const r of pair) hit += (await db.query(update, [balance(r), fenceOf(r), id(r)])).rowCount ?? 0
     if (hit === 2) {
       await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $6, $3, $7)`, [
-        id(from), fenceOf(from), worker, balance(from), id(to), fenceOf(to), balance(to),
+        id(from),
+        fenceOf(from),
+        worker,
+        balance(from),
+        id(to),
+        fenceOf(to),
+        balance(to),
       ])
       await db.query('COMMIT')
       for (const r of pair) op('ok', 'write', r.name, { fence: fenceOf(r), value: write(r) })

@@ -123,14 +123,38 @@ export function parseCli(argv: string[]): VerifyOptions {
   const semaphore = values.primitive === 'semaphore'
   const multi = values.primitive === 'multi'
   const election = values.primitive === 'election'
-  if ((multi || election) && values.guard !== 'claim') throw new Error(`--guard: --primitive ${values.primitive} always claims the row with its fence before reading it (claim)`)
+  if ((multi || election) && values.guard !== 'claim')
+    throw new Error(`--guard: --primitive ${values.primitive} always claims the row with its fence before reading it (claim)`)
   if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
   if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
   const limit = int('limit', values.limit, 2)
   if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
   return {
-    seed: int('seed', values.seed, values.quick ? (semaphore ? SEMAPHORE_QUICK_SEED : multi ? MULTI_QUICK_SEED : election ? ELECTION_QUICK_SEED : QUICK_SEED) : Math.floor(Math.random() * 1_000_000)),
-    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : values.quick ? (semaphore ? SEMAPHORE_QUICK_MS : multi ? MULTI_QUICK_MS : election ? ELECTION_QUICK_MS : 15_000) : 60_000,
+    seed: int(
+      'seed',
+      values.seed,
+      values.quick
+        ? semaphore
+          ? SEMAPHORE_QUICK_SEED
+          : multi
+            ? MULTI_QUICK_SEED
+            : election
+              ? ELECTION_QUICK_SEED
+              : QUICK_SEED
+        : Math.floor(Math.random() * 1_000_000),
+    ),
+    chaosMs:
+      values.duration !== undefined
+        ? parseDuration(values.duration)
+        : values.quick
+          ? semaphore
+            ? SEMAPHORE_QUICK_MS
+            : multi
+              ? MULTI_QUICK_MS
+              : election
+                ? ELECTION_QUICK_MS
+                : 15_000
+          : 60_000,
     quorum,
     nodes,
     workers: int('workers', values.workers, 4),
@@ -139,6 +163,10 @@ export function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
-    ...(semaphore ? { primitive: 'semaphore' as const, limit, controlKind: values.control } : multi || election ? { primitive: values.primitive as 'multi' | 'election' } : {}),
+    ...(semaphore
+      ? { primitive: 'semaphore' as const, limit, controlKind: values.control }
+      : multi || election
+        ? { primitive: values.primitive as 'multi' | 'election' }
+        : {}),
   }
 }

@@ -42,14 +42,18 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
     {
       label: '(b) overlaps',
       ok: null,
-      text: `${check.overlaps.length} overlapping lease pairs as the holders saw them (expected under pauses)` +
+      text:
+        `${check.overlaps.length} overlapping lease pairs as the holders saw them (expected under pauses)` +
         (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
     },
     {
       label: '(c) liveness',
       ok: check.liveness.ok,
-      text: `first acquire after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client after kill -9 of every worker: ${probes}` +
-        (stall ? `; longest stall (free, someone waiting, not acquired): ${ms(stall.ms)} on ${stall.resource} around ${stall.faults.join(', ') || 'no fault'}` : ''),
+      text:
+        `first acquire after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client after kill -9 of every worker: ${probes}` +
+        (stall
+          ? `; longest stall (free, someone waiting, not acquired): ${ms(stall.ms)} on ${stall.resource} around ${stall.faults.join(', ') || 'no fault'}`
+          : ''),
     },
     {
       label: '(d) signals',
@@ -68,7 +72,8 @@ function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label
     {
       label: '(a) limit',
       ok: sem.excess.length === 0 && sem.insideExcess.length === 0,
-      text: `at most ${sem.maxBelieved} permits believed valid at once (limit ${sem.limit}), ${sem.excess.length} stretches over the limit${excused}; ` +
+      text:
+        `at most ${sem.maxBelieved} permits believed valid at once (limit ${sem.limit}), ${sem.excess.length} stretches over the limit${excused}; ` +
         `at most ${sem.maxInside} holders inside the protected work at once, ${sem.insideExcess.length} stretches over the limit`,
     },
     {
@@ -84,13 +89,15 @@ function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label
     {
       label: '(b) overlaps',
       ok: null,
-      text: `${check.overlaps.length} stretches with more than ${sem.limit} permits as their holders saw them, deadlines ignored (expected under pauses)` +
+      text:
+        `${check.overlaps.length} stretches with more than ${sem.limit} permits as their holders saw them, deadlines ignored (expected under pauses)` +
         (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
     },
     {
       label: '(c) liveness',
       ok: check.liveness.ok,
-      text: `first permit after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client, every permit after kill -9 of every worker: ${probes}` +
+      text:
+        `first permit after the final heal: ${afterHeal} (bound ${ms(check.liveness.bound)}); fresh client, every permit after kill -9 of every worker: ${probes}` +
         (stall ? `; longest stall (a release, someone waiting, no grant): ${ms(stall.ms)} around ${stall.faults.join(', ') || 'no fault'}` : ''),
     },
     {
@@ -109,7 +116,8 @@ function electionVerdictLines(check: CheckResult, el: ElectionCheck): { label: s
     {
       label: '(a) one leader at a time',
       ok: check.staleAccepted.length === 0 && el.interleaved.length === 0 && el.sharedTerms.length === 0 && el.counter === el.writes,
-      text: `${el.writes} writes accepted, ${check.staleAccepted.length} with a term lower than one accepted before; ${el.interleaved.length} terms interleaved, ${el.sharedTerms.length} written by two processes; ` +
+      text:
+        `${el.writes} writes accepted, ${check.staleAccepted.length} with a term lower than one accepted before; ${el.interleaved.length} terms interleaved, ${el.sharedTerms.length} written by two processes; ` +
         `counter ${el.counter} after ${el.writes} increments; stale writes refused: ${s.staleRejected.claim} claims, ${s.staleRejected.write} writes`,
     },
     {
@@ -155,10 +163,16 @@ function runSection(r: ReportRun, history: string): string {
         ? `PASS: the checker caught ${violations} violation${violations === 1 ? '' : 's'} with ${off} (as it must)`
         : 'FAIL: the control run showed no violation, so this checker could not fail'
   const rows = verdictLines(check)
-    .map((v) => `<tr><td class="${v.ok === null ? 'info' : v.ok ? 'ok' : 'bad'}">${v.ok === null ? 'info' : v.ok ? 'ok' : 'FAIL'}</td><th>${esc(v.label)}</th><td>${esc(v.text)}</td></tr>`)
+    .map(
+      (v) =>
+        `<tr><td class="${v.ok === null ? 'info' : v.ok ? 'ok' : 'bad'}">${v.ok === null ? 'info' : v.ok ? 'ok' : 'FAIL'}</td><th>${esc(v.label)}</th><td>${esc(v.text)}</td></tr>`,
+    )
     .join('')
   const s = check.stats
-  const faults = Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'
+  const faults =
+    Object.entries(s.faults)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'none'
   const details = check.violations.length ? `<ul class="violations">${check.violations.map((v) => `<li>${esc(v)}</li>`).join('')}</ul>` : ''
   return `<section>
 <h2>${esc(run.options.label)} run <span class="${good ? 'ok' : 'bad'}">${esc(headline)}</span></h2>

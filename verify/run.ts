@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
-import { startFaultProxy, } from '../harness/fault-proxy.js'
+import { startFaultProxy } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
@@ -76,7 +76,13 @@ function newRun(options: RunOptions, semaphore: RunOptions['semaphore']): Run {
   const now = semaphore || options.primitive === 'election' ? monotonicNow : wallNow
   const history = new HistoryWriter(options.historyPath)
   const schema = `fencelock_verify_${randomBytes(4).toString('hex')}`
-  const script = semaphore ? 'semaphore-worker.ts' : options.primitive === 'multi' ? 'multi-worker.ts' : options.primitive === 'election' ? 'election-worker.ts' : 'worker.ts'
+  const script = semaphore
+    ? 'semaphore-worker.ts'
+    : options.primitive === 'multi'
+      ? 'multi-worker.ts'
+      : options.primitive === 'election'
+        ? 'election-worker.ts'
+        : 'worker.ts'
   const run: Run = {
     options,
     semaphore,
@@ -189,7 +195,14 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
   if (options.primitive === 'semaphore' && !semaphore) throw new Error('runOnce: semaphore mode needs options.semaphore')
   const run = newRun(options, semaphore)
-  const plan = planFaults({ seed: options.seed, duration: options.chaosMs, ttl: options.ttl, workers: options.workers, nodes: options.nodes, resources: options.resources })
+  const plan = planFaults({
+    seed: options.seed,
+    duration: options.chaosMs,
+    ttl: options.ttl,
+    workers: options.workers,
+    nodes: options.nodes,
+    resources: options.resources,
+  })
   let ticker: NodeJS.Timeout | undefined
   try {
     const initialTotal = await setUp(run)
@@ -203,13 +216,35 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     await run.workers.killAll()
     phase(run, 'probe')
     run.probeClients = run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
-    const probes = await probe({ clients: run.probeClients, quorum: options.quorum, ttl: options.ttl, maxTtl: quorumMaxTtl(options.ttl), semaphore, election: options.primitive === 'election', resources: run.resources.map((r) => r.name), history: run.history, now: run.now })
+    const probes = await probe({
+      clients: run.probeClients,
+      quorum: options.quorum,
+      ttl: options.ttl,
+      maxTtl: quorumMaxTtl(options.ttl),
+      semaphore,
+      election: options.primitive === 'election',
+      resources: run.resources.map((r) => r.name),
+      history: run.history,
+      now: run.now,
+    })
     const accounts = (await run.bank?.accounts()) ?? []
     const ledger = (await run.bank?.ledger()) ?? []
     phase(run, 'done')
     const final: FinalState = { initialTotal, accounts, ledger, probes, healedAt, chaosStart, end: run.now() }
     // Beside the history, so that `tsx verify/check.ts <history>` can check it again later.
-    writeFileSync(finalStatePath(options.historyPath), JSON.stringify({ ttl: options.ttl, fencing: options.fencing, final, ...(semaphore ? { primitive: 'semaphore', semaphore, nodes: options.nodes } : options.primitive === 'multi' || options.primitive === 'election' ? { primitive: options.primitive } : {}) }))
+    writeFileSync(
+      finalStatePath(options.historyPath),
+      JSON.stringify({
+        ttl: options.ttl,
+        fencing: options.fencing,
+        final,
+        ...(semaphore
+          ? { primitive: 'semaphore', semaphore, nodes: options.nodes }
+          : options.primitive === 'multi' || options.primitive === 'election'
+            ? { primitive: options.primitive }
+            : {}),
+      }),
+    )
     return { options, plan, events: run.history.events, final, workerErrors: run.workers.errors }
   } finally {
     await tearDown(run, ticker)

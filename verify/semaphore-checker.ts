@@ -67,7 +67,13 @@ function permitEvents(ops: OpEvent[]) {
 }
 
 /** (a) Permits believed valid at once: over the limit is a violation, unless an empty restart of the single node explains it. */
-function believedOverLimit(leases: LeaseInterval[], extendsBy: Map<string, Extension[]>, faults: FaultEvent[], input: SemaphoreCheckInput, violations: string[]) {
+function believedOverLimit(
+  leases: LeaseInterval[],
+  extendsBy: Map<string, Extension[]>,
+  faults: FaultEvent[],
+  input: SemaphoreCheckInput,
+  violations: string[],
+) {
   const { limit } = input
   const valid = new Map<string, number>()
   const believed = leases.map((l) => {
@@ -77,9 +83,16 @@ function believedOverLimit(leases: LeaseInterval[], extendsBy: Map<string, Exten
   })
   const { max: maxBelieved, excess: believedExcess } = excessOf(believed, limit)
   // One Redis node restarted empty forgets the permits it held: nothing can count them then.
-  const restarts = input.nodes === 1
-    ? faults.filter((f) => f.fault === 'kill-redis' && f.phase === 'start').map((f) => ({ from: f.time, to: faults.find((g) => g.phase === 'end' && g.id === f.id)?.time ?? f.time, label: `kill-redis ${f.target} (fault ${f.id})` }))
-    : []
+  const restarts =
+    input.nodes === 1
+      ? faults
+          .filter((f) => f.fault === 'kill-redis' && f.phase === 'start')
+          .map((f) => ({
+            from: f.time,
+            to: faults.find((g) => g.phase === 'end' && g.id === f.id)?.time ?? f.time,
+            label: `kill-redis ${f.target} (fault ${f.id})`,
+          }))
+      : []
   const excess: Excess[] = []
   const excused: Excess[] = []
   for (const x of believedExcess) {
@@ -90,7 +103,9 @@ function believedOverLimit(leases: LeaseInterval[], extendsBy: Map<string, Exten
   }
   if (excess.length) {
     const worst = excess.reduce((a, b) => (b.count > a.count ? b : a))
-    violations.push(`(a) ${excess.length} stretches with more than ${limit} permits believed valid at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms: ${worst.permits.map((p) => `${p.worker} fence ${p.fence}`).join(', ')})`)
+    violations.push(
+      `(a) ${excess.length} stretches with more than ${limit} permits believed valid at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms: ${worst.permits.map((p) => `${p.worker} fence ${p.fence}`).join(', ')})`,
+    )
   }
   return { valid, maxBelieved, excess, excused }
 }
@@ -114,7 +129,12 @@ function unitsOf(permits: ReturnType<typeof permitEvents>, valid: Map<string, nu
 function workChecks(units: WorkUnit[], excused: Excess[], limit: number, violations: string[]) {
   const workOnLost = units.filter((u) => u.start >= u.validUntil)
   if (workOnLost.length) {
-    violations.push(`(a) ${workOnLost.length} units of work begun on a permit already lost (after its deadline or its signal's abort), e.g. ${workOnLost.slice(0, 3).map((u) => `${u.worker} fence ${u.fence} ${Math.round(u.start - u.validUntil)} ms late`).join(', ')}`)
+    violations.push(
+      `(a) ${workOnLost.length} units of work begun on a permit already lost (after its deadline or its signal's abort), e.g. ${workOnLost
+        .slice(0, 3)
+        .map((u) => `${u.worker} fence ${u.fence} ${Math.round(u.start - u.validUntil)} ms late`)
+        .join(', ')}`,
+    )
   }
   // A unit begun in time but overtaken by its deadline (a pause mid-unit) counts until the deadline:
   // no lock can stop that, only a fenced resource. A unit begun late counts in full.
@@ -123,7 +143,9 @@ function workChecks(units: WorkUnit[], excused: Excess[], limit: number, violati
   const insideExcess = insideAll.filter((x) => !excused.some((e) => e.from < x.to && x.from < e.to))
   if (insideExcess.length) {
     const worst = insideExcess.reduce((a, b) => (b.count > a.count ? b : a))
-    violations.push(`(a) ${insideExcess.length} stretches with more than ${limit} holders inside the protected work at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms)`)
+    violations.push(
+      `(a) ${insideExcess.length} stretches with more than ${limit} holders inside the protected work at once (worst: ${worst.count} for ${Math.round(worst.ms)} ms)`,
+    )
   }
   return { workOnLost, maxInside, insideExcess }
 }
@@ -133,10 +155,18 @@ function workChecks(units: WorkUnit[], excused: Excess[], limit: number, violati
  * them, whatever the deadline said (a paused holder overlaps its successor).
  */
 function overlapsBeyondLimit(leases: LeaseInterval[], limit: number): Overlap[] {
-  return excessOf(leases.map((l) => ({ from: l.start, to: l.end, worker: l.worker, fence: l.fence })), limit).excess.map((x) => {
-    const involved = x.permits.map((p) => leases.find((l) => l.fence === p.fence && l.worker === p.worker)!).filter(Boolean).sort((a, b) => a.start - b.start)
-    return { resource: involved[0]?.resource ?? '?', a: involved[0]!, b: involved[involved.length - 1]!, ms: x.ms }
-  }).filter((o) => o.a && o.b)
+  return excessOf(
+    leases.map((l) => ({ from: l.start, to: l.end, worker: l.worker, fence: l.fence })),
+    limit,
+  )
+    .excess.map((x) => {
+      const involved = x.permits
+        .map((p) => leases.find((l) => l.fence === p.fence && l.worker === p.worker)!)
+        .filter(Boolean)
+        .sort((a, b) => a.start - b.start)
+      return { resource: involved[0]?.resource ?? '?', a: involved[0]!, b: involved[involved.length - 1]!, ms: x.ms }
+    })
+    .filter((o) => o.a && o.b)
 }
 
 /**
@@ -156,11 +186,15 @@ function permitLiveness(ops: OpEvent[], faults: FaultEvent[], final: FinalState,
   const stalls = stallsOf(ops, faults, ttl)
   for (const r of afterHeal) {
     if (r.ms === null) violations.push(`(c) no permit of ${r.resource} was granted after the faults healed`)
-    else if (r.ms > bound) violations.push(`(c) the first permit of ${r.resource} after the faults healed came ${Math.round(r.ms)} ms later (bound ${bound} ms)`)
+    else if (r.ms > bound)
+      violations.push(`(c) the first permit of ${r.resource} after the faults healed came ${Math.round(r.ms)} ms later (bound ${bound} ms)`)
   }
   for (const p of final.probes) {
     if (!p.ok) violations.push(`(c) a fresh client could not take a permit of ${p.resource} after every worker was killed: ${p.error}`)
-    else if (p.waited > bound) violations.push(`(c) a fresh client waited ${Math.round(p.waited)} ms for a permit of ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`)
+    else if (p.waited > bound)
+      violations.push(
+        `(c) a fresh client waited ${Math.round(p.waited)} ms for a permit of ${p.resource} after every worker was killed with -9 (bound ${bound} ms)`,
+      )
   }
   return { bound, afterHeal, probes: final.probes, afterFaults, stalls, ok: recoveredInTime(afterHeal, final.probes, bound) }
 }

@@ -5,8 +5,7 @@ import type { CheckResult, LeaseInterval } from './check-result.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
 import type { RunResult } from './run.js'
 
-export const esc = (s: unknown): string =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+export const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 export const ms = (x: number) => `${Math.round(x)} ms`
 const RESOURCE_COLORS = ['#4e79a7', '#59a14f', '#9c755f', '#b07aa1', '#76b7b2', '#edc948']
 export const FAULT_COLORS: Record<string, string> = {
@@ -82,7 +81,9 @@ function faultParts(f: Frame, events: HistoryEvent[]): string[] {
     const y = onWorker ? laneY(start.target) : top
     const h = onWorker ? laneH : f.lanes.length * laneH
     const title = `${start.fault} ${start.target}${start.detail ? ` (${start.detail})` : ''}, ${ms(end - start.time)}`
-    parts.push(`<rect x="${x(start.time)}" y="${y}" width="${w}" height="${h}" fill="${color}" opacity="${onWorker ? 0.45 : 0.22}"><title>${esc(title)}</title></rect>`)
+    parts.push(
+      `<rect x="${x(start.time)}" y="${y}" width="${w}" height="${h}" fill="${color}" opacity="${onWorker ? 0.45 : 0.22}"><title>${esc(title)}</title></rect>`,
+    )
     if (!onWorker) {
       parts.push(`<rect x="${x(start.time)}" y="${laneY('redis') + 4}" width="${w}" height="${laneH - 8}" fill="${color}"><title>${esc(title)}</title></rect>`)
     }
@@ -108,7 +109,10 @@ function leaseParts(f: Frame, check: CheckResult): string[] {
   const parts: string[] = []
   const rank = new Map<string, number>()
   for (const res of resources) {
-    check.leases.filter((l) => l.resource === res).sort((a, b) => a.fence - b.fence).forEach((l, i) => rank.set(`${res}|${l.fence}`, i + 1))
+    check.leases
+      .filter((l) => l.resource === res)
+      .sort((a, b) => a.fence - b.fence)
+      .forEach((l, i) => rank.set(`${res}|${l.fence}`, i + 1))
   }
   const barOf = (l: LeaseInterval, y: number, h: number, label: boolean) => {
     const color = RESOURCE_COLORS[resources.indexOf(l.resource) % RESOURCE_COLORS.length]
@@ -127,7 +131,9 @@ function leaseParts(f: Frame, check: CheckResult): string[] {
     const y = laneY(`overlap ${o.resource}`)
     const start = o.b.start
     const w = Math.max(1.5, x(start + o.ms) - x(start))
-    parts.push(`<rect x="${x(start)}" y="${y + 6}" width="${w}" height="${laneH - 12}" fill="#d62728" opacity="0.8"><title>${esc(`${o.a.worker} #${rank.get(`${o.resource}|${o.a.fence}`)} and ${o.b.worker} #${rank.get(`${o.resource}|${o.b.fence}`)} both believed they held ${o.resource} for ${ms(o.ms)}`)}</title></rect>`)
+    parts.push(
+      `<rect x="${x(start)}" y="${y + 6}" width="${w}" height="${laneH - 12}" fill="#d62728" opacity="0.8"><title>${esc(`${o.a.worker} #${rank.get(`${o.resource}|${o.a.fence}`)} and ${o.b.worker} #${rank.get(`${o.resource}|${o.b.fence}`)} both believed they held ${o.resource} for ${ms(o.ms)}`)}</title></rect>`,
+    )
   }
   return parts
 }
@@ -140,24 +146,32 @@ function markerParts(f: Frame, events: HistoryEvent[], check: CheckResult): stri
     if (e.kind === 'op' && e.type === 'fail' && e.error === 'stale' && workers.includes(e.worker)) {
       const cx = x(e.time)
       const cy = laneY(e.worker) + laneH / 2
-      parts.push(`<path d="M${cx - 5},${cy - 5}L${cx + 5},${cy + 5}M${cx - 5},${cy + 5}L${cx + 5},${cy - 5}" stroke="#d62728" stroke-width="2.5"><title>${esc(`${e.worker}: ${e.f} with fence ${e.fence} refused as stale`)}</title></path>`)
+      parts.push(
+        `<path d="M${cx - 5},${cy - 5}L${cx + 5},${cy + 5}M${cx - 5},${cy + 5}L${cx + 5},${cy - 5}" stroke="#d62728" stroke-width="2.5"><title>${esc(`${e.worker}: ${e.f} with fence ${e.fence} refused as stale`)}</title></path>`,
+      )
     }
     if (e.kind === 'lost' && workers.includes(e.worker)) {
       const cx = x(e.time)
       const cy = laneY(e.worker) + 3
-      parts.push(`<path d="M${cx - 4},${cy}L${cx + 4},${cy}L${cx},${cy + 7}Z" fill="#111"><title>${esc(`${e.worker}: signal aborted (${e.reason}) for fence ${e.fence}`)}</title></path>`)
+      parts.push(
+        `<path d="M${cx - 4},${cy}L${cx + 4},${cy}L${cx},${cy + 7}Z" fill="#111"><title>${esc(`${e.worker}: signal aborted (${e.reason}) for fence ${e.fence}`)}</title></path>`,
+      )
     }
   }
   const staleWrites = events.filter((e): e is OpEvent => e.kind === 'op' && e.f === 'write' && e.type === 'ok')
   const staleSet = new Set(check.staleAccepted.filter((s) => s.store === 'sql').map((s) => s.fence))
   for (const e of staleWrites) {
     if (!staleSet.has(e.fence ?? -1) || !workers.includes(e.worker)) continue
-    parts.push(`<circle cx="${x(e.time)}" cy="${laneY(e.worker) + laneH / 2}" r="6" fill="#d62728" stroke="#fff"><title>${esc(`${e.worker}: write with stale fence ${e.fence} ACCEPTED`)}</title></circle>`)
+    parts.push(
+      `<circle cx="${x(e.time)}" cy="${laneY(e.worker) + laneH / 2}" r="6" fill="#d62728" stroke="#fff"><title>${esc(`${e.worker}: write with stale fence ${e.fence} ACCEPTED`)}</title></circle>`,
+    )
   }
   for (const u of check.lostUpdates) {
     const y = laneY(u.lost.worker)
     if (!workers.includes(u.lost.worker)) continue
-    parts.push(`<circle cx="${x(u.lost.committed)}" cy="${y + laneH / 2}" r="6" fill="#ff7f0e" stroke="#fff"><title>${esc(`${u.lost.worker}: write with fence ${u.lost.fence} to account ${u.account} LOST: ${u.by.worker} (fence ${u.by.fence}) had read the account before it and overwrote it`)}</title></circle>`)
+    parts.push(
+      `<circle cx="${x(u.lost.committed)}" cy="${y + laneH / 2}" r="6" fill="#ff7f0e" stroke="#fff"><title>${esc(`${u.lost.worker}: write with fence ${u.lost.fence} to account ${u.account} LOST: ${u.by.worker} (fence ${u.by.fence}) had read the account before it and overwrote it`)}</title></circle>`,
+    )
   }
   return parts
 }
@@ -174,6 +188,13 @@ function timeAxis(f: Frame): string[] {
 
 export function timeline(run: RunResult, check: CheckResult): string {
   const f = frameOf(run, check)
-  const parts = [...laneParts(f), ...faultParts(f, run.events), ...phaseParts(f, run.events), ...leaseParts(f, check), ...markerParts(f, run.events, check), ...timeAxis(f)]
+  const parts = [
+    ...laneParts(f),
+    ...faultParts(f, run.events),
+    ...phaseParts(f, run.events),
+    ...leaseParts(f, check),
+    ...markerParts(f, run.events, check),
+    ...timeAxis(f),
+  ]
   return `<div class="scroll"><svg xmlns="http://www.w3.org/2000/svg" width="${f.width}" height="${f.height}" viewBox="0 0 ${f.width} ${f.height}">${parts.join('')}</svg></div>`
 }

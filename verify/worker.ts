@@ -85,7 +85,12 @@ async function writeBalances(t: Transfer, fence: number, before: { from: number;
     const b = await db.query(update, [before.to + amount, fence, to])
     if (a.rowCount === 1 && b.rowCount === 1) {
       await db.query(`INSERT INTO ${ledger} (account, fence, worker, balance) VALUES ($1, $2, $3, $4), ($5, $2, $3, $6)`, [
-        from, fence, worker, before.from - amount, to, before.to + amount,
+        from,
+        fence,
+        worker,
+        before.from - amount,
+        to,
+        before.to + amount,
       ])
       await db.query('COMMIT')
       op('ok', 'write', resource, { fence, value: write })

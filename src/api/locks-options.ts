@@ -94,7 +94,10 @@ const LOCKS_OPTIONS = optionNames<LocksOptions>(
     replicas: true,
     maxHold: true,
   },
-  { client: 'did you mean `redis` (the client)?', url: 'fencelock takes a client, not a URL: pass `redis: new Redis(url)` (ioredis) or a connected node-redis client' },
+  {
+    client: 'did you mean `redis` (the client)?',
+    url: 'fencelock takes a client, not a URL: pass `redis: new Redis(url)` (ioredis) or a connected node-redis client',
+  },
 )
 
 /** `createLocks`' argument: an object with known option names (each value is checked where it is read). */

@@ -21,7 +21,19 @@ import { replicated } from '../topology/replicated.js'
 import { single } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
 import { CallChain } from '../runtime/reentrancy.js'
-import { checkBoolean, checkFunction, checkOptions, checkLeaseTtl, checkMaxHold, checkNumber, checkResource, checkStringOrEmpty, checkTtl, checkWait, MAX_TTL } from '../util/validate.js'
+import {
+  checkBoolean,
+  checkFunction,
+  checkOptions,
+  checkLeaseTtl,
+  checkMaxHold,
+  checkNumber,
+  checkResource,
+  checkStringOrEmpty,
+  checkTtl,
+  checkWait,
+  MAX_TTL,
+} from '../util/validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -129,11 +141,13 @@ type Topology = <Info>(primitive: Primitive<unknown, Info>) => Backend<Info>
 
 function topologyOf(options: LocksOptions, maxTtl: number): Topology {
   if (Array.isArray(options.redis)) {
-    if (options.replicas !== undefined) throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
+    if (options.replicas !== undefined)
+      throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
     const clients = options.redis as unknown[]
     const adapters = clients.map((client, i) => adapterFor(client, `redis[${i}]`))
     if (adapters.length === 0) throw new InvalidArgumentError('Expected `redis` to hold at least one client, got an empty array')
-    if (new Set(adapters).size !== adapters.length) throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
+    if (new Set(adapters).size !== adapters.length)
+      throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
     const nodeTimeout = quorumNodeTimeout(options.quorum)
     return (primitive) => quorum(adapters, primitive, { maxTtl, nodeTimeout })
   }
@@ -141,7 +155,8 @@ function topologyOf(options: LocksOptions, maxTtl: number): Topology {
   const redis = adapterFor(options.redis)
   if (options.replicas === undefined) return (primitive) => single(redis, primitive, maxTtl)
   const replicas = checkReplicas(options.replicas)
-  if (redis.isCluster) throw new InvalidArgumentError('Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock\'s node)')
+  if (redis.isCluster)
+    throw new InvalidArgumentError("Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock's node)")
   return (primitive) => replicated(redis, primitive, maxTtl, replicas)
 }
 
@@ -161,7 +176,14 @@ class LockSet implements Locks {
   /** Aborted by close(): the elections' observers end. */
   readonly #closing = new AbortController()
 
-  constructor(topology: Topology, defaults: Defaults, primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }, reentrant: boolean, atomic: (resources: readonly string[]) => boolean, quorum: boolean) {
+  constructor(
+    topology: Topology,
+    defaults: Defaults,
+    primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number },
+    reentrant: boolean,
+    atomic: (resources: readonly string[]) => boolean,
+    quorum: boolean,
+  ) {
     this.#runtime = new Runtime(defaults)
     this.#quorum = quorum
     this.#atomic = atomic
@@ -212,7 +234,8 @@ class LockSet implements Locks {
     const limit = checkLimit(options)
     const existing = this.#semaphores.get(name)
     if (existing) {
-      if (existing.limit !== limit) throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
+      if (existing.limit !== limit)
+        throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
       return existing
     }
     const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })), 'semaphore')

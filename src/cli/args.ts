@@ -64,18 +64,35 @@ interface Globals {
 
 function connectionOf(globals: Globals, env: NodeJS.ProcessEnv): Connection {
   const redis = globals.redis ?? [env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS]
-  const tls = { ...(globals.tlsCa !== undefined && { ca: globals.tlsCa }), ...(globals.tlsCert !== undefined && { cert: globals.tlsCert }), ...(globals.tlsKey !== undefined && { key: globals.tlsKey }) }
-  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new UsageError(`Option ${tls.cert === undefined ? '--tls-key' : '--tls-cert'} needs ${tls.cert === undefined ? '--tls-cert' : '--tls-key'} too (a client certificate and its key)`)
+  const tls = {
+    ...(globals.tlsCa !== undefined && { ca: globals.tlsCa }),
+    ...(globals.tlsCert !== undefined && { cert: globals.tlsCert }),
+    ...(globals.tlsKey !== undefined && { key: globals.tlsKey }),
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined))
+    throw new UsageError(
+      `Option ${tls.cert === undefined ? '--tls-key' : '--tls-cert'} needs ${tls.cert === undefined ? '--tls-cert' : '--tls-key'} too (a client certificate and its key)`,
+    )
   return { redis, prefix: globals.prefix, cluster: globals.cluster === true, client: globals.client, user: globals.user, tls, maxTtl: globals.maxTtl }
 }
 
-function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputConfiguration, afterDashes: string[] | undefined, done: (command: Command) => void): Program {
+function buildProgram(
+  env: NodeJS.ProcessEnv,
+  version: string,
+  output: OutputConfiguration,
+  afterDashes: string[] | undefined,
+  done: (command: Command) => void,
+): Program {
   const program = new Program('fencelock')
     .description('Distributed locks on Redis with fencing tokens.')
     .usage('<command> [options]')
     .version(version, '-v, --version', 'Show the version')
     .helpOption('-h, --help', 'Show help (fencelock <command> --help: help of one command)')
-    .option('--redis <url>', 'Redis URL, redis:// or rediss://; repeat it for a quorum of independent nodes', (value: string, previous: string[] | undefined) => [...(previous ?? []), parseRedisUrl(value, '--redis')])
+    .option(
+      '--redis <url>',
+      'Redis URL, redis:// or rediss://; repeat it for a quorum of independent nodes',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), parseRedisUrl(value, '--redis')],
+    )
     .option('--cluster', 'The --redis URLs are seed nodes of one Redis Cluster')
     .option('--client <name>', 'Client library: ioredis or node-redis (default: ioredis if installed)', parseClient)
     .option('--prefix <text>', 'Prefix of every key (default: fencelock:)')
@@ -83,7 +100,12 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
     .option('--tls-ca <file>', 'CA certificate (PEM) to trust for rediss://')
     .option('--tls-cert <file>', 'Client certificate (PEM), with --tls-key')
     .option('--tls-key <file>', 'Key of the client certificate (PEM)')
-    .addOption(new Option('--max-ttl <time>', 'Longest ttl allowed; with a quorum also how long a restarted node stays out of the count (default: 30s with a quorum, else 24d)').argParser(time('--max-ttl', 'ttl')))
+    .addOption(
+      new Option(
+        '--max-ttl <time>',
+        'Longest ttl allowed; with a quorum also how long a restarted node stays out of the count (default: 30s with a quorum, else 24d)',
+      ).argParser(time('--max-ttl', 'ttl')),
+    )
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput(output)
@@ -92,7 +114,12 @@ function buildProgram(env: NodeJS.ProcessEnv, version: string, output: OutputCon
     .addHelpText('after', AFTER_HELP)
   addSubcommands({
     sub: (name, summary, description) =>
-      program.command(name).summary(summary).description(description).allowExcessArguments().configureHelp({ showGlobalOptions: true, ...helpStyle }),
+      program
+        .command(name)
+        .summary(summary)
+        .description(description)
+        .allowExcessArguments()
+        .configureHelp({ showGlobalOptions: true, ...helpStyle }),
     connection: (cmd) => connectionOf(cmd.optsWithGlobals<Globals>(), env),
     afterDashes,
     done,

@@ -32,7 +32,9 @@ async function heldBy(locks: Locks, options: LocksOptions, hold: Exclude<Hold, {
 async function ledBy(locks: Locks, name: string): Promise<string> {
   try {
     const leader = await locks.election(name).leader()
-    return leader ? `by the leader ${JSON.stringify(leader.value)} (term ${leader.fence}, ${formatTtl(leader.ttl)} left)` : 'by nobody now (resigned or expired since)'
+    return leader
+      ? `by the leader ${JSON.stringify(leader.value)} (term ${leader.fence}, ${formatTtl(leader.ttl)} left)`
+      : 'by nobody now (resigned or expired since)'
   } catch (cause) {
     return `(who leads it could not be read: ${cause instanceof Error ? cause.message : String(cause)})`
   }

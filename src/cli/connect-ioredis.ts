@@ -47,7 +47,14 @@ const ioredisNode = (client: any, url: string): ScanNode => ({
   scan: (cursor, match, count) => scanWithin(url, client.call('SCAN', cursor, 'MATCH', match, 'COUNT', count) as Promise<[string, string[]]>),
 })
 
-export async function ioredisCluster(mod: any, endpoints: Endpoint[], connection: Connection, env: NodeJS.ProcessEnv, tls: object, useTls: (e: Endpoint) => boolean): Promise<Connected> {
+export async function ioredisCluster(
+  mod: any,
+  endpoints: Endpoint[],
+  connection: Connection,
+  env: NodeJS.ProcessEnv,
+  tls: object,
+  useTls: (e: Endpoint) => boolean,
+): Promise<Connected> {
   const Cluster = mod.Cluster ?? mod.default?.Cluster
   const first = endpoints[0]!
   const secure = endpoints.some(useTls)
@@ -60,7 +67,13 @@ export async function ioredisCluster(mod: any, endpoints: Endpoint[], connection
       slotsRefreshTimeout: SLOTS_TIMEOUT_MS,
       // TLS certificates name hosts; keep the names the seeds were given by.
       ...(secure && { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }),
-      redisOptions: { ...credentials(first.url, connection, env), ...(secure && { tls }), connectTimeout: TCP_TIMEOUT_MS, maxRetriesPerRequest: 3, disconnectTimeout: 0 },
+      redisOptions: {
+        ...credentials(first.url, connection, env),
+        ...(secure && { tls }),
+        connectTimeout: TCP_TIMEOUT_MS,
+        maxRetriesPerRequest: 3,
+        disconnectTimeout: 0,
+      },
     },
   )
   let lastError: Error | undefined
@@ -73,7 +86,11 @@ export async function ioredisCluster(mod: any, endpoints: Endpoint[], connection
     if (err instanceof Exit) throw err
     // No seed answered CLUSTER SLOTS in time (ioredis' own timeout spoke first); the 'error' event tells it.
     if ((lastError as { lastNodeError?: Error } | undefined)?.lastNodeError?.message === 'timeout') {
-      throw new Exit(Status.UNAVAILABLE, `Redis at ${redact(first.url)} did not answer within ${SLOTS_TIMEOUT_MS} ms: no cluster seed answered CLUSTER SLOTS (Redis paused or overloaded, or a firewall?)`, { cause: err })
+      throw new Exit(
+        Status.UNAVAILABLE,
+        `Redis at ${redact(first.url)} did not answer within ${SLOTS_TIMEOUT_MS} ms: no cluster seed answered CLUSTER SLOTS (Redis paused or overloaded, or a firewall?)`,
+        { cause: err },
+      )
     }
     throw unreachable(first.url, lastError ?? err)
   }

@@ -43,7 +43,14 @@ async function closeNodeRedis(client: any): Promise<void> {
   if (client.isOpen) client.destroy()
 }
 
-export async function nodeRedisCluster(mod: any, endpoints: Endpoint[], connection: Connection, env: NodeJS.ProcessEnv, tls: object, useTls: (e: Endpoint) => boolean): Promise<Connected> {
+export async function nodeRedisCluster(
+  mod: any,
+  endpoints: Endpoint[],
+  connection: Connection,
+  env: NodeJS.ProcessEnv,
+  tls: object,
+  useTls: (e: Endpoint) => boolean,
+): Promise<Connected> {
   const first = endpoints[0]!
   const secure = endpoints.some(useTls)
   let connected = false
@@ -63,7 +70,10 @@ export async function nodeRedisCluster(mod: any, endpoints: Endpoint[], connecti
     await handshake(first.url, cluster, () => cluster.destroy(), 'cluster')
     connected = true
   } catch (err) {
-    await within(1_000, Promise.resolve().then(() => cluster.destroy()))
+    await within(
+      1_000,
+      Promise.resolve().then(() => cluster.destroy()),
+    )
     throw err instanceof Exit ? err : unreachable(first.url, err)
   }
   const urlOf = (m: { host: string; port: number }) => `${secure ? 'rediss' : 'redis'}://${m.host}:${m.port}`
@@ -71,7 +81,12 @@ export async function nodeRedisCluster(mod: any, endpoints: Endpoint[], connecti
     client: 'node-redis',
     redis: cluster,
     // nodeClient connects to a master on first use: bounded like the SCAN that follows.
-    scanNodes: async () => Promise.all((cluster.masters as { host: string; port: number }[]).map(async (m) => nodeRedisNode(await scanWithin(urlOf(m), Promise.resolve(cluster.nodeClient(m))), urlOf(m)))),
+    scanNodes: async () =>
+      Promise.all(
+        (cluster.masters as { host: string; port: number }[]).map(async (m) =>
+          nodeRedisNode(await scanWithin(urlOf(m), Promise.resolve(cluster.nodeClient(m))), urlOf(m)),
+        ),
+      ),
     close: async () => {
       await within(1_000, cluster.close())
       if (cluster.isOpen) cluster.destroy()

@@ -48,7 +48,10 @@ export async function connect(connection: Connection, env: NodeJS.ProcessEnv = p
     if (endpoints.some((e) => e.db !== 0)) throw new Exit(2, 'Redis Cluster has only database 0: drop the /<db> from the --redis URLs')
     return name === 'ioredis' ? ioredisCluster(mod, endpoints, connection, env, tls, useTls) : nodeRedisCluster(mod, endpoints, connection, env, tls, useTls)
   }
-  const open = (e: Endpoint) => (name === 'ioredis' ? ioredisClient(mod, e, credentials(e.url, connection, env), useTls(e) ? tls : undefined) : nodeRedisClient(mod, e, credentials(e.url, connection, env), useTls(e) ? tls : undefined))
+  const open = (e: Endpoint) =>
+    name === 'ioredis'
+      ? ioredisClient(mod, e, credentials(e.url, connection, env), useTls(e) ? tls : undefined)
+      : nodeRedisClient(mod, e, credentials(e.url, connection, env), useTls(e) ? tls : undefined)
   const settled = await Promise.allSettled(endpoints.map(open))
   const clients = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')

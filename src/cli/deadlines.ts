@@ -44,6 +44,10 @@ export async function handshake(url: string, client: Connectable, abandon: () =>
 
 /** A SCAN step, or a RedisError once SCAN_TIMEOUT_MS pass (inspect --watch reports it and goes on). */
 export const scanWithin = <T>(url: string, promise: Promise<T>): Promise<T> =>
-  answerWithin(SCAN_TIMEOUT_MS, promise, () => new RedisError(`Redis did not answer the SCAN of ${redact(url)} within ${SCAN_TIMEOUT_MS} ms (paused, overloaded, or unreachable)`)).catch((err: unknown) => {
+  answerWithin(
+    SCAN_TIMEOUT_MS,
+    promise,
+    () => new RedisError(`Redis did not answer the SCAN of ${redact(url)} within ${SCAN_TIMEOUT_MS} ms (paused, overloaded, or unreachable)`),
+  ).catch((err: unknown) => {
     throw err instanceof RedisError ? err : new RedisError(`SCAN of ${redact(url)} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err })
   })

@@ -46,4 +46,8 @@ export function tlsOptions(connection: Connection): { ca?: Buffer; cert?: Buffer
 }
 
 export const unreachable = (url: string, err: unknown) =>
-  new Exit(isPermissionError(err) ? Status.NOPERM : Status.UNAVAILABLE, `cannot connect to Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err })
+  new Exit(
+    isPermissionError(err) ? Status.NOPERM : Status.UNAVAILABLE,
+    `cannot connect to Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}`,
+    { cause: err },
+  )

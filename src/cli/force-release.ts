@@ -40,10 +40,14 @@ export async function forceRelease(locks: Locks, resource: string, options: Forc
     return 1
   }
   if (!(await locks.release(resource, info.token))) {
-    options.log(`not removed: lock "${resource}" is no longer held by token ${info.token} (it expired, was released, or another holder took it since it was read); run the command again to see the current holder`)
+    options.log(
+      `not removed: lock "${resource}" is no longer held by token ${info.token} (it expired, was released, or another holder took it since it was read); run the command again to see the current holder`,
+    )
     return 1
   }
-  options.print(`removed the holder of "${resource}": token ${info.token}, fence ${info.fence ?? 'none'}, ${formatTtl(info.ttl ?? 0)} (${info.ttl ?? 0} ms) left`)
+  options.print(
+    `removed the holder of "${resource}": token ${info.token}, fence ${info.fence ?? 'none'}, ${formatTtl(info.ttl ?? 0)} (${info.ttl ?? 0} ms) left`,
+  )
   return 0
 }
 
@@ -63,7 +67,13 @@ export async function releaseToken(locks: Locks, inspector: Inspector, kind: Kin
  * writer or the readers), after one confirmation, each through the release by token. Resolves with
  * the exit code: 0 all removed; 1 none held, not confirmed, or some holder changed meanwhile.
  */
-export async function forceReleaseAll(locks: Locks, inspector: Inspector, kind: Exclude<Kind, 'mutex'>, resource: string, options: ForceOptions): Promise<number> {
+export async function forceReleaseAll(
+  locks: Locks,
+  inspector: Inspector,
+  kind: Exclude<Kind, 'mutex'>,
+  resource: string,
+  options: ForceOptions,
+): Promise<number> {
   const row: Row = await inspector.row({ kind, name: resource })
   const what = `${KIND_NAME[kind]} "${resource}"`
   if (row.holders.length === 0) {
@@ -77,8 +87,12 @@ export async function forceReleaseAll(locks: Locks, inspector: Inspector, kind: 
   }
   let code = 0
   for (const holder of row.holders) {
-    const removed = kind === 'semaphore' ? await inspector.semaphore(resource, row.limit!).release(holder.token) : await locks.readWrite(resource).release(holder.token)
-    if (removed) options.print(`removed a holder of ${what}: token ${holder.token}${holder.mode ? ` (${holder.mode})` : ''}, ${formatTtl(holder.ttl)} (${holder.ttl} ms) left`)
+    const removed =
+      kind === 'semaphore' ? await inspector.semaphore(resource, row.limit!).release(holder.token) : await locks.readWrite(resource).release(holder.token)
+    if (removed)
+      options.print(
+        `removed a holder of ${what}: token ${holder.token}${holder.mode ? ` (${holder.mode})` : ''}, ${formatTtl(holder.ttl)} (${holder.ttl} ms) left`,
+      )
     else {
       options.log(`not removed: token ${holder.token} no longer holds ${what} (it expired or was released since it was read)`)
       code = 1

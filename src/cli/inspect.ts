@@ -131,6 +131,10 @@ export function formatTable(rows: readonly Row[], color: boolean): string {
     holders.forEach((h, i) => lines.push(i === 0 ? [r.kind, resource, h, r.fence === null ? '-' : String(r.fence), String(r.waiters)] : ['', '', h, '', '']))
   }
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
-  const join = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()
+  const join = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [paint(bold)(join(head)), ...lines.map(join)].join('\n')
 }

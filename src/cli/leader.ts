@@ -1,7 +1,8 @@
 import type { Election, Leader } from '../index.js'
 import { print } from './exit.js'
 
-const describe = (leader: Leader | null): string => (leader ? `value=${JSON.stringify(leader.value)} fence=${leader.fence} version=${leader.version} ttl=${leader.ttl}` : 'no leader')
+const describe = (leader: Leader | null): string =>
+  leader ? `value=${JSON.stringify(leader.value)} fence=${leader.fence} version=${leader.version} ttl=${leader.ttl}` : 'no leader'
 
 /**
  * `fencelock leader <name>`: the leader now (exit 0, or 1 when vacant), or with `watch` every

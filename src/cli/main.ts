@@ -9,7 +9,7 @@ import { connect, type Connected } from './connect.js'
 import { Exit, log, print, Status, statusOf, within } from './exit.js'
 import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
 import type { Kind } from './scan.js'
-import { describeLock, formatTable, Inspector, } from './inspect.js'
+import { describeLock, formatTable, Inspector } from './inspect.js'
 import { showLeader } from './leader.js'
 import { runHolding, signalExit } from './run.js'
 import { packageVersion } from './version.js'
@@ -81,7 +81,7 @@ async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Lo
       interval: command.interval,
       tty: process.stdout.isTTY === true,
       color,
-      title: `fencelock inspect${command.resource ?? command.pattern ? ` ${command.resource ?? command.pattern}` : ''}`,
+      title: `fencelock inspect${(command.resource ?? command.pattern) ? ` ${command.resource ?? command.pattern}` : ''}`,
       write: (text) => void process.stdout.write(text),
       onError: (err) => log(err instanceof Error ? err.message : String(err)),
     })
@@ -139,7 +139,9 @@ async function main(argv: string[]): Promise<number> {
     command = parseCommandLine(argv, process.env, { version: packageVersion() })
     // Checked before connecting: nobody could answer the question.
     if (command.name === 'release' && command.force && !command.yes && !process.stdin.isTTY) {
-      throw new UsageError('release --force: stdin is not a terminal, so fencelock cannot ask before removing the holder; add --yes to remove it without asking')
+      throw new UsageError(
+        'release --force: stdin is not a terminal, so fencelock cannot ask before removing the holder; add --yes to remove it without asking',
+      )
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err

@@ -42,7 +42,11 @@ export function addSubcommands(b: Builder): void {
 }
 
 function inspectCommand(b: Builder): void {
-  b.sub('inspect', 'Holders, fences, ttls and waiters', 'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex, semaphore or read/write lock')
+  b.sub(
+    'inspect',
+    'Holders, fences, ttls and waiters',
+    'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex, semaphore or read/write lock',
+  )
     .argument('[pattern]', 'a resource name (one mutex; with --semaphore or --read-write, one of those), or a glob such as "account:*" (* ? [abc], \\ escapes)')
     .option('--json', 'Print JSON: one document (an array; one exact name: one object)')
     .option('--all', 'Without a pattern: also the free resources that still keep a last fence')
@@ -50,40 +54,60 @@ function inspectCommand(b: Builder): void {
     .addOption(new Option('--interval <time>', 'Refresh period of --watch (default: 1s)').argParser(time('--interval', 'period')))
     .addOption(new Option('--semaphore', '<pattern> is the exact name of a semaphore: show it').conflicts(['readWrite']))
     .option('--read-write', '<pattern> is the exact name of a read/write lock: show it')
-    .action((pattern: string | undefined, opts: { json?: boolean; all?: boolean; watch?: boolean; interval?: number; semaphore?: boolean; readWrite?: boolean }, cmd: Program) => {
-      noDashes(b)
-      noExtra(cmd.args.slice(1))
-      if (pattern === '') throw new UsageError('Invalid <pattern> "": expected a resource name or a glob such as "account:*"')
-      const glob = pattern !== undefined && GLOB.test(pattern)
-      const kind: Kind = opts.semaphore ? 'semaphore' : opts.readWrite ? 'read-write' : 'mutex'
-      if (kind !== 'mutex' && (pattern === undefined || glob)) {
-        throw new UsageError(`Option --${kind} applies to one exact name (a listing or a glob shows every kind): usage: fencelock inspect <name> --${kind}`)
-      }
-      b.done({
-        name: 'inspect',
-        connection: b.connection(cmd),
-        kind,
-        resource: glob ? undefined : pattern,
-        pattern: glob ? pattern : undefined,
-        json: opts.json === true,
-        all: opts.all === true,
-        watch: opts.watch === true,
-        interval: opts.interval ?? 1_000,
-      })
-    })
+    .action(
+      (
+        pattern: string | undefined,
+        opts: { json?: boolean; all?: boolean; watch?: boolean; interval?: number; semaphore?: boolean; readWrite?: boolean },
+        cmd: Program,
+      ) => {
+        noDashes(b)
+        noExtra(cmd.args.slice(1))
+        if (pattern === '') throw new UsageError('Invalid <pattern> "": expected a resource name or a glob such as "account:*"')
+        const glob = pattern !== undefined && GLOB.test(pattern)
+        const kind: Kind = opts.semaphore ? 'semaphore' : opts.readWrite ? 'read-write' : 'mutex'
+        if (kind !== 'mutex' && (pattern === undefined || glob)) {
+          throw new UsageError(`Option --${kind} applies to one exact name (a listing or a glob shows every kind): usage: fencelock inspect <name> --${kind}`)
+        }
+        b.done({
+          name: 'inspect',
+          connection: b.connection(cmd),
+          kind,
+          resource: glob ? undefined : pattern,
+          pattern: glob ? pattern : undefined,
+          json: opts.json === true,
+          all: opts.all === true,
+          watch: opts.watch === true,
+          interval: opts.interval ?? 1_000,
+        })
+      },
+    )
 }
 
 function runCommand(b: Builder): void {
-  b.sub('run', 'Run a command while holding the lock', 'Run a command while holding the lock (auto-extended), then release it. The command gets FENCELOCK_RESOURCE, FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment')
+  b.sub(
+    'run',
+    'Run a command while holding the lock',
+    'Run a command while holding the lock (auto-extended), then release it. The command gets FENCELOCK_RESOURCE, FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment',
+  )
     .usage('<resource> [options] -- <cmd> [args...]  |  run --elect <name> --value <v> -- <cmd> [args...]')
     .argument('[resource]', 'the lock, semaphore or read/write lock to hold (none with --elect)')
     .argument('[command...]', 'the command to run, after --')
     .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms; extended while the command runs (default: 10s)').argParser(time('--ttl', 'ttl')))
     .addOption(new Option('--wait <time>', 'How long to wait for the lock, or Infinity (default: 15s)').argParser(time('--wait', 'wait')))
-    .addOption(new Option('--semaphore <n>', 'Hold one of n permits of the semaphore <resource> instead of a lock').argParser((v) => parseCount(v, '--semaphore', 1, 1_000)).conflicts(['read', 'write']))
+    .addOption(
+      new Option('--semaphore <n>', 'Hold one of n permits of the semaphore <resource> instead of a lock')
+        .argParser((v) => parseCount(v, '--semaphore', 1, 1_000))
+        .conflicts(['read', 'write']),
+    )
     .addOption(new Option('--read', 'Hold the read side of the read/write lock <resource> (shared with other readers)').conflicts(['write']))
     .addOption(new Option('--write', 'Hold the write side of the read/write lock <resource>'))
-    .addOption(new Option('--elect <name>', 'Campaign in the election <name> and run the command as its leader; exit 75 when leadership is lost').conflicts(['semaphore', 'read', 'write']))
+    .addOption(
+      new Option('--elect <name>', 'Campaign in the election <name> and run the command as its leader; exit 75 when leadership is lost').conflicts([
+        'semaphore',
+        'read',
+        'write',
+      ]),
+    )
     .option('--value <text>', 'With --elect: the value observers see for this leader (default: empty)')
     .action((given: string | undefined, rest: string[], opts: RunOptions, cmd: Program) => {
       const resource = runResource(b, given, opts)
@@ -120,7 +144,8 @@ const holdOf = (opts: RunOptions): Hold =>
 /** The resource `run` holds: the one named, or with --elect the election. */
 function runResource(b: Builder, given: string | undefined, opts: RunOptions): string {
   if (opts.value !== undefined && opts.elect === undefined) throw new UsageError('Option --value applies to run --elect <name> only')
-  if (opts.elect !== undefined && given !== undefined && b.afterDashes !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(given)}: with --elect the election is <name>, not a resource`)
+  if (opts.elect !== undefined && given !== undefined && b.afterDashes !== undefined)
+    throw new UsageError(`Unexpected argument ${JSON.stringify(given)}: with --elect the election is <name>, not a resource`)
   if (opts.elect === '') throw new UsageError('Invalid --elect "": expected an election name')
   const resource = opts.elect ?? given ?? ''
   if (resource === '') throw new UsageError('Missing <resource>: usage: fencelock run <resource> -- <command> [args...]')
@@ -128,7 +153,11 @@ function runResource(b: Builder, given: string | undefined, opts: RunOptions): s
 }
 
 function leaderCommand(b: Builder): void {
-  b.sub('leader', 'Show (or --watch) the leader of an election', 'Show the leader of the election <name>: its value, term (fence) and remaining ttl; exit 1 when there is none. With --watch, print every change as it is pushed, until SIGINT or SIGTERM')
+  b.sub(
+    'leader',
+    'Show (or --watch) the leader of an election',
+    'Show the leader of the election <name>: its value, term (fence) and remaining ttl; exit 1 when there is none. With --watch, print every change as it is pushed, until SIGINT or SIGTERM',
+  )
     .argument('<name>', 'the election')
     .option('--json', 'Print JSON: the leader as an object, or null when vacant (one line per change with --watch)')
     .option('--watch', 'Print every change (new term, new value, vacancy) as it happens')
@@ -141,7 +170,11 @@ function leaderCommand(b: Builder): void {
 }
 
 function acquireCommand(b: Builder): void {
-  b.sub('acquire', 'Take the lock, print its token and fence', 'Take the lock and print its token and fence; it is not extended and expires after --ttl unless released')
+  b.sub(
+    'acquire',
+    'Take the lock, print its token and fence',
+    'Take the lock and print its token and fence; it is not extended and expires after --ttl unless released',
+  )
     .argument('<resource>', 'the lock')
     .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms (default: 10s)').argParser(time('--ttl', 'ttl')))
     .addOption(new Option('--wait <time>', 'How long to wait for the lock, or Infinity (default: 15s)').argParser(time('--wait', 'wait')))
@@ -169,7 +202,9 @@ function releaseCommand(b: Builder): void {
       const force = opts.force === true
       if (force && token !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(token)}: give either <token> or --force, not both`)
       if (!force && (token === undefined || token === '')) {
-        throw new UsageError('Missing <token>: usage: fencelock release <resource> <token> (the token that acquire printed), or --force to remove the holder whose token you do not have')
+        throw new UsageError(
+          'Missing <token>: usage: fencelock release <resource> <token> (the token that acquire printed), or --force to remove the holder whose token you do not have',
+        )
       }
       if (opts.yes && !force) throw new UsageError('Option --yes applies to release --force only')
       const kind: Kind = opts.semaphore ? 'semaphore' : opts.readWrite ? 'read-write' : 'mutex'

@@ -76,7 +76,10 @@ export function usageError(err: CommanderError, args: string[]): UsageError {
     }
     case 'commander.missingArgument': {
       const name = /'(.*)'/.exec(first)?.[1] ?? 'resource'
-      const usage = name === 'token' ? `fencelock ${sub} <resource> <token> (the token that acquire printed)` : `fencelock ${sub} <resource>${sub === 'run' ? ' -- <command> [args...]' : ''}`
+      const usage =
+        name === 'token'
+          ? `fencelock ${sub} <resource> <token> (the token that acquire printed)`
+          : `fencelock ${sub} <resource>${sub === 'run' ? ' -- <command> [args...]' : ''}`
       return new UsageError(`Missing <${name}>: usage: ${usage}`)
     }
     case 'commander.optionMissingArgument':
@@ -85,4 +88,3 @@ export function usageError(err: CommanderError, args: string[]): UsageError {
       return new UsageError(`${first.charAt(0).toUpperCase()}${first.slice(1)}${tail}`)
   }
 }
-

@@ -73,7 +73,13 @@ export class LockLostError extends FencelockError {
   /** Why: `expired`, `refused`, `unreachable` or `closed` (the signal's); `released` from `extend()` after `release()`. */
   readonly reason: LockLostReason | 'released'
   constructor(resource: string, reason: LockLostReason | 'released', options?: { cause?: unknown }) {
-    super('LOCK_LOST', reason === 'released' ? `Lock "${resource}" was released by this lease: a released lease cannot be extended` : `Lost lock "${resource}": ${lostText[reason]}`, options)
+    super(
+      'LOCK_LOST',
+      reason === 'released'
+        ? `Lock "${resource}" was released by this lease: a released lease cannot be extended`
+        : `Lost lock "${resource}": ${lostText[reason]}`,
+      options,
+    )
     this.resource = resource
     this.reason = reason
   }
@@ -137,7 +143,10 @@ export class QuorumError extends FencelockError {
   readonly needed: number
   constructor(resource: string, action: string, votes: readonly NodeVote[], needed: number) {
     const text = votes
-      .map((v) => `#${v.node} ${v.outcome}${v.countsIn !== undefined ? ` (counts in ${Math.ceil(v.countsIn)} ms)` : ''}${v.cause instanceof Error ? ` (${v.cause.message})` : ''}`)
+      .map(
+        (v) =>
+          `#${v.node} ${v.outcome}${v.countsIn !== undefined ? ` (counts in ${Math.ceil(v.countsIn)} ms)` : ''}${v.cause instanceof Error ? ` (${v.cause.message})` : ''}`,
+      )
       .join(', ')
     const restarting = votes.some((v) => v.outcome === 'restarting')
       ? '. Nodes that started or restarted less than maxTtl ago do not count until maxTtl has passed (they may have lost locks that are still held elsewhere)'
@@ -163,7 +172,8 @@ export class LockReentryError extends FencelockError {
   constructor(resource: string, message?: string) {
     super(
       'LOCK_REENTRY',
-      message ?? `Lock "${resource}" is already held by this call chain (an enclosing withLock); waiting for it would wait for itself. Use the outer lease, or createLocks({ reentrant: true })`,
+      message ??
+        `Lock "${resource}" is already held by this call chain (an enclosing withLock); waiting for it would wait for itself. Use the outer lease, or createLocks({ reentrant: true })`,
     )
     this.resource = resource
   }
@@ -178,10 +188,7 @@ export class ReplicationError extends FencelockError {
   /** Replicas that had to acknowledge (`replicas.count`). */
   readonly required: number
   constructor(resource: string, acknowledged: number, required: number, action = 'acquire') {
-    super(
-      'REPLICATION_FAILED',
-      `Only ${acknowledged} of ${required} required replicas acknowledged the ${action} of lock "${resource}" in time`,
-    )
+    super('REPLICATION_FAILED', `Only ${acknowledged} of ${required} required replicas acknowledged the ${action} of lock "${resource}" in time`)
     this.resource = resource
     this.acknowledged = acknowledged
     this.required = required

@@ -24,7 +24,8 @@ export function redisFailure(what: string, err: unknown): FencelockError {
 }
 
 /** An extension that failed: wrapped even when typed below (a ReplicationError is its `cause`). */
-export const extendFailed = (resource: string, err: unknown): RedisError => new RedisError(`Could not extend lock "${resource}": ${errorText(err)}`, { cause: err })
+export const extendFailed = (resource: string, err: unknown): RedisError =>
+  new RedisError(`Could not extend lock "${resource}": ${errorText(err)}`, { cause: err })
 
 /**
  * No reply within `failure.ms`; `text` follows "No reply from Redis within N ms". Where the client

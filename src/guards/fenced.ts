@@ -52,7 +52,10 @@ async function runGuard(redis: RedisClient, what: string, call: (exec: Exec) => 
   let reply: unknown
   try {
     // A client that throws synchronously (closed meanwhile) is a failure like any other.
-    reply = await replyWithin(Promise.resolve().then(() => call(adapter.evalScript)), timeout)
+    reply = await replyWithin(
+      Promise.resolve().then(() => call(adapter.evalScript)),
+      timeout,
+    )
   } catch (err) {
     throw guardFailed(what, err)
   }

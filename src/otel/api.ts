@@ -16,7 +16,11 @@ function load(): typeof OpenTelemetry {
     return createRequire(from)('@opentelemetry/api') as typeof OpenTelemetry
   } catch (err) {
     if ((err as { code?: unknown }).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes("'@opentelemetry/api'")) {
-      throw new MissingDependencyError('@opentelemetry/api', 'fencelock/otel needs @opentelemetry/api (an optional peer dependency of fencelock): npm install @opentelemetry/api', err)
+      throw new MissingDependencyError(
+        '@opentelemetry/api',
+        'fencelock/otel needs @opentelemetry/api (an optional peer dependency of fencelock): npm install @opentelemetry/api',
+        err,
+      )
     }
     throw err
   }

@@ -79,7 +79,10 @@ const now = (): number => performance.now()
 
 /** Records spans and metrics for the events, to the providers of `options`. */
 export function createRecorder(options: CheckedOptions): Recorder {
-  const tracer = perProvider<TracerProvider, Tracer>(() => options.tracerProvider ?? trace.getTracerProvider(), (p) => p.getTracer(SCOPE))
+  const tracer = perProvider<TracerProvider, Tracer>(
+    () => options.tracerProvider ?? trace.getTracerProvider(),
+    (p) => p.getTracer(SCOPE),
+  )
   const instruments = perProvider<MeterProvider, Instruments>(
     () => options.meterProvider ?? metrics.getMeterProvider(),
     (p) => createInstruments(p.getMeter(SCOPE)),

@@ -38,4 +38,8 @@ export function decodeEntries<T>(script: string, reply: unknown, count: number, 
 }
 
 /** The node's facts at `at` (young, runId, now) of an acquire reply (see withNode in lib/queue.lua). */
-export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): NodeFacts => ({ young: toNumber(reply[at]), runId: String(reply[at + 1]), now: toNumber(reply[at + 2]) })
+export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): NodeFacts => ({
+  young: toNumber(reply[at]),
+  runId: String(reply[at + 1]),
+  now: toNumber(reply[at + 2]),
+})

@@ -12,8 +12,7 @@ export type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike }
 
 const adapters = new WeakMap<object, RedisAdapter>()
 
-const MAKE_CLIENT =
-  'make a client from it: `new Redis(url)` (ioredis, iovalkey) or `await createClient({ url }).connect()` (node-redis)'
+const MAKE_CLIENT = 'make a client from it: `new Redis(url)` (ioredis, iovalkey) or `await createClient({ url }).connect()` (node-redis)'
 const PASS_CLIENT =
   'pass an ioredis or iovalkey `Redis` / `Cluster` (`new Redis({ sentinels, name })` for Sentinel), ' +
   'or a node-redis client from `createClient()`, `createCluster()` or `createSentinel()`'
@@ -67,4 +66,3 @@ export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
   adapters.set(client, adapter)
   return adapter
 }
-

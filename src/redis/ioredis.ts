@@ -67,7 +67,9 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
       // unhandled, and a close before the reply (locks.close() just after a Redis restart) ended
       // the process with an unhandled "Connection is closed."; this connection resubscribes itself.
       const overrides = { disconnectTimeout: 0, lazyConnect: false, enableReadyCheck: false, commandTimeout: undefined }
-      const sub = cluster ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false }) : client.duplicate({ ...overrides, autoResubscribe: false })
+      const sub = cluster
+        ? client.duplicate(undefined, { redisOptions: overrides, lazyConnect: false })
+        : client.duplicate({ ...overrides, autoResubscribe: false })
       const channels = new Set<string>()
       let ready = false
       sub.on('ready', () => {

@@ -56,17 +56,18 @@ type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSenti
 export function isNodeRedis(client: unknown): client is NodeRedisLike {
   const c = client as Partial<NodeRedisClientLike & NodeRedisSentinelLike> | null
   return (
-    typeof c === 'object' && c !== null && typeof c.sendCommand === 'function' && typeof c.isOpen === 'boolean' &&
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.sendCommand === 'function' &&
+    typeof c.isOpen === 'boolean' &&
     (typeof c.duplicate === 'function' || typeof c.getMasterNode === 'function')
   )
 }
 
-const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLike =>
-  Array.isArray((client as NodeRedisClusterLike).masters)
+const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLike => Array.isArray((client as NodeRedisClusterLike).masters)
 
 // A sentinel client has no duplicate() and takes `isReadonly` before the arguments.
-const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinelLike =>
-  typeof (client as NodeRedisSentinelLike).getMasterNode === 'function'
+const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinelLike => typeof (client as NodeRedisSentinelLike).getMasterNode === 'function'
 
 export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
   const cluster = isNodeRedisCluster(client)
@@ -82,11 +83,14 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     for (const arg of args) out.push(String(arg))
     return send(out, keys[0])
   }
-  const runner = scriptRunner({
-    evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
-    eval: (source, keys, args) => call('EVAL', source, keys, args),
-    command: (args, key) => send(args, key),
-  }, isClosed)
+  const runner = scriptRunner(
+    {
+      evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
+      eval: (source, keys, args) => call('EVAL', source, keys, args),
+      command: (args, key) => send(args, key),
+    },
+    isClosed,
+  )
   // node-redis is an EventEmitter: an 'error' that nobody listens to is thrown where it is emitted.
   const clientError = lastClientError(client, (err) => {
     throw err
@@ -181,7 +185,7 @@ function duplicateForPubSub(client: NodeRedisClientLike, closed: () => boolean):
   const theirs = socket?.reconnectStrategy
   const reconnectStrategy = (retries: number, cause: Error): false | Error | number => {
     if (closed()) return false
-    const pause = typeof theirs === 'function' ? theirs(retries, cause) : theirs ?? 2 ** retries * 50
+    const pause = typeof theirs === 'function' ? theirs(retries, cause) : (theirs ?? 2 ** retries * 50)
     if (typeof pause !== 'number') return pause
     return Math.min(pause, PUBSUB_RETRY_CAP_MS) + Math.floor(Math.random() * 50)
   }

@@ -97,7 +97,11 @@ export class SharedSubscriber {
     this.#channels.clear()
     const connection = this.#connection
     this.#connection = undefined
-    if (connection) await connection.then((c) => c.close(), () => {})
+    if (connection)
+      await connection.then(
+        (c) => c.close(),
+        () => {},
+      )
   }
 
   #subscribe(channel: string, entry: Channel): void {
@@ -136,7 +140,10 @@ export class SharedSubscriber {
   #replace(deaf: Promise<SubscriberConnection>): void {
     if (this.#connection !== deaf) return // already replaced
     this.#connection = undefined
-    void deaf.then((c) => c.close(), () => {})
+    void deaf.then(
+      (c) => c.close(),
+      () => {},
+    )
     const again = [...this.#channels].filter(([, entry]) => entry.listeners.size > 0)
     for (const [channel, entry] of again) this.#subscribe(channel, entry)
     void Promise.allSettled(again.map(([, entry]) => entry.subscribed)).then(() => {

@@ -14,7 +14,13 @@ export const unreported = (): boolean => !events.acquire.hasSubscribers && !even
  * lease, 'timeout', 'aborted', 'error'), the wait, the attempts sent and whether the first found
  * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
  */
-export function reportAcquire<L extends Lease | null>(kind: LockKind, resource: string, ttl: unknown, wait: unknown, run: (stats: AcquireStats | undefined) => Promise<L>): Promise<L> {
+export function reportAcquire<L extends Lease | null>(
+  kind: LockKind,
+  resource: string,
+  ttl: unknown,
+  wait: unknown,
+  run: (stats: AcquireStats | undefined) => Promise<L>,
+): Promise<L> {
   if (unreported()) return run(undefined)
   const started = performance.now()
   const stats: AcquireStats = { attempts: 0, contended: false }
@@ -23,13 +29,31 @@ export function reportAcquire<L extends Lease | null>(kind: LockKind, resource: 
   return run(stats).then(
     (lease) => {
       const waitedMs = performance.now() - started
-      if (lease) emit(events.acquire, () => ({ kind, resource, outcome: 'acquired', waitedMs, token: lease.token, fence: lease.fence, attempts: stats.attempts, contended: stats.contended }))
+      if (lease)
+        emit(events.acquire, () => ({
+          kind,
+          resource,
+          outcome: 'acquired',
+          waitedMs,
+          token: lease.token,
+          fence: lease.fence,
+          attempts: stats.attempts,
+          contended: stats.contended,
+        }))
       else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended }))
       return lease
     },
     (error: unknown) => {
       const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
-      emit(events.acquire, () => ({ kind, resource, outcome, waitedMs: performance.now() - started, error, attempts: stats.attempts, contended: stats.contended }))
+      emit(events.acquire, () => ({
+        kind,
+        resource,
+        outcome,
+        waitedMs: performance.now() - started,
+        error,
+        attempts: stats.attempts,
+        contended: stats.contended,
+      }))
       throw error
     },
   )

@@ -15,7 +15,9 @@ export function reportExtend(kind: LockKind, lease: Reported, ttl: number, exten
   extending.then(
     (ok) => emit(events.extend, () => ({ kind, resource, token, ttl, outcome: ok ? 'extended' : 'lost' })),
     (error: unknown) =>
-      emit(events.extend, () => (error instanceof LockLostError ? { kind, resource, token, ttl, outcome: 'lost' } : { kind, resource, token, ttl, outcome: 'error', error })),
+      emit(events.extend, () =>
+        error instanceof LockLostError ? { kind, resource, token, ttl, outcome: 'lost' } : { kind, resource, token, ttl, outcome: 'error', error },
+      ),
   )
 }
 
@@ -23,7 +25,15 @@ export function reportExtend(kind: LockKind, lease: Reported, ttl: number, exten
 export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: number, wasHeld: boolean, releasing: Promise<boolean>): void {
   if (!events.release.hasSubscribers) return
   releasing.then(
-    (released) => emit(events.release, () => ({ kind, resource: lease.resource, token: lease.token, fence: lease.fence, released: released && wasHeld, heldMs: performance.now() - acquiredAt })),
+    (released) =>
+      emit(events.release, () => ({
+        kind,
+        resource: lease.resource,
+        token: lease.token,
+        fence: lease.fence,
+        released: released && wasHeld,
+        heldMs: performance.now() - acquiredAt,
+      })),
     () => {},
   )
 }

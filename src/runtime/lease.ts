@@ -1,6 +1,5 @@
 import { LockLostError } from '../errors/errors.js'
 
-
 /**
  * A held lock, semaphore permit, or any other grant: every primitive hands back this one type.
  * Its `signal` aborts with `LockLostError` the moment the lease can no longer be trusted; its
@@ -43,7 +42,10 @@ export interface Lease extends AsyncDisposable {
  * A `Lease` that reads everything from `lease` (its getters run on it: they read private state),
  * with some members replaced: a reentered handle, a lease of several resources, one resource of it.
  */
-export function delegatingLease<Extra extends object>(lease: Lease, overrides: Partial<Pick<Lease, 'resource' | 'fence' | 'remaining' | 'held' | 'release' | typeof Symbol.asyncDispose>> & Extra): Lease & Extra {
+export function delegatingLease<Extra extends object>(
+  lease: Lease,
+  overrides: Partial<Pick<Lease, 'resource' | 'fence' | 'remaining' | 'held' | 'release' | typeof Symbol.asyncDispose>> & Extra,
+): Lease & Extra {
   const view = {
     get resource() {
       return lease.resource
@@ -87,7 +89,11 @@ export function lossOf(lease: Lease): LockLostError | undefined {
  * expire at its ttl and never replaces `fn`'s outcome. If the lease was lost before `fn` finished,
  * throws that loss instead of returning `fn`'s value: the work did not run under the lock all along.
  */
-export async function holding<L extends Lease, T>(lease: L, fn: (lease: L) => Promise<T> | T, loss: (lease: L) => LockLostError | undefined = lossOf): Promise<T> {
+export async function holding<L extends Lease, T>(
+  lease: L,
+  fn: (lease: L) => Promise<T> | T,
+  loss: (lease: L) => LockLostError | undefined = lossOf,
+): Promise<T> {
   let result: T
   let lost: LockLostError | undefined
   try {

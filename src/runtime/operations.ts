@@ -12,7 +12,18 @@ import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
 import type { LockKind } from '../util/telemetry.js'
-import { checkBoolean, checkFunction, checkLeaseTtl, checkMaxHold, checkOptions, checkResource, checkSignal, checkToken, checkTtl, checkWait } from '../util/validate.js'
+import {
+  checkBoolean,
+  checkFunction,
+  checkLeaseTtl,
+  checkMaxHold,
+  checkOptions,
+  checkResource,
+  checkSignal,
+  checkToken,
+  checkTtl,
+  checkWait,
+} from '../util/validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
 import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type TryAcquireOptions } from './options.js'
@@ -292,7 +303,11 @@ export class Operations<Info> {
               },
               () => {},
             )
-            const error = noReplyError({ kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() }, '', ' (Redis down, paused or unreachable, or the client is reconnecting)')
+            const error = noReplyError(
+              { kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() },
+              '',
+              ' (Redis down, paused or unreachable, or the client is reconnecting)',
+            )
             return { error, permanent: false, silent: limit }
           }
           if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
@@ -300,7 +315,14 @@ export class Operations<Info> {
             void this.#backend.release(resource, outcome.token).catch(() => {})
             return { error: lateReply(resource), permanent: false }
           }
-          const lease = new LeaseState(this.#leases, { resource, token: outcome.token, fence: outcome.fence, ttl, start, autoExtend: request.autoExtend ?? false })
+          const lease = new LeaseState(this.#leases, {
+            resource,
+            token: outcome.token,
+            fence: outcome.fence,
+            ttl,
+            start,
+            autoExtend: request.autoExtend ?? false,
+          })
           this.#runtime.leases.add(lease)
           return { lease }
         } catch (err) {

@@ -77,9 +77,12 @@ export class Runtime {
     await Promise.allSettled([...this.#retained].map((backend) => backend.wake.release()))
     if (failed.length > 0) {
       const errors = failed.map((r) => (r as PromiseRejectedResult).reason as unknown)
-      throw new RedisError(`close({ release: true }) could not release ${failed.length} of ${held.length} leases (they expire at their ttl): ${errorText(errors[0])}`, {
-        cause: new AggregateError(errors, 'release failures'),
-      })
+      throw new RedisError(
+        `close({ release: true }) could not release ${failed.length} of ${held.length} leases (they expire at their ttl): ${errorText(errors[0])}`,
+        {
+          cause: new AggregateError(errors, 'release failures'),
+        },
+      )
     }
   }
 }

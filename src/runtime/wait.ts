@@ -4,7 +4,18 @@ import { isRefused } from '../errors/redis-failure.js'
 import { whenAborted } from '../util/abort.js'
 import type { LeaseState } from './lease-state.js'
 import { wakeFor } from '../topology/wake-message.js'
-import { activeSince, afterRefusal, FAILED, sleepUnlessWoken, untilWoken, WOKEN, type Subscription, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
+import {
+  activeSince,
+  afterRefusal,
+  FAILED,
+  sleepUnlessWoken,
+  untilWoken,
+  WOKEN,
+  type Subscription,
+  type TryResult,
+  type WaitHooks,
+  type Waiter,
+} from './waiter.js'
 
 /** A fast-path attempt in flight for waiter `id` (none for `wait: 0`); `poked` if a release named it meanwhile. */
 interface Pending {
@@ -27,7 +38,6 @@ interface Queue {
   /** The serve loop runs (it starts once the fast path, if any, has returned). */
   serving: boolean
 }
-
 
 /**
  * Event-driven waiting. Waiters of one resource in this process queue FIFO; only the head talks to
@@ -72,7 +82,8 @@ export class WaitQueues {
     // The common, uncontended case stays a single map entry: no queue, no listener (and with no
     // channel subscribed at all, not even the channel names are looked up).
     const wake = this.#hooks.wake
-    if (wake.isActive === undefined || wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))) return void this.#pending.set(resource, pending)
+    if (wake.isActive === undefined || wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel)))
+      return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending
     queue.listening = this.#listen(queue)
@@ -267,7 +278,8 @@ export class WaitQueues {
         result = await this.#hooks.attempt(waiter)
       }
       if ('lease' in result) {
-        if (waiter.settled) result.lease.giveBack() // gave up meanwhile: undo
+        if (waiter.settled)
+          result.lease.giveBack() // gave up meanwhile: undo
         else this.#grant(waiter, result.lease)
         return
       }

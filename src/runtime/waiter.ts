@@ -71,7 +71,18 @@ export interface WaitHooks {
 
 /** A new waiter: not queued, not settled, no timers yet. */
 export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'started' | 'deadline' | 'signal' | 'stats' | 'resolve' | 'reject'>): Waiter {
-  return { ...init, queued: false, settled: false, lastError: undefined, failures: 0, retryToken: undefined, standby: undefined, wake: undefined, timers: [], unlistenAbort: undefined }
+  return {
+    ...init,
+    queued: false,
+    settled: false,
+    lastError: undefined,
+    failures: 0,
+    retryToken: undefined,
+    standby: undefined,
+    wake: undefined,
+    timers: [],
+    unlistenAbort: undefined,
+  }
 }
 
 /** A wake-up subscription: active (no message on its channels is missed from `since` on), or failed. */
@@ -140,4 +151,3 @@ export function afterRefusal(waiter: Waiter, result: Exclude<TryResult, { lease:
   waiter.queued = true
   return { delay: result.retry + 1 }
 }
-

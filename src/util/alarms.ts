@@ -158,8 +158,7 @@ class Timeline {
       if (!lane.head) {
         this.#lanes.delete(lane.key)
         if (this.#lastLane === lane) this.#lastLane = undefined
-      }
-      else if (lane.head.due < next) next = lane.head.due
+      } else if (lane.head.due < next) next = lane.head.due
     }
     if (next < Infinity) this.#arm(next)
   }

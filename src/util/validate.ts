@@ -76,7 +76,9 @@ export function checkWait(value: unknown, name = 'wait'): number {
 
 /** `acquire(['a', 'b'])` is how node-redlock takes several locks; here that is acquireAll. */
 const severalHint = (value: unknown, name: string): string =>
-  Array.isArray(value) && name === 'resource' ? ': to lock several resources at once (all or nothing), use acquireAll(resources) or withLocks(resources, fn)' : ''
+  Array.isArray(value) && name === 'resource'
+    ? ': to lock several resources at once (all or nothing), use acquireAll(resources) or withLocks(resources, fn)'
+    : ''
 
 export function checkResource(value: unknown, name = 'resource'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RESOURCE_LENGTH) {
@@ -90,7 +92,9 @@ export function checkResource(value: unknown, name = 'resource'): string {
 /** A lease token given back by the caller (`lease.token`, or the CLI's output). */
 export function checkToken(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TOKEN_LENGTH) {
-    throw new InvalidArgumentError(`Expected \`token\` to be a lease's token (a non-empty string of at most ${MAX_TOKEN_LENGTH} characters), got ${show(value)}`)
+    throw new InvalidArgumentError(
+      `Expected \`token\` to be a lease's token (a non-empty string of at most ${MAX_TOKEN_LENGTH} characters), got ${show(value)}`,
+    )
   }
   return checkWellFormed(value, 'token')
 }

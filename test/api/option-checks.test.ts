@@ -115,7 +115,10 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
     await expectInvalid(() => createLocks({ redis: client.raw, tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
     await expectInvalid(() => createLocks({ redis: client.raw, reentrnt: true } as never), /did you mean `reentrant`\?/)
     await expectInvalid(() => createLocks({ redis: client.raw, prefx: 'a:' } as never), /did you mean `prefix`\?/)
-    await expectInvalid(() => createLocks({ redis: client.raw, replicas: { count: 1, timout: 100 } } as never), /Unknown option `timout`.*did you mean `timeout`\?/)
+    await expectInvalid(
+      () => createLocks({ redis: client.raw, replicas: { count: 1, timout: 100 } } as never),
+      /Unknown option `timout`.*did you mean `timeout`\?/,
+    )
     await expectInvalid(() => createLocks({ redis: [client.raw], quorum: { nodetimeout: 100 } } as never), /did you mean `nodeTimeout`\?/)
     await expectInvalid(() => createLocks({ client: client.raw } as never), /Unknown option `client`/)
     await expectInvalid(() => locks.close({ relase: true } as never), /Unknown option `relase`.*did you mean `release`\?/)
@@ -132,7 +135,19 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
     await lease.release()
     const tried = await locks.tryAcquire('ok', { ttl: 1_000, autoExtend: false, timeout: 500 })
     await tried?.release()
-    const other = createLocks({ redis: client.raw, prefix: uniquePrefix('ok'), ttl: 1_000, wait: 100, driftFactor: 0.01, fenceRetention: 60_000, waiterGrace: 200, maxTtl: 5_000, allowShortTtl: false, reentrant: false, tryTimeout: 500 })
+    const other = createLocks({
+      redis: client.raw,
+      prefix: uniquePrefix('ok'),
+      ttl: 1_000,
+      wait: 100,
+      driftFactor: 0.01,
+      fenceRetention: 60_000,
+      waiterGrace: 200,
+      maxTtl: 5_000,
+      allowShortTtl: false,
+      reentrant: false,
+      tryTimeout: 500,
+    })
     await other.close({ release: true })
     expect(await fencedSet(client.raw, 'okk', 'v', 1, { px: 1_000, timeout: 500 })).toBe(true)
     expect(parseDuration('inf', { name: 'wait', infinity: true, positive: true })).toBe(Infinity)

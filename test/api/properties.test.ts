@@ -52,16 +52,49 @@ function expectNamed(err: unknown, ...names: string[]): void {
   expect(names.some(named), `${message} should name one of ${names.join(', ')}`).toBe(true)
 }
 
-const outcome = <T>(p: Promise<T>): Promise<{ ok: T } | { err: unknown }> => p.then((ok) => ({ ok }), (err: unknown) => ({ err }))
+const outcome = <T>(p: Promise<T>): Promise<{ ok: T } | { err: unknown }> =>
+  p.then(
+    (ok) => ({ ok }),
+    (err: unknown) => ({ err }),
+  )
 
 // ------------------------------------------------------------------ arbitraries
 
 /** One UTF-16 code unit, any of them: lone surrogates included. */
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
 const tricky = [
-  '{', '}', '{}', 'a}b', '{a}', '}:L', ':F', '\0', 'a\0b', ' ', '\n', '*', '?', '[a]', '\\',
-  'a\uD800', 'a\uDC00', 'a\uFFFD', '\uD800', '\uDFFF\uD800', '\uD83D\uDE00', 'a\uD83D', // lone surrogates and a pair
-  'a', 'а', 'ａ', 'A\u030A', '\u00C5', '\u212B', 'ß', 'ss', 'ﬁ', 'fi', // lookalikes: must stay distinct
+  '{',
+  '}',
+  '{}',
+  'a}b',
+  '{a}',
+  '}:L',
+  ':F',
+  '\0',
+  'a\0b',
+  ' ',
+  '\n',
+  '*',
+  '?',
+  '[a]',
+  '\\',
+  'a\uD800',
+  'a\uDC00',
+  'a\uFFFD',
+  '\uD800',
+  '\uDFFF\uD800',
+  '\uD83D\uDE00',
+  'a\uD83D', // lone surrogates and a pair
+  'a',
+  'а',
+  'ａ',
+  'A\u030A',
+  '\u00C5',
+  '\u212B',
+  'ß',
+  'ss',
+  'ﬁ',
+  'fi', // lookalikes: must stay distinct
 ]
 const names = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 24 }),
@@ -110,7 +143,13 @@ describe('properties without Redis', () => {
       }),
       params(2_000),
     )
-    const units = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000], ['ms', 1]] as const
+    const units = [
+      ['d', 86_400_000],
+      ['h', 3_600_000],
+      ['m', 60_000],
+      ['s', 1_000],
+      ['ms', 1],
+    ] as const
     fc.assert(
       fc.property(fc.array(fc.option(fc.integer({ min: 0, max: 999 }), { nil: undefined }), { minLength: 5, maxLength: 5 }), (amounts) => {
         count('duration sums')
@@ -124,18 +163,22 @@ describe('properties without Redis', () => {
 
   it('the CLI: any --ttl / --wait text is a command with whole ms or a UsageError naming the flag; never a bare number', () => {
     fc.assert(
-      fc.property(fc.constantFrom('--ttl', '--wait'), fc.oneof(fc.string({ maxLength: 10 }), fc.integer({ min: 1, max: 10 ** 6 }).map(String)), (flag, text) => {
-        count('cli flags')
-        try {
-          const command = parseCommandLine(['acquire', 'job', `${flag}=${text}`], {}) as { ttl?: number; wait?: number }
-          const ms = flag === '--ttl' ? command.ttl : command.wait
-          expect(ms === Infinity || (Number.isSafeInteger(ms) && ms! >= 0)).toBe(true)
-          expect(/^[1-9]\d*$/.test(text)).toBe(false) // a bare number is never read as ms
-        } catch (err) {
-          expect(err).toBeInstanceOf(UsageError)
-          expect((err as Error).message).toContain(flag)
-        }
-      }),
+      fc.property(
+        fc.constantFrom('--ttl', '--wait'),
+        fc.oneof(fc.string({ maxLength: 10 }), fc.integer({ min: 1, max: 10 ** 6 }).map(String)),
+        (flag, text) => {
+          count('cli flags')
+          try {
+            const command = parseCommandLine(['acquire', 'job', `${flag}=${text}`], {}) as { ttl?: number; wait?: number }
+            const ms = flag === '--ttl' ? command.ttl : command.wait
+            expect(ms === Infinity || (Number.isSafeInteger(ms) && ms! >= 0)).toBe(true)
+            expect(/^[1-9]\d*$/.test(text)).toBe(false) // a bare number is never read as ms
+          } catch (err) {
+            expect(err).toBeInstanceOf(UsageError)
+            expect((err as Error).message).toContain(flag)
+          }
+        },
+      ),
       params(1_000),
     )
   })
@@ -238,13 +281,17 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
     const [a, b] = locks
     const held = await a.acquire('token-target', { ttl: 10_000 })
     await fc.assert(
-      fc.asyncProperty(fc.oneof(names, notStrings, fc.string({ minLength: 250, maxLength: 260 }), fc.constant(`${held.token}\uD800`)), fc.boolean(), async (token, viaExtend) => {
-        count(`tokens (${adapter.name})`)
-        fc.pre(token !== held.token)
-        const result = await outcome(viaExtend ? b.extend('token-target', token as string, 1_000) : b.release('token-target', token as string))
-        if (validToken(token)) expect(result).toEqual({ ok: false })
-        else expectNamed((result as { err: unknown }).err, 'token')
-      }),
+      fc.asyncProperty(
+        fc.oneof(names, notStrings, fc.string({ minLength: 250, maxLength: 260 }), fc.constant(`${held.token}\uD800`)),
+        fc.boolean(),
+        async (token, viaExtend) => {
+          count(`tokens (${adapter.name})`)
+          fc.pre(token !== held.token)
+          const result = await outcome(viaExtend ? b.extend('token-target', token as string, 1_000) : b.release('token-target', token as string))
+          if (validToken(token)) expect(result).toEqual({ ok: false })
+          else expectNamed((result as { err: unknown }).err, 'token')
+        },
+      ),
       params(100),
     )
     // Nobody's guess touched the real holder.
@@ -272,7 +319,14 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
         if (ttlOk && waitOk) {
           // The resource is free, but a wait of a few ms may run out before Redis' first reply:
           // that is a typed timeout, not a refusal of the value.
-          if ('err' in result && typeof wait === 'number' && wait < 100 && result.err instanceof FencelockError && !(result.err instanceof InvalidArgumentError)) return
+          if (
+            'err' in result &&
+            typeof wait === 'number' &&
+            wait < 100 &&
+            result.err instanceof FencelockError &&
+            !(result.err instanceof InvalidArgumentError)
+          )
+            return
           expect('ok' in result, `refused ttl ${safe(ttl)} wait ${safe(wait)}: ${'err' in result ? String(result.err) : ''}`).toBe(true)
           const lease = (result as { ok: Lease }).ok
           expect(lease.ttl).toBe(ttl ?? 10_000)
@@ -321,7 +375,11 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
         count(`non-object options (${adapter.name})`)
         const resource = `nonobj:${++unique}`
         const result = await outcome<unknown>(
-          call === 'acquire' ? a.acquire(resource, options as never) : call === 'tryAcquire' ? a.tryAcquire(resource, options as never) : a.withLock(resource, () => 1, options as never),
+          call === 'acquire'
+            ? a.acquire(resource, options as never)
+            : call === 'tryAcquire'
+              ? a.tryAcquire(resource, options as never)
+              : a.withLock(resource, () => 1, options as never),
         )
         if ('ok' in result && result.ok instanceof Object && 'release' in result.ok) await (result.ok as Lease).release()
         expect('err' in result).toBe(true)
@@ -332,8 +390,25 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
   })
 
   it('createLocks option objects with extra or wrong-typed fields: an instance that works, or InvalidArgumentError naming a field', async () => {
-    const fields = fc.constantFrom('prefix', 'ttl', 'wait', 'driftFactor', 'fenceRetention', 'waiterGrace', 'maxTtl', 'allowShortTtl', 'quorum', 'extra', 'redis')
-    const values = fc.oneof(durations, fc.boolean(), fc.string({ maxLength: 4 }).map((s) => ROOT + s), fc.constantFrom('a\uD800', { nodeTimeout: 'x' }, {}, [], 0.2))
+    const fields = fc.constantFrom(
+      'prefix',
+      'ttl',
+      'wait',
+      'driftFactor',
+      'fenceRetention',
+      'waiterGrace',
+      'maxTtl',
+      'allowShortTtl',
+      'quorum',
+      'extra',
+      'redis',
+    )
+    const values = fc.oneof(
+      durations,
+      fc.boolean(),
+      fc.string({ maxLength: 4 }).map((s) => ROOT + s),
+      fc.constantFrom('a\uD800', { nodeTimeout: 'x' }, {}, [], 0.2),
+    )
     await fc.assert(
       fc.asyncProperty(fc.dictionary(fields, values, { maxKeys: 4 }), async (extra) => {
         count(`createLocks options (${adapter.name})`)
@@ -363,14 +438,22 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
     await fc.assert(
       fc.asyncProperty(
         // Keys under ROOT (the SCAN check after each test), and non-strings.
-        fc.oneof(names.map((n) => `${ROOT}fs:${n}`), notStrings.filter((v) => typeof v !== 'string'), fc.constant('')),
+        fc.oneof(
+          names.map((n) => `${ROOT}fs:${n}`),
+          notStrings.filter((v) => typeof v !== 'string'),
+          fc.constant(''),
+        ),
         fc.oneof(fc.string({ unit: codeUnit, maxLength: 8 }), notStrings),
         fc.oneof(fc.integer({ min: -2, max: 2 ** 40 }), durations),
         fc.oneof(fc.constant(undefined), fc.dictionary(fc.constantFrom('px', 'timeout', 'extra'), durations, { maxKeys: 3 }), notStrings),
         fc.boolean(),
         async (key, value, fence, options, claim) => {
           count(`guards (${adapter.name})`)
-          const result = await outcome(claim ? claimFence(raw, key as string, fence as number, options as never) : fencedSet(raw, key as string, value as string, fence as number, options as never))
+          const result = await outcome(
+            claim
+              ? claimFence(raw, key as string, fence as number, options as never)
+              : fencedSet(raw, key as string, value as string, fence as number, options as never),
+          )
           if ('ok' in result) {
             expect(typeof result.ok).toBe('boolean')
             return
@@ -390,9 +473,28 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
   /** Random interleavings across two instances; no socket or timer of fencelock's outlives close(). */
   const interleavings = async (numRuns: number) => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('acquire' as const), inst: fc.integer({ min: 0, max: 1 }), res: fc.integer({ min: 0, max: 2 }), ttl: fc.integer({ min: 100, max: 600 }), wait: fc.constantFrom(0, 50, 300, 600), abortable: fc.boolean(), autoExtend: fc.boolean() }),
-      fc.record({ kind: fc.constant('tryAcquire' as const), inst: fc.integer({ min: 0, max: 1 }), res: fc.integer({ min: 0, max: 2 }), ttl: fc.integer({ min: 100, max: 600 }) }),
-      fc.record({ kind: fc.constant('withLock' as const), inst: fc.integer({ min: 0, max: 1 }), res: fc.integer({ min: 0, max: 2 }), hold: fc.integer({ min: 0, max: 200 }), wait: fc.constantFrom(0, 300, 600) }),
+      fc.record({
+        kind: fc.constant('acquire' as const),
+        inst: fc.integer({ min: 0, max: 1 }),
+        res: fc.integer({ min: 0, max: 2 }),
+        ttl: fc.integer({ min: 100, max: 600 }),
+        wait: fc.constantFrom(0, 50, 300, 600),
+        abortable: fc.boolean(),
+        autoExtend: fc.boolean(),
+      }),
+      fc.record({
+        kind: fc.constant('tryAcquire' as const),
+        inst: fc.integer({ min: 0, max: 1 }),
+        res: fc.integer({ min: 0, max: 2 }),
+        ttl: fc.integer({ min: 100, max: 600 }),
+      }),
+      fc.record({
+        kind: fc.constant('withLock' as const),
+        inst: fc.integer({ min: 0, max: 1 }),
+        res: fc.integer({ min: 0, max: 2 }),
+        hold: fc.integer({ min: 0, max: 200 }),
+        wait: fc.constantFrom(0, 300, 600),
+      }),
       fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(), ttl: fc.integer({ min: 100, max: 600 }) }),
       fc.record({ kind: fc.constant('release' as const), lease: fc.nat(), byToken: fc.option(fc.integer({ min: 0, max: 1 }), { nil: undefined }) }),
       fc.record({ kind: fc.constant('abort' as const), which: fc.nat() }),
@@ -489,7 +591,10 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('properties with $name', (
           }
           // Everything settles, bounded: waits are at most 1 s, holds 200 ms.
           let timer: NodeJS.Timeout | undefined
-          const settled = await Promise.race([Promise.all(inFlight).then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, 8_000, false)))])
+          const settled = await Promise.race([
+            Promise.all(inFlight).then(() => true),
+            new Promise<false>((resolve) => (timer = setTimeout(resolve, 8_000, false))),
+          ])
           clearTimeout(timer)
           if (!settled) problems.push('an operation did not settle within 8 s')
         } finally {

@@ -65,7 +65,8 @@ describe('ARCHITECTURE.md: the layers and who may import whom', () => {
         const to = layerOf(target)
         if (to === from) continue
         if (!MAY_IMPORT[from]?.includes(to)) broken.push(`${file} -> ${target} (${from} may not import ${to})`)
-        else if (from === 'runtime' && to === 'topology' && !RUNTIME_MAY_USE_OF_TOPOLOGY.includes(target)) broken.push(`${file} -> ${target} (the runtime sees a topology only through its contract)`)
+        else if (from === 'runtime' && to === 'topology' && !RUNTIME_MAY_USE_OF_TOPOLOGY.includes(target))
+          broken.push(`${file} -> ${target} (the runtime sees a topology only through its contract)`)
       }
     }
     expect(broken).toEqual([])
@@ -107,7 +108,7 @@ describe('ARCHITECTURE.md: the layers and who may import whom', () => {
     expect(circles).toEqual([])
   })
 
-  it('tests, the fault harness and the benchmarks share harness/: none reaches into another\'s helpers', () => {
+  it("tests, the fault harness and the benchmarks share harness/: none reaches into another's helpers", () => {
     const broken: string[] = []
     for (const dir of ['verify', 'bench', 'harness']) {
       for (const file of walk(path.join(root, dir)).map(rel)) {

@@ -28,7 +28,8 @@ interface Span {
 function functionSpans(file: string, text: string): Span[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
   const spans: Span[] = []
-  const lines = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
+  const lines = (node: ts.Node) =>
+    source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
   const nameOf = (node: ts.Node): string => {
     const named = node as ts.Node & { name?: ts.Node }
     if (named.name) return named.name.getText(source)

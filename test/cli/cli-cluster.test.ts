@@ -47,7 +47,13 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on Redis Cluster', () => {
         cli([...seed, '--client', 'node-redis', 'inspect', 'job-[0-9]*', '--json']),
         cli([...seed, 'run', 'job-run', '--', process.execPath, '-e', 'console.log(process.env.FENCELOCK_RESOURCE)']),
       ])
-      const expected = leases.map((l) => ({ kind: 'mutex', resource: l.resource, holders: [{ token: l.token, fence: l.fence, ttl: expect.any(Number) }], fence: l.fence, waiters: 0 }))
+      const expected = leases.map((l) => ({
+        kind: 'mutex',
+        resource: l.resource,
+        holders: [{ token: l.token, fence: l.fence, ttl: expect.any(Number) }],
+        fence: l.fence,
+        waiters: 0,
+      }))
       expected.sort((a, b) => (a.resource < b.resource ? -1 : 1))
       expect(io.stderr).toBe('')
       expect(JSON.parse(io.stdout)).toEqual(expected)

@@ -31,7 +31,12 @@ function cli(args: string[], onStdout?: (text: string, stop: () => void) => void
 describe('fencelock leader / run --elect: parsing', () => {
   it('reads leader and run --elect, and refuses --value without --elect', () => {
     expect(parseCommandLine(['leader', 'jobs', '--json', '--watch'])).toMatchObject({ name: 'leader', election: 'jobs', json: true, watch: true })
-    expect(parseCommandLine(['run', '--elect', 'jobs', '--value', 'h1', '--', 'ls'])).toMatchObject({ name: 'run', resource: 'jobs', hold: { kind: 'election', value: 'h1' }, command: ['ls'] })
+    expect(parseCommandLine(['run', '--elect', 'jobs', '--value', 'h1', '--', 'ls'])).toMatchObject({
+      name: 'run',
+      resource: 'jobs',
+      hold: { kind: 'election', value: 'h1' },
+      command: ['ls'],
+    })
     expect(() => parseCommandLine(['run', 'r', '--value', 'x', '--', 'ls'])).toThrow(UsageError)
     expect(() => parseCommandLine(['run', '--elect', 'jobs', '--semaphore', '2', '--', 'ls'])).toThrow(UsageError)
   })
@@ -58,7 +63,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock leader / run --elect', () => {
       watched.splice(0, watched.length, ...text.trim().split('\n'))
       if (watched.length >= 2 && watched.at(-1) === 'null' && watched.some((line) => line.includes('host-a'))) stop()
     })
-    const script = [process.execPath, '-e', "process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(3) }); console.log('started ' + process.env.FENCELOCK_FENCE); setInterval(() => {}, 1000)"]
+    const script = [
+      process.execPath,
+      '-e',
+      "process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(3) }); console.log('started ' + process.env.FENCELOCK_FENCE); setInterval(() => {}, 1000)",
+    ]
     let shown: Awaited<ReturnType<typeof cli>> | undefined
     const run = cli(['run', '--elect', 'jobs', '--value', 'host-a', '--ttl', '1s', ...common, '--', ...script], (text) => {
       if (text.includes('started') && !shown) {

@@ -27,7 +27,10 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
  * Runs the CLI on a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are a
  * terminal. `onOutput` sees the terminal's output so far and may type into it.
  */
-function onTerminal(args: string[], options: { env?: NodeJS.ProcessEnv; onOutput?: (text: string, type: (line: string) => void, raw: (bytes: string) => void) => void } = {}): Promise<{ code: number | null; output: string }> {
+function onTerminal(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; onOutput?: (text: string, type: (line: string) => void, raw: (bytes: string) => void) => void } = {},
+): Promise<{ code: number | null; output: string }> {
   // `exec`: the CLI itself is the terminal's foreground process, as when a user runs it. `script`
   // runs the command with $SHELL or /bin/sh (when SHELL is unset, as in CI), and dash does not
   // exec the last command by itself: a Ctrl-C then killed the shell, and script reported 130.
@@ -72,7 +75,8 @@ describe('fencelock CLI: parts without Redis', () => {
       for (const key of Object.values(mutexKeys(prefix, name)).filter((k) => !k.endsWith(':W'))) expect(parseKey(prefix, key)).toEqual({ kind: 'mutex', name })
       const s = semaphoreKeys(prefix, name, 3)
       for (const key of [s.fence, s.queue, s.queueExpiry, s.limit, ...s.slots]) expect(parseKey(prefix, key)).toEqual({ kind: 'semaphore', name })
-      for (const key of Object.values(rwKeys(prefix, name)).filter((k) => !k.endsWith(':W'))) expect(parseKey(prefix, key)).toEqual({ kind: 'read-write', name })
+      for (const key of Object.values(rwKeys(prefix, name)).filter((k) => !k.endsWith(':W')))
+        expect(parseKey(prefix, key)).toEqual({ kind: 'read-write', name })
     }
     expect(parseKey(prefix, 'other:{job}:L')).toBeUndefined()
     expect(parseKey(prefix, 'app:{job}:Z')).toBeUndefined()
@@ -128,26 +132,30 @@ describe('fencelock CLI: parts without Redis', () => {
     }
   }, 60_000)
 
-  it.runIf(haveScript())('help is in colour on a terminal only, and never with NO_COLOR; release --force off a terminal needs --yes', async () => {
-    const [piped, tty, noColor, sub, force] = await Promise.all([
-      cli(['--help']),
-      onTerminal(['--help']),
-      onTerminal(['--help'], { env: { NO_COLOR: '1' } }),
-      cli(['run', '--help']),
-      cli(['release', 'job', '--force', '--redis', 'redis://127.0.0.1:1']),
-    ])
-    expect(piped.code).toBe(0)
-    expect(piped.stdout).toContain('Usage: fencelock')
-    expect(piped.stdout).not.toContain(ESC)
-    expect(tty.code).toBe(0)
-    expect(tty.output).toContain(`${ESC}1mUsage:`)
-    expect(noColor.code).toBe(0)
-    expect(noColor.output).toContain('Usage: fencelock')
-    expect(noColor.output).not.toContain(ESC)
-    expect(sub.stdout).toContain('Usage: fencelock run <resource> [options] -- <cmd> [args...]')
-    expect(sub.stdout).toContain('--semaphore <n>')
-    expect(force).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('add --yes') })
-  }, 60_000)
+  it.runIf(haveScript())(
+    'help is in colour on a terminal only, and never with NO_COLOR; release --force off a terminal needs --yes',
+    async () => {
+      const [piped, tty, noColor, sub, force] = await Promise.all([
+        cli(['--help']),
+        onTerminal(['--help']),
+        onTerminal(['--help'], { env: { NO_COLOR: '1' } }),
+        cli(['run', '--help']),
+        cli(['release', 'job', '--force', '--redis', 'redis://127.0.0.1:1']),
+      ])
+      expect(piped.code).toBe(0)
+      expect(piped.stdout).toContain('Usage: fencelock')
+      expect(piped.stdout).not.toContain(ESC)
+      expect(tty.code).toBe(0)
+      expect(tty.output).toContain(`${ESC}1mUsage:`)
+      expect(noColor.code).toBe(0)
+      expect(noColor.output).toContain('Usage: fencelock')
+      expect(noColor.output).not.toContain(ESC)
+      expect(sub.stdout).toContain('Usage: fencelock run <resource> [options] -- <cmd> [args...]')
+      expect(sub.stdout).toContain('--semaphore <n>')
+      expect(force).toEqual({ code: 2, stdout: '', stderr: expect.stringContaining('add --yes') })
+    },
+    60_000,
+  )
 })
 
 describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
@@ -192,7 +200,13 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       ])
       const expected = [
         { kind: 'mutex', resource: 'acct:1', holders: [{ token: held.token, fence: held.fence, ttl: expect.any(Number) }], fence: held.fence, waiters: 1 },
-        { kind: 'read-write', resource: 'cfg', holders: [{ token: reader.token, fence: null, ttl: expect.any(Number), mode: 'read' }], fence: reader.fence, waiters: 0 },
+        {
+          kind: 'read-write',
+          resource: 'cfg',
+          holders: [{ token: reader.token, fence: null, ttl: expect.any(Number), mode: 'read' }],
+          fence: reader.fence,
+          waiters: 0,
+        },
         {
           kind: 'semaphore',
           resource: 'pool',
@@ -244,7 +258,13 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
         waiters: 0,
         limit: 4,
       })
-      expect(json(rw)).toEqual({ kind: 'read-write', resource: 'settings', holders: [{ token: writer.token, fence: writer.fence, ttl: expect.any(Number), mode: 'write' }], fence: writer.fence, waiters: 0 })
+      expect(json(rw)).toEqual({
+        kind: 'read-write',
+        resource: 'settings',
+        holders: [{ token: writer.token, fence: writer.fence, ttl: expect.any(Number), mode: 'write' }],
+        fence: writer.fence,
+        waiters: 0,
+      })
       expect(semTable.code).toBe(0)
       expect(semTable.stdout).toMatch(/^KIND +RESOURCE /)
       expect(semTable.stdout).toMatch(/semaphore +jobs \(2\/4\) /)
@@ -273,27 +293,32 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     expect(result.stderr).toBe('')
     const snapshots = result.stdout.split('\n\n').filter((s) => s.trim() !== '')
     expect(snapshots.length).toBeGreaterThanOrEqual(3)
-    for (const s of snapshots) expect(JSON.parse(s)).toEqual([expect.objectContaining({ resource: 'watched', holders: [expect.objectContaining({ token: lease.token })] })])
+    for (const s of snapshots)
+      expect(JSON.parse(s)).toEqual([expect.objectContaining({ resource: 'watched', holders: [expect.objectContaining({ token: lease.token })] })])
   }, 60_000)
 
-  it.runIf(haveScript())('inspect --watch on a terminal redraws in place with cursor codes and ends with 0 on Ctrl-C', async () => {
-    const lease = await locks.acquire('tty-watched', { ttl: 30_000 })
-    let interrupted = false
-    const result = await onTerminal(['--redis', redis.url, '--prefix', prefix, 'inspect', 'tty-*', '--watch', '--interval', '200ms'], {
-      onOutput: (text, _type, raw) => {
-        if (!interrupted && text.split(`${ESC}H${ESC}2J`).length >= 4) {
-          interrupted = true
-          raw('\u0003') // Ctrl-C: the terminal sends SIGINT to the foreground process
-        }
-      },
-    })
-    await lease.release()
-    expect(interrupted).toBe(true)
-    expect(result.code).toBe(0)
-    expect(result.output).toContain(`${ESC}?25l`)
-    expect(result.output).toContain(lease.token)
-    expect(result.output.trimEnd().endsWith(`${ESC}?25h`)).toBe(true)
-  }, 60_000)
+  it.runIf(haveScript())(
+    'inspect --watch on a terminal redraws in place with cursor codes and ends with 0 on Ctrl-C',
+    async () => {
+      const lease = await locks.acquire('tty-watched', { ttl: 30_000 })
+      let interrupted = false
+      const result = await onTerminal(['--redis', redis.url, '--prefix', prefix, 'inspect', 'tty-*', '--watch', '--interval', '200ms'], {
+        onOutput: (text, _type, raw) => {
+          if (!interrupted && text.split(`${ESC}H${ESC}2J`).length >= 4) {
+            interrupted = true
+            raw('\u0003') // Ctrl-C: the terminal sends SIGINT to the foreground process
+          }
+        },
+      })
+      await lease.release()
+      expect(interrupted).toBe(true)
+      expect(result.code).toBe(0)
+      expect(result.output).toContain(`${ESC}?25l`)
+      expect(result.output).toContain(lease.token)
+      expect(result.output.trimEnd().endsWith(`${ESC}?25h`)).toBe(true)
+    },
+    60_000,
+  )
 
   it('release --force removes a holder whose token it did not have, wakes the waiter, and says whom it removed; nothing held exits 1', async () => {
     const stuck = await locks.acquire('stuck', { ttl: 60_000 })
@@ -358,30 +383,34 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     }
   }, 60_000)
 
-  it.runIf(haveScript())('release --force asks on a terminal; a holder that changed while it asked is not removed (exit 1)', async () => {
-    let old: Lease | undefined = await locks.acquire('asked', { ttl: 60_000 })
-    let replacement: Lease | undefined
-    let answered = false
-    const result = await onTerminal(['--redis', redis.url, '--prefix', prefix, 'release', 'asked', '--force'], {
-      onOutput: (text, type) => {
-        if (answered || !text.includes('[y/N]')) return
-        answered = true
-        // Between the question and the answer, the holder changes.
-        void (async () => {
-          await old!.release()
-          old = undefined
-          replacement = await locks.acquire('asked', { ttl: 60_000 })
-          type('y')
-        })()
-      },
-    })
-    expect(answered).toBe(true)
-    expect(result.output).toMatch(/Remove the lock held by token [\w-]+ \(fence \d+, \d+ ms left\)\? \[y\/N\]/)
-    expect(result.code).toBe(1)
-    expect(result.output).toContain('not removed: lock "asked" is no longer held by token')
-    expect(await locks.inspect('asked')).toMatchObject({ held: true, token: replacement!.token })
-    await replacement!.release()
-  }, 60_000)
+  it.runIf(haveScript())(
+    'release --force asks on a terminal; a holder that changed while it asked is not removed (exit 1)',
+    async () => {
+      let old: Lease | undefined = await locks.acquire('asked', { ttl: 60_000 })
+      let replacement: Lease | undefined
+      let answered = false
+      const result = await onTerminal(['--redis', redis.url, '--prefix', prefix, 'release', 'asked', '--force'], {
+        onOutput: (text, type) => {
+          if (answered || !text.includes('[y/N]')) return
+          answered = true
+          // Between the question and the answer, the holder changes.
+          void (async () => {
+            await old!.release()
+            old = undefined
+            replacement = await locks.acquire('asked', { ttl: 60_000 })
+            type('y')
+          })()
+        },
+      })
+      expect(answered).toBe(true)
+      expect(result.output).toMatch(/Remove the lock held by token [\w-]+ \(fence \d+, \d+ ms left\)\? \[y\/N\]/)
+      expect(result.code).toBe(1)
+      expect(result.output).toContain('not removed: lock "asked" is no longer held by token')
+      expect(await locks.inspect('asked')).toMatchObject({ held: true, token: replacement!.token })
+      await replacement!.release()
+    },
+    60_000,
+  )
 
   it('run --semaphore N holds one of N permits; --read shares with readers, --write waits for them', async () => {
     const printToken = [process.execPath, '-e', 'console.log(process.env.FENCELOCK_TOKEN)']
@@ -424,11 +453,16 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
     // The lock is on a majority of the nodes at least: the quorum wrote it.
     const holders = await Promise.all(nodes.map((n) => n.cli('GET', mutexKeys(prefix, 'q').lock)))
     expect(holders.filter((h) => h === lease.token).length).toBeGreaterThanOrEqual(2)
-    const [listed, one] = await Promise.all([cli([...connection('node-redis'), 'inspect', '--json']), cli([...connection('ioredis'), 'inspect', 'q', '--json'])])
+    const [listed, one] = await Promise.all([
+      cli([...connection('node-redis'), 'inspect', '--json']),
+      cli([...connection('ioredis'), 'inspect', 'q', '--json']),
+    ])
     // The library's quorum inspect reports the largest fence key of all nodes, which a node outside
     // the granting majority may have set a little higher than the lease's fence.
     const fence = expect.toSatisfy((f: number) => f >= lease.fence)
-    expect(JSON.parse(listed.stdout)).toEqual([{ kind: 'mutex', resource: 'q', holders: [{ token: lease.token, fence, ttl: expect.any(Number) }], fence, waiters: 0 }])
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { kind: 'mutex', resource: 'q', holders: [{ token: lease.token, fence, ttl: expect.any(Number) }], fence, waiters: 0 },
+    ])
     expect(JSON.parse(one.stdout)).toMatchObject({ held: true, token: lease.token, fence })
     expect((await cli([...connection('node-redis'), 'release', 'q', lease.token])).code).toBe(0)
     expect(await Promise.all(nodes.map((n) => n.cli('EXISTS', mutexKeys(prefix, 'q').lock)))).toEqual(['0', '0', '0'])
@@ -453,9 +487,14 @@ describe.skipIf(!requireRedisOrSkip())('finding resources with SCAN', () => {
     const pipeline = client.pipeline()
     for (let i = 0; i < 500; i++) pipeline.set(`unrelated:${i}`, 'x')
     for (let i = 0; i < 50; i++) pipeline.set(mutexKeys(prefix, `m${i}`).lock, 't').set(mutexKeys(prefix, `m${i}`).fence, '1')
-    pipeline.set(semaphoreKeys(prefix, 's', 2).slots[1]!, 't').set(rwKeys(prefix, 'rw').readers, 't').set(mutexKeys('other:', 'm0').lock, 't')
+    pipeline
+      .set(semaphoreKeys(prefix, 's', 2).slots[1]!, 't')
+      .set(rwKeys(prefix, 'rw').readers, 't')
+      .set(mutexKeys('other:', 'm0').lock, 't')
     await pipeline.exec()
-    const node = { scan: async (cursor: string, match: string, count: number) => (await client.scan(cursor, 'MATCH', match, 'COUNT', count)) as [string, string[]] }
+    const node = {
+      scan: async (cursor: string, match: string, count: number) => (await client.scan(cursor, 'MATCH', match, 'COUNT', count)) as [string, string[]],
+    }
     const found = await findResources([node], prefix, undefined, 10)
     expect(found.length).toBe(52)
     expect(found.filter((f) => f.kind === 'mutex').length).toBe(50)

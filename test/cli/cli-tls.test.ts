@@ -16,12 +16,26 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock cli tls test'))
   const file = (name: string) => server.file(name)
   beforeAll(async () => {
     // An operator's user; the default user is off.
-    server = await startTlsRedis(['--user', 'default', 'off', '--user', 'ops', 'on', `>${PASSWORD}`, '~*', '&*', '+@all'], { username: 'ops', password: PASSWORD })
+    server = await startTlsRedis(['--user', 'default', 'off', '--user', 'ops', 'on', `>${PASSWORD}`, '~*', '&*', '+@all'], {
+      username: 'ops',
+      password: PASSWORD,
+    })
     port = server.port
   })
   afterAll(() => server?.stop())
 
-  const tlsFlags = () => ['--redis', `rediss://127.0.0.1:${port}`, '--tls-ca', file('ca.crt'), '--tls-cert', file('client.crt'), '--tls-key', file('client.key'), '--user', 'ops']
+  const tlsFlags = () => [
+    '--redis',
+    `rediss://127.0.0.1:${port}`,
+    '--tls-ca',
+    file('ca.crt'),
+    '--tls-cert',
+    file('client.crt'),
+    '--tls-key',
+    file('client.key'),
+    '--user',
+    'ops',
+  ]
 
   it('run (node-redis) and inspect (ioredis) over rediss:// with --tls-ca, a client certificate, --user and REDIS_PASSWORD; a wrong password exits 77 and is never printed', async () => {
     const env = { REDIS_PASSWORD: PASSWORD }
@@ -54,7 +68,11 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock cli tls test'))
     try {
       const results = await Promise.all(['ioredis', 'node-redis'].map((client) => cli([...tlsFlags(), '--client', client, 'inspect', 'tls-job'], env)))
       for (const result of results) {
-        expect(result).toMatchObject({ code: 69, stdout: '', stderr: expect.stringContaining(`Redis at rediss://127.0.0.1:${port} did not answer within 5000 ms`) })
+        expect(result).toMatchObject({
+          code: 69,
+          stdout: '',
+          stderr: expect.stringContaining(`Redis at rediss://127.0.0.1:${port} did not answer within 5000 ms`),
+        })
       }
     } finally {
       server.resume()

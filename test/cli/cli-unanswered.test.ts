@@ -36,49 +36,61 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI when Redis accepts connect
     ['inspect', '--watch'],
   ]
 
-  it.each(['ioredis', 'node-redis'])('every command exits 69 within a few seconds, saying Redis did not answer (--client %s)', async (client) => {
-    paused.pause()
-    try {
-      const url = paused.url
-      const runs = [...commands.map((args) => ['--redis', url, ...args]), ['--redis', live.url, '--redis', url, 'inspect', 'x']]
-      // A `--version` run in every batch of six measures what starting a CLI process costs meanwhile.
-      const jobs = runs.flatMap((args, i) => (i % 6 === 0 ? [['--version'], args] : [args]))
-      const all = await inBatches(jobs, 6, async (args) => ({ args, result: await cli(['--client', client, ...args], { killAfter: KILL_AFTER }) }))
-      const startup = Math.max(...all.filter((r) => r.args[0] === '--version').map((r) => r.result.elapsed))
-      for (const { args, result } of all.filter((r) => r.args[0] !== '--version')) {
-        const seen = { args, code: result.code, stderr: result.stderr, elapsed: Math.round(result.elapsed), startup: Math.round(startup) }
-        expect(seen).toEqual({ ...seen, code: 69, stderr: expect.stringContaining(`Redis at ${url} did not answer within 5000 ms: the connection was accepted but no reply came`) })
-        expect(result.elapsed, JSON.stringify(seen)).toBeLessThan(startup + FEW_SECONDS)
-        expect(result.stdout).toBe('')
+  it.each(['ioredis', 'node-redis'])(
+    'every command exits 69 within a few seconds, saying Redis did not answer (--client %s)',
+    async (client) => {
+      paused.pause()
+      try {
+        const url = paused.url
+        const runs = [...commands.map((args) => ['--redis', url, ...args]), ['--redis', live.url, '--redis', url, 'inspect', 'x']]
+        // A `--version` run in every batch of six measures what starting a CLI process costs meanwhile.
+        const jobs = runs.flatMap((args, i) => (i % 6 === 0 ? [['--version'], args] : [args]))
+        const all = await inBatches(jobs, 6, async (args) => ({ args, result: await cli(['--client', client, ...args], { killAfter: KILL_AFTER }) }))
+        const startup = Math.max(...all.filter((r) => r.args[0] === '--version').map((r) => r.result.elapsed))
+        for (const { args, result } of all.filter((r) => r.args[0] !== '--version')) {
+          const seen = { args, code: result.code, stderr: result.stderr, elapsed: Math.round(result.elapsed), startup: Math.round(startup) }
+          expect(seen).toEqual({
+            ...seen,
+            code: 69,
+            stderr: expect.stringContaining(`Redis at ${url} did not answer within 5000 ms: the connection was accepted but no reply came`),
+          })
+          expect(result.elapsed, JSON.stringify(seen)).toBeLessThan(startup + FEW_SECONDS)
+          expect(result.stdout).toBe('')
+        }
+      } finally {
+        paused.resume()
       }
-    } finally {
-      paused.resume()
-    }
-  }, 240_000)
+    },
+    240_000,
+  )
 
-  it.each(['ioredis', 'node-redis'])('inspect --watch reports each refresh that Redis did not answer, and ends with 0 on SIGINT (--client %s)', async (client) => {
-    let pausedAt: number | undefined
-    let reportedAfter: number | undefined
-    try {
-      const result = await cli(['--client', client, '--redis', paused.url, 'inspect', '--watch', '--interval', '200ms'], {
-        killAfter: KILL_AFTER,
-        onOutput: ({ stdout, stderr }, child) => {
-          if (pausedAt === undefined && stdout.includes('no held or waited-for locks')) {
-            paused.pause()
-            pausedAt = performance.now()
-          }
-          if (pausedAt !== undefined && reportedAfter === undefined && stderr.includes('did not answer')) {
-            reportedAfter = performance.now() - pausedAt
-            child.kill('SIGINT')
-          }
-        },
-      })
-      expect(pausedAt).toBeDefined()
-      expect(result.stderr).toMatch(/Redis did not answer the SCAN of redis:\/\/127\.0\.0\.1:\d+ within 5000 ms/)
-      expect(reportedAfter).toBeLessThan(FEW_SECONDS)
-      expect(result.code).toBe(0)
-    } finally {
-      paused.resume()
-    }
-  }, 120_000)
+  it.each(['ioredis', 'node-redis'])(
+    'inspect --watch reports each refresh that Redis did not answer, and ends with 0 on SIGINT (--client %s)',
+    async (client) => {
+      let pausedAt: number | undefined
+      let reportedAfter: number | undefined
+      try {
+        const result = await cli(['--client', client, '--redis', paused.url, 'inspect', '--watch', '--interval', '200ms'], {
+          killAfter: KILL_AFTER,
+          onOutput: ({ stdout, stderr }, child) => {
+            if (pausedAt === undefined && stdout.includes('no held or waited-for locks')) {
+              paused.pause()
+              pausedAt = performance.now()
+            }
+            if (pausedAt !== undefined && reportedAfter === undefined && stderr.includes('did not answer')) {
+              reportedAfter = performance.now() - pausedAt
+              child.kill('SIGINT')
+            }
+          },
+        })
+        expect(pausedAt).toBeDefined()
+        expect(result.stderr).toMatch(/Redis did not answer the SCAN of redis:\/\/127\.0\.0\.1:\d+ within 5000 ms/)
+        expect(reportedAfter).toBeLessThan(FEW_SECONDS)
+        expect(result.code).toBe(0)
+      } finally {
+        paused.resume()
+      }
+    },
+    120_000,
+  )
 })

@@ -52,14 +52,33 @@ describe('fencelock command line', () => {
   it('reads times with units, the Redis URL from --redis or REDIS_URL, and the command after --', () => {
     const connection = { redis: ['redis://127.0.0.1:6379'], prefix: undefined, cluster: false, client: undefined, user: undefined, tls: {}, maxTtl: undefined }
     expect(parseCommandLine(['run', 'job', '--ttl', '30s', '--wait', 'Infinity', '--', 'ls', '-l', '--ttl'], {})).toEqual({
-      name: 'run', connection, resource: 'job', ttl: 30_000, wait: Infinity, hold: { kind: 'mutex' }, command: ['ls', '-l', '--ttl'],
+      name: 'run',
+      connection,
+      resource: 'job',
+      ttl: 30_000,
+      wait: Infinity,
+      hold: { kind: 'mutex' },
+      command: ['ls', '-l', '--ttl'],
     })
     expect(parseCommandLine(['run', 'job', 'echo', 'hi'], {})).toMatchObject({ command: ['echo', 'hi'], ttl: undefined })
     expect(parseCommandLine(['acquire', 'job', '--ttl=2m', '--wait', '0', '--json'], { REDIS_URL: 'rediss://h:1' })).toEqual({
-      name: 'acquire', connection: { ...connection, redis: ['rediss://h:1'] }, resource: 'job', ttl: 120_000, wait: 0, json: true,
+      name: 'acquire',
+      connection: { ...connection, redis: ['rediss://h:1'] },
+      resource: 'job',
+      ttl: 120_000,
+      wait: 0,
+      json: true,
     })
     expect(parseCommandLine(['inspect', 'job', '--redis', 'redis://a:2', '--prefix', 'app:'], { REDIS_URL: 'redis://b:3' })).toEqual({
-      name: 'inspect', connection: { ...connection, redis: ['redis://a:2'], prefix: 'app:' }, resource: 'job', kind: 'mutex', pattern: undefined, json: false, all: false, watch: false, interval: 1_000,
+      name: 'inspect',
+      connection: { ...connection, redis: ['redis://a:2'], prefix: 'app:' },
+      resource: 'job',
+      kind: 'mutex',
+      pattern: undefined,
+      json: false,
+      all: false,
+      watch: false,
+      interval: 1_000,
     })
     expect(parseCommandLine(['inspect', 'pool', '--semaphore'], {})).toMatchObject({ name: 'inspect', resource: 'pool', kind: 'semaphore', pattern: undefined })
     expect(parseCommandLine(['inspect', 'cfg', '--read-write'], {})).toMatchObject({ name: 'inspect', resource: 'cfg', kind: 'read-write', pattern: undefined })
@@ -120,7 +139,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const info = await inspect('inspect-me')
     expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence, waiters: 0 })
     expect(info.ttl).toBeGreaterThan(10_000)
-    expect((await on('inspect', 'inspect-me')).stdout).toMatch(new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`))
+    expect((await on('inspect', 'inspect-me')).stdout).toMatch(
+      new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`),
+    )
 
     // Readable acquire output, and a busy lock: exit 1 once --wait runs out, naming the holder.
     const plain = await on('acquire', 'inspect-me-too', '--ttl', '5000ms')
@@ -155,10 +176,15 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     expect((await on('release', 'job', first.token)).code).toBe(0)
     const before = await inspect('job')
     expect(before.fence).toBe(first.fence)
-    const result = await on('run', 'job', '--', ...node(`
+    const result = await on(
+      'run',
+      'job',
+      '--',
+      ...node(`
       const { FENCELOCK_RESOURCE: resource, FENCELOCK_FENCE: fence, FENCELOCK_TOKEN: token } = process.env
       console.log(JSON.stringify({ resource, fence, token }))
-      process.exit(7)`))
+      process.exit(7)`),
+    )
     expect(result.code).toBe(7)
     const seen = JSON.parse(result.stdout)
     expect(seen.resource).toBe('job')
@@ -182,7 +208,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
       setTimeout(() => fs.appendFileSync(${JSON.stringify(log)}, 'end ' + fence + '\\n'), 400)`)
     const results = await Promise.all([1, 2].map(() => on('run', 'turns', '--ttl', '2s', '--wait', '20s', '--', ...work)))
     expect(results.map((r) => r.code)).toEqual([0, 0])
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '))
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
     expect(lines.map(([event]) => event)).toEqual(['start', 'end', 'start', 'end'])
     const [first, , second] = lines.map(([, fence]) => Number(fence))
     expect(lines[0]![1]).toBe(lines[1]![1])

@@ -17,10 +17,7 @@ const table = `fenced_accounts_${process.pid}`
 async function fencedWithdraw(db: pg.Client, id: string, amount: number, lease: Lease): Promise<boolean> {
   await db.query('BEGIN')
   try {
-    const claim = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [
-      id,
-      lease.fence,
-    ])
+    const claim = await db.query<{ balance: string }>(`UPDATE ${table} SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance`, [id, lease.fence])
     if (claim.rowCount !== 1) {
       await db.query('ROLLBACK')
       return false

@@ -1,24 +1,22 @@
 // Tests for the test harness itself: if these lie, every other suite lies too.
-import net from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js';
-import {
-  pingRaw, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess,
-} from '../../harness/redis-server.js';
+import net from 'node:net'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { pingRaw, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Minimal inline-protocol client, so proxy tests see exactly what crosses the wire. */
 async function rawClient(port: number) {
-  const socket = net.connect({ host: '127.0.0.1', port });
-  socket.on('error', () => undefined); // resets are expected in these tests
-  let buffer = '';
-  socket.on('data', (chunk) => (buffer += chunk.toString()));
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const socket = net.connect({ host: '127.0.0.1', port })
+  socket.on('error', () => undefined) // resets are expected in these tests
+  let buffer = ''
+  socket.on('data', (chunk) => (buffer += chunk.toString()))
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('close', () => reject(new Error('closed before connect')));
-  });
+    socket.once('connect', resolve)
+    socket.once('close', () => reject(new Error('closed before connect')))
+  })
   return {
     socket,
     closed,
@@ -26,215 +24,215 @@ async function rawClient(port: number) {
     /** Next reply line, or undefined if none arrives in time. */
     async reply(timeoutMs = 2_000): Promise<string | undefined> {
       for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(5)) {
-        const end = buffer.indexOf('\r\n');
+        const end = buffer.indexOf('\r\n')
         if (end >= 0) {
-          const line = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          return line;
+          const line = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          return line
         }
       }
-      return undefined;
+      return undefined
     },
-  };
+  }
 }
 
 describe.skipIf(!requireRedisOrSkip())('redis-server harness', () => {
   it('starts, answers PING and stops', async () => {
-    const redis = await startRedis();
-    expect(redis.url).toBe(`redis://127.0.0.1:${redis.port}`);
-    expect(redis.pid).toBeGreaterThan(0);
-    expect(await redis.cli('PING')).toBe('PONG');
-    await redis.stop();
-    expect(await pingRaw(redis.port)).toBe(false);
-    await redis.stop(); // idempotent
-  });
+    const redis = await startRedis()
+    expect(redis.url).toBe(`redis://127.0.0.1:${redis.port}`)
+    expect(redis.pid).toBeGreaterThan(0)
+    expect(await redis.cli('PING')).toBe('PONG')
+    await redis.stop()
+    expect(await pingRaw(redis.port)).toBe(false)
+    await redis.stop() // idempotent
+  })
 
   it('restarts empty on the same port with a new pid, after kill9 and after stop', async () => {
-    const redis = await startRedis({ args: ['--maxmemory-policy', 'noeviction'] });
-    await redis.cli('SET', 'k', 'v');
-    expect(await redis.cli('GET', 'k')).toBe('v');
+    const redis = await startRedis({ args: ['--maxmemory-policy', 'noeviction'] })
+    await redis.cli('SET', 'k', 'v')
+    expect(await redis.cli('GET', 'k')).toBe('v')
 
-    const firstPid = redis.pid;
-    await redis.kill9();
-    expect(await pingRaw(redis.port)).toBe(false);
-    await redis.restart();
-    expect(redis.pid).not.toBe(firstPid);
-    expect(await redis.cli('GET', 'k')).toBe('');
-    expect(await redis.cli('CONFIG', 'GET', 'maxmemory-policy')).toContain('noeviction');
+    const firstPid = redis.pid
+    await redis.kill9()
+    expect(await pingRaw(redis.port)).toBe(false)
+    await redis.restart()
+    expect(redis.pid).not.toBe(firstPid)
+    expect(await redis.cli('GET', 'k')).toBe('')
+    expect(await redis.cli('CONFIG', 'GET', 'maxmemory-policy')).toContain('noeviction')
 
-    await redis.cli('SET', 'k', 'v');
-    await redis.stop();
-    await redis.restart();
-    expect(await redis.cli('EXISTS', 'k')).toBe('0');
-    await redis.stop();
-  });
+    await redis.cli('SET', 'k', 'v')
+    await redis.stop()
+    await redis.restart()
+    expect(await redis.cli('EXISTS', 'k')).toBe('0')
+    await redis.stop()
+  })
 
   it('pause() silences the server until resume(); stop() works on a paused server', async () => {
-    const redis = await startRedis();
-    redis.pause();
-    expect(await pingRaw(redis.port, '127.0.0.1', 300)).toBe(false);
-    redis.resume();
-    expect(await pingRaw(redis.port, '127.0.0.1', 1_000)).toBe(true);
+    const redis = await startRedis()
+    redis.pause()
+    expect(await pingRaw(redis.port, '127.0.0.1', 300)).toBe(false)
+    redis.resume()
+    expect(await pingRaw(redis.port, '127.0.0.1', 1_000)).toBe(true)
 
-    redis.pause();
-    await redis.stop();
-    expect(await pingRaw(redis.port)).toBe(false);
-  });
+    redis.pause()
+    await redis.stop()
+    expect(await pingRaw(redis.port)).toBe(false)
+  })
 
   it('rejects cli() on a Redis error reply', async () => {
-    const redis = await startRedis();
-    await expect(redis.cli('NOSUCHCOMMAND')).rejects.toThrow(/unknown command/);
-    await redis.stop();
-  });
-});
+    const redis = await startRedis()
+    await expect(redis.cli('NOSUCHCOMMAND')).rejects.toThrow(/unknown command/)
+    await redis.stop()
+  })
+})
 
 describe.skipIf(!requireRedisOrSkip())('redis cluster harness', () => {
-  let cluster: RedisCluster;
+  let cluster: RedisCluster
   beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 });
-  }, 30_000);
-  afterAll(() => cluster?.stop());
+    cluster = await startCluster({ masters: 3 })
+  }, 30_000)
+  afterAll(() => cluster?.stop())
 
   async function otherMaster(than: RedisProcess): Promise<RedisProcess> {
-    const target = (await cluster.masters()).find((m) => m !== than);
-    if (!target) throw new Error('no other master');
-    return target;
+    const target = (await cluster.masters()).find((m) => m !== than)
+    if (!target) throw new Error('no other master')
+    return target
   }
 
   it('comes up with cluster_state:ok on every node', async () => {
-    expect(cluster.nodes).toHaveLength(3);
-    for (const node of cluster.nodes) expect(await node.cli('CLUSTER', 'INFO')).toContain('cluster_state:ok');
-    expect(await cluster.masters()).toHaveLength(3);
-  });
+    expect(cluster.nodes).toHaveLength(3)
+    for (const node of cluster.nodes) expect(await node.cli('CLUSTER', 'INFO')).toContain('cluster_state:ok')
+    expect(await cluster.masters()).toHaveLength(3)
+  })
 
   it('migrates a slot in two steps, with ASK in between', async () => {
-    const slot = await cluster.slotOf('{mig}present');
-    const from = await cluster.nodeForSlot(slot);
-    const to = await otherMaster(from);
-    await from.cli('SET', '{mig}present', 'v');
+    const slot = await cluster.slotOf('{mig}present')
+    const from = await cluster.nodeForSlot(slot)
+    const to = await otherMaster(from)
+    await from.cli('SET', '{mig}present', 'v')
 
-    await cluster.beginMigration(slot, to);
+    await cluster.beginMigration(slot, to)
     // A key missing on the source is redirected to the importing node.
-    await expect(from.cli('GET', '{mig}absent')).rejects.toThrow(new RegExp(`ASK ${slot} 127.0.0.1:${to.port}`));
-    expect(await from.cli('GET', '{mig}present')).toBe('v');
+    await expect(from.cli('GET', '{mig}absent')).rejects.toThrow(new RegExp(`ASK ${slot} 127.0.0.1:${to.port}`))
+    expect(await from.cli('GET', '{mig}present')).toBe('v')
 
-    await cluster.finishMigration(slot);
-    expect(await cluster.nodeForSlot(slot)).toBe(to);
-    expect(await to.cli('GET', '{mig}present')).toBe('v');
-    await expect(from.cli('GET', '{mig}present')).rejects.toThrow(/MOVED/);
-  });
+    await cluster.finishMigration(slot)
+    expect(await cluster.nodeForSlot(slot)).toBe(to)
+    expect(await to.cli('GET', '{mig}present')).toBe('v')
+    await expect(from.cli('GET', '{mig}present')).rejects.toThrow(/MOVED/)
+  })
 
   it('migrateSlot moves a key in one call', async () => {
-    const slot = await cluster.slotOf('{one}key');
-    const from = await cluster.nodeForSlot(slot);
-    const to = await otherMaster(from);
-    await from.cli('SET', '{one}key', '42');
-    await cluster.migrateSlot(slot, to);
-    expect(await to.cli('GET', '{one}key')).toBe('42');
-    expect(await cluster.nodeForSlot(slot)).toBe(to);
-  });
-});
+    const slot = await cluster.slotOf('{one}key')
+    const from = await cluster.nodeForSlot(slot)
+    const to = await otherMaster(from)
+    await from.cli('SET', '{one}key', '42')
+    await cluster.migrateSlot(slot, to)
+    expect(await to.cli('GET', '{one}key')).toBe('42')
+    expect(await cluster.nodeForSlot(slot)).toBe(to)
+  })
+})
 
 describe.skipIf(!requireRedisOrSkip())('fault proxy', () => {
-  let redis: RedisProcess;
-  let proxy: FaultProxy;
+  let redis: RedisProcess
+  let proxy: FaultProxy
   beforeAll(async () => {
-    redis = await startRedis();
-    proxy = await startFaultProxy(redis);
-  });
+    redis = await startRedis()
+    proxy = await startFaultProxy(redis)
+  })
   afterEach(() => {
-    proxy.heal();
-    proxy.resetAll();
-  });
+    proxy.heal()
+    proxy.resetAll()
+  })
   afterAll(async () => {
-    await proxy?.close();
-    await redis?.stop();
-  });
+    await proxy?.close()
+    await redis?.stop()
+  })
 
   it('forwards traffic and counts connections', async () => {
-    const client = await rawClient(proxy.port);
-    client.send('PING');
-    expect(await client.reply()).toBe('+PONG');
-    expect(proxy.connections()).toBe(1);
-    client.socket.end();
-    await client.closed;
-    await sleep(20);
-    expect(proxy.connections()).toBe(0);
-  });
+    const client = await rawClient(proxy.port)
+    client.send('PING')
+    expect(await client.reply()).toBe('+PONG')
+    expect(proxy.connections()).toBe(1)
+    client.socket.end()
+    await client.closed
+    await sleep(20)
+    expect(proxy.connections()).toBe(0)
+  })
 
   it('setDelay adds latency in each direction', async () => {
-    const client = await rawClient(proxy.port);
-    proxy.setDelay(150);
-    let started = Date.now();
-    client.send('PING');
-    expect(await client.reply()).toBe('+PONG');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    const client = await rawClient(proxy.port)
+    proxy.setDelay(150)
+    let started = Date.now()
+    client.send('PING')
+    expect(await client.reply()).toBe('+PONG')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290)
 
-    proxy.setDelay(0);
-    proxy.setDelay(150, { direction: 'down' });
-    started = Date.now();
-    client.send('PING');
-    expect(await client.reply()).toBe('+PONG');
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(145);
-    expect(elapsed).toBeLessThan(290);
-  });
+    proxy.setDelay(0)
+    proxy.setDelay(150, { direction: 'down' })
+    started = Date.now()
+    client.send('PING')
+    expect(await client.reply()).toBe('+PONG')
+    const elapsed = Date.now() - started
+    expect(elapsed).toBeGreaterThanOrEqual(145)
+    expect(elapsed).toBeLessThan(290)
+  })
 
   it('hang holds data without losing it until heal', async () => {
-    const client = await rawClient(proxy.port);
-    proxy.hang();
-    client.send('SET hang-key 1');
-    expect(await client.reply(300)).toBeUndefined();
-    expect(await redis.cli('EXISTS', 'hang-key')).toBe('0'); // the request itself is held
-    proxy.heal();
-    expect(await client.reply()).toBe('+OK');
+    const client = await rawClient(proxy.port)
+    proxy.hang()
+    client.send('SET hang-key 1')
+    expect(await client.reply(300)).toBeUndefined()
+    expect(await redis.cli('EXISTS', 'hang-key')).toBe('0') // the request itself is held
+    proxy.heal()
+    expect(await client.reply()).toBe('+OK')
 
-    proxy.hang({ direction: 'down' });
-    client.send('SET hang-key 2');
-    expect(await client.reply(300)).toBeUndefined();
-    expect(await redis.cli('GET', 'hang-key')).toBe('2'); // executed, reply held
-    proxy.heal();
-    expect(await client.reply()).toBe('+OK');
-  });
+    proxy.hang({ direction: 'down' })
+    client.send('SET hang-key 2')
+    expect(await client.reply(300)).toBeUndefined()
+    expect(await redis.cli('GET', 'hang-key')).toBe('2') // executed, reply held
+    proxy.heal()
+    expect(await client.reply()).toBe('+OK')
+  })
 
   it('drop down loses a reply that the server did execute', async () => {
-    const client = await rawClient(proxy.port);
-    proxy.drop({ direction: 'down' });
-    client.send('INCR drop-counter');
-    expect(await client.reply(300)).toBeUndefined();
-    expect(await redis.cli('GET', 'drop-counter')).toBe('1');
-    proxy.heal();
-    client.send('PING');
-    expect(await client.reply()).toBe('+PONG'); // the lost reply never shows up
-  });
+    const client = await rawClient(proxy.port)
+    proxy.drop({ direction: 'down' })
+    client.send('INCR drop-counter')
+    expect(await client.reply(300)).toBeUndefined()
+    expect(await redis.cli('GET', 'drop-counter')).toBe('1')
+    proxy.heal()
+    client.send('PING')
+    expect(await client.reply()).toBe('+PONG') // the lost reply never shows up
+  })
 
   it('resetAll closes client sockets', async () => {
-    const a = await rawClient(proxy.port);
-    const b = await rawClient(proxy.port);
-    await sleep(20);
-    expect(proxy.connections()).toBe(2);
-    proxy.resetAll();
-    await Promise.all([a.closed, b.closed]);
-    expect(proxy.connections()).toBe(0);
-  });
+    const a = await rawClient(proxy.port)
+    const b = await rawClient(proxy.port)
+    await sleep(20)
+    expect(proxy.connections()).toBe(2)
+    proxy.resetAll()
+    await Promise.all([a.closed, b.closed])
+    expect(proxy.connections()).toBe(0)
+  })
 
   it('partition cuts existing and refuses new connections until heal', async () => {
-    const existing = await rawClient(proxy.port);
-    proxy.partition();
-    await existing.closed;
+    const existing = await rawClient(proxy.port)
+    proxy.partition()
+    await existing.closed
 
-    const refused = net.connect({ host: '127.0.0.1', port: proxy.port });
-    refused.on('error', () => undefined);
-    let received = '';
-    refused.on('data', (chunk) => (received += chunk.toString()));
-    refused.on('connect', () => refused.write('PING\r\n'));
-    await new Promise((resolve) => refused.once('close', resolve));
-    expect(received).toBe('');
-    expect(proxy.connections()).toBe(0);
+    const refused = net.connect({ host: '127.0.0.1', port: proxy.port })
+    refused.on('error', () => undefined)
+    let received = ''
+    refused.on('data', (chunk) => (received += chunk.toString()))
+    refused.on('connect', () => refused.write('PING\r\n'))
+    await new Promise((resolve) => refused.once('close', resolve))
+    expect(received).toBe('')
+    expect(proxy.connections()).toBe(0)
 
-    proxy.heal();
-    const after = await rawClient(proxy.port);
-    after.send('PING');
-    expect(await after.reply()).toBe('+PONG');
-  });
-});
+    proxy.heal()
+    const after = await rawClient(proxy.port)
+    after.send('PING')
+    expect(await after.reply()).toBe('+PONG')
+  })
+})

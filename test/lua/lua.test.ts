@@ -11,7 +11,11 @@ import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness
 
 describe('script headers', () => {
   // A script's code without its comments (its header among them): what it really uses.
-  const code = (source: string) => source.split('\n').map((line) => line.replace(/--.*$/, '')).join('\n')
+  const code = (source: string) =>
+    source
+      .split('\n')
+      .map((line) => line.replace(/--.*$/, ''))
+      .join('\n')
   const uses = (body: string, what: 'KEYS' | 'ARGV') => ({
     byNumber: [...new Set([...body.matchAll(new RegExp(`\\b${what}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])))].sort((a, b) => a - b),
     // An index computed at run time (KEYS[4 + i]), or a count of them (#KEYS): the entries after the named ones.
@@ -32,7 +36,10 @@ describe('script headers', () => {
         expect(used.computed, `${script.name} ${what} by a computed index`).toBe(false)
       } else {
         // Further entries declared (KEYS[n..]): reached by a computed index; no number beyond the named ones.
-        expect(used.byNumber.filter((i) => i > names.length), `${script.name} ${what}`).toEqual([])
+        expect(
+          used.byNumber.filter((i) => i > names.length),
+          `${script.name} ${what}`,
+        ).toEqual([])
         expect(used.computed, `${script.name} ${what}[${names.length + 1}..] ${more}`).toBe(true)
       }
     }
@@ -40,7 +47,11 @@ describe('script headers', () => {
 
   it('embeds the current .lua sources, with their includes expanded, described by their current headers', () => {
     const files = new Map(luaFiles().map(({ file, path }) => [file, path]))
-    expect([...files.keys()].sort()).toEqual(Object.values(scripts).map((s) => s.name).sort())
+    expect([...files.keys()].sort()).toEqual(
+      Object.values(scripts)
+        .map((s) => s.name)
+        .sort(),
+    )
     for (const script of Object.values(scripts)) {
       const path = files.get(script.name)!
       expect(script.source).toBe(luaSource(path))
@@ -51,7 +62,7 @@ describe('script headers', () => {
     }
   })
 
-  const head = (...lines: string[]) => [...lines, "return 1"].join('\n')
+  const head = (...lines: string[]) => [...lines, 'return 1'].join('\n')
   it.each([
     ['a gap in the KEYS', head('-- KEYS[1] lock: x', '-- KEYS[3] queue: x', '-- Returns 1: ok'), /KEYS\[3\] where KEYS\[2\] comes next/],
     ['ARGV out of order', head('-- ARGV[2] ttl: x', '-- ARGV[1] token: x', '-- Returns 1: ok'), /ARGV\[2\] where ARGV\[1\] comes next/],
@@ -85,7 +96,14 @@ describe('script headers', () => {
       args: ['token'],
       moreArgs: 'channels',
       returns: [
-        { tuple: [{ literal: 1 }, { name: 'fence', rest: false, optional: false }, { name: 'young', rest: false, optional: true }, { name: 'rest', rest: true, optional: false }] },
+        {
+          tuple: [
+            { literal: 1 },
+            { name: 'fence', rest: false, optional: false },
+            { name: 'young', rest: false, optional: true },
+            { name: 'rest', rest: true, optional: false },
+          ],
+        },
         { tuple: [{ literal: 0 }, { name: 'retry', rest: false, optional: false }, { literal: '' }] },
         { literal: -1 },
       ],
@@ -265,7 +283,12 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
   it('inspect reports holder, ttl, fence and live waiters', async () => {
     const [, fence] = await acquire('a', 5_000)
     await acquire('x', 5_000, 'w1')
-    const [token, pttl, storedFence, waiters] = (await run(scripts.mutexInspect, [k.lock, k.fence, k.queue, k.queueExpiry], [])) as [string, number, string, number]
+    const [token, pttl, storedFence, waiters] = (await run(scripts.mutexInspect, [k.lock, k.fence, k.queue, k.queueExpiry], [])) as [
+      string,
+      number,
+      string,
+      number,
+    ]
     expect(token).toBe('a')
     expect(pttl).toBeGreaterThan(4_000)
     expect(Number(storedFence)).toBe(fence)

@@ -42,7 +42,10 @@ describe('fencelock/otel without @opentelemetry/api', () => {
 
   beforeAll(() => {
     build = mkdtempSync(path.join(os.tmpdir(), 'fencelock-otel-build-'))
-    execFileSync('npx', ['tsup', 'src/otel/index.ts', '--no-config', '--format', 'esm,cjs', '--target', 'node20', '--out-dir', build, '--silent'], { cwd: root, stdio: 'pipe' })
+    execFileSync('npx', ['tsup', 'src/otel/index.ts', '--no-config', '--format', 'esm,cjs', '--target', 'node20', '--out-dir', build, '--silent'], {
+      cwd: root,
+      stdio: 'pipe',
+    })
     app = mkdtempSync(path.join(os.tmpdir(), 'fencelock-otel-app-'))
     const pkg = path.join(app, 'node_modules', 'fencelock')
     mkdirSync(path.join(pkg, 'dist'), { recursive: true })
@@ -70,12 +73,19 @@ describe('fencelock/otel without @opentelemetry/api', () => {
   }
 
   it('the application cannot resolve @opentelemetry/api (the set-up is what it claims)', () => {
-    const child = spawnSync(process.execPath, ['-e', "require.resolve('@opentelemetry/api')"], { cwd: app, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } })
+    const child = spawnSync(process.execPath, ['-e', "require.resolve('@opentelemetry/api')"], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_PATH: '' },
+    })
     expect(child.status).not.toBe(0)
     expect(child.stderr).toMatch(/Cannot find module '@opentelemetry\/api'/)
   })
 
-  for (const [format, file] of [['ESM import', 'esm.mjs'], ['CommonJS require', 'cjs.cjs']] as const) {
+  for (const [format, file] of [
+    ['ESM import', 'esm.mjs'],
+    ['CommonJS require', 'cjs.cjs'],
+  ] as const) {
     it(`${format}: a typed error (MISSING_DEPENDENCY) that says to install @opentelemetry/api`, () => {
       const outcome = run(file)
       expect(outcome).toMatchObject({ name: 'MissingDependencyError', code: 'MISSING_DEPENDENCY' })

@@ -85,7 +85,13 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
 
       const [wait, ...moreWaits] = otel.spans(SPANS.wait)
       expect(moreWaits).toEqual([])
-      expect(wait!.attributes).toEqual({ 'fencelock.resource': 'acct', 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired', 'fencelock.fence': lease.fence, ...reportedByLibrary(wait!) })
+      expect(wait!.attributes).toEqual({
+        'fencelock.resource': 'acct',
+        'fencelock.kind': 'mutex',
+        'fencelock.outcome': 'acquired',
+        'fencelock.fence': lease.fence,
+        ...reportedByLibrary(wait!),
+      })
       expect(wait!.status.code).toBe(SpanStatusCode.UNSET)
       expect(wait!.instrumentationScope.name).toBe('fencelock')
       expect(ms(wait!)).toBeGreaterThan(0)
@@ -174,7 +180,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       expect(busy!.status.code).toBe(SpanStatusCode.UNSET)
       expect(busy!.attributes['error.type']).toBeUndefined()
       expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'busy' })).toBe(1)
-      expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'busy' })).toBe(raw[1]!.contended === true ? 1 : undefined)
+      expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'busy' })).toBe(
+        raw[1]!.contended === true ? 1 : undefined,
+      )
     })
 
     it('a lease lost while Redis is frozen (SIGSTOP): a hold span with a `lost` event and ERROR status, and fencelock.lost by reason', async () => {
@@ -191,7 +199,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       expect(holds).toHaveLength(1)
       const reason = holds[0]!.attributes['fencelock.lost.reason']
       expect(['expired', 'unreachable']).toContain(reason)
-      expect(holds[0]!.attributes).toEqual({ 'fencelock.resource': 'frozen', 'fencelock.kind': 'mutex', 'fencelock.fence': lease.fence, 'fencelock.lost.reason': reason })
+      expect(holds[0]!.attributes).toEqual({
+        'fencelock.resource': 'frozen',
+        'fencelock.kind': 'mutex',
+        'fencelock.fence': lease.fence,
+        'fencelock.lost.reason': reason,
+      })
       expect(holds[0]!.events.map((e) => [e.name, e.attributes])).toEqual([['lost', { 'fencelock.lost.reason': reason }]])
       expect(holds[0]!.status).toEqual({ code: SpanStatusCode.ERROR, message: `lease lost: ${reason}` })
       expect(ms(holds[0]!)).toBeGreaterThan(150) // at least most of the 300 ms ttl, minus the drift margin
@@ -335,8 +348,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       } finally {
         handle.close()
       }
-      expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired', 'fencelock.resource': 'per-resource' })).toBe(1)
-      expect(await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'released', 'fencelock.resource': 'per-resource' })).toBe(1)
+      expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired', 'fencelock.resource': 'per-resource' })).toBe(
+        1,
+      )
+      expect(
+        await valueOf(otel, METRICS.holdDuration, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'released', 'fencelock.resource': 'per-resource' }),
+      ).toBe(1)
       await otel.shutdown()
     })
 
@@ -347,7 +364,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const second = instrument({ ...providers })
       try {
         expect(() => instrument({ ...providers, includeResourceInMetrics: true })).toThrow(
-          expect.objectContaining({ name: 'InvalidArgumentError', code: 'INVALID_ARGUMENT', message: expect.stringContaining('includeResourceInMetrics: false, got true') }),
+          expect.objectContaining({
+            name: 'InvalidArgumentError',
+            code: 'INVALID_ARGUMENT',
+            message: expect.stringContaining('includeResourceInMetrics: false, got true'),
+          }),
         )
         await cycle('twice')
         expect(otel.spans()).toHaveLength(2)
@@ -369,7 +390,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
     it('loads no library code: src/otel imports only @opentelemetry/api, node built-ins, its own files, library types, and the import-free message helpers', () => {
       const dir = new URL('../../src/otel/', import.meta.url)
       const imports = readdirSync(dir).flatMap((file) =>
-        [...readFileSync(new URL(file, dir), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({ file, type: m[1] !== undefined, from: m[2]! })),
+        [...readFileSync(new URL(file, dir), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({
+          file,
+          type: m[1] !== undefined,
+          from: m[2]!,
+        })),
       )
       expect(imports.length).toBeGreaterThan(5)
       // The value formatter and the unknown-option check are shared with the library: pure
@@ -377,7 +402,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const shared = ['../errors/describe-value.js', '../util/unknown-option.js']
       for (const file of shared) expect(readFileSync(new URL(file.replace(/\.js$/, '.ts'), dir), 'utf8')).not.toMatch(/^\s*(import|export)\b[^\n]*\bfrom\b/m)
       const allowed = (i: { type: boolean; from: string }) =>
-        i.from === '@opentelemetry/api' || i.from.startsWith('node:') || i.from.startsWith('./') || (i.type && i.from.startsWith('../')) || shared.includes(i.from)
+        i.from === '@opentelemetry/api' ||
+        i.from.startsWith('node:') ||
+        i.from.startsWith('./') ||
+        (i.type && i.from.startsWith('../')) ||
+        shared.includes(i.from)
       expect(imports.filter((i) => !allowed(i))).toEqual([])
     })
 
@@ -385,11 +414,20 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const bad: [unknown, string][] = [
         [5, 'Expected `options` to be an object, got 5'],
         [null, 'Expected `options` to be an object, got null'],
-        [{ meterprovider: {} }, 'Unknown option `meterprovider` in the instrument options: did you mean `meterProvider`? (the options are tracerProvider, meterProvider, includeResourceInMetrics)'],
+        [
+          { meterprovider: {} },
+          'Unknown option `meterprovider` in the instrument options: did you mean `meterProvider`? (the options are tracerProvider, meterProvider, includeResourceInMetrics)',
+        ],
         [{ tracerprovidr: {} }, 'Unknown option `tracerprovidr` in the instrument options: did you mean `tracerProvider`?'],
         [{ tracerProvider: {} }, 'Expected `tracerProvider` to be an OpenTelemetry TracerProvider (an object with getTracer()), got {}'],
-        [{ tracerProvider: { getTracr: 1 } }, 'Expected `tracerProvider` to be an OpenTelemetry TracerProvider (an object with getTracer()), got {"getTracr":1}'],
-        [{ meterProvider: new BasicTracerProvider() }, 'Expected `meterProvider` to be an OpenTelemetry MeterProvider (an object with getMeter()), got a BasicTracerProvider'],
+        [
+          { tracerProvider: { getTracr: 1 } },
+          'Expected `tracerProvider` to be an OpenTelemetry TracerProvider (an object with getTracer()), got {"getTracr":1}',
+        ],
+        [
+          { meterProvider: new BasicTracerProvider() },
+          'Expected `meterProvider` to be an OpenTelemetry MeterProvider (an object with getMeter()), got a BasicTracerProvider',
+        ],
         [{ tracerProvider: 'global' }, 'Expected `tracerProvider` to be an OpenTelemetry TracerProvider (an object with getTracer()), got "global"'],
         [{ includeResourceInMetrics: 'yes' }, 'Expected `includeResourceInMetrics` to be a boolean, got "yes"'],
       ]
@@ -414,7 +452,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const otel = sdk()
       const handle = instrument({
         tracerProvider: otel.tracerProvider,
-        meterProvider: { getMeter: () => { throw new Error('meter boom') } },
+        meterProvider: {
+          getMeter: () => {
+            throw new Error('meter boom')
+          },
+        },
       })
       try {
         await cycle('boom')
@@ -423,7 +465,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
         diag.disable()
       }
       expect(otel.spans().map((s) => s.name)).toEqual([SPANS.wait, SPANS.hold]) // the spans were made before the metrics failed
-      expect(logged.map((args) => args[0])).toEqual(['fencelock/otel: could not record a fencelock:acquire event', 'fencelock/otel: could not record a fencelock:release event'])
+      expect(logged.map((args) => args[0])).toEqual([
+        'fencelock/otel: could not record a fencelock:acquire event',
+        'fencelock/otel: could not record a fencelock:release event',
+      ])
       expect(logged[0]![1]).toMatchObject({ message: 'meter boom' })
       await otel.shutdown()
     })

@@ -67,24 +67,40 @@ describe.skipIf(!requireRedisOrSkip())('examples/prometheus.ts', () => {
     let contentType: string | null = null
     let series = new Map<string, number>()
     // The workload overruns a lease about 0.5 s after the start; everything else comes sooner.
-    await waitUntil('every wanted series is above zero', async () => {
-      const response = await fetch(url!)
-      expect(response.status).toBe(200)
-      contentType = response.headers.get('content-type')
-      text = await response.text()
-      series = samples(text)
-      return WANTED.every((name) => (series.get(name) ?? 0) > 0)
-    }, 15_000, 200).catch((err: Error) => {
+    await waitUntil(
+      'every wanted series is above zero',
+      async () => {
+        const response = await fetch(url!)
+        expect(response.status).toBe(200)
+        contentType = response.headers.get('content-type')
+        text = await response.text()
+        series = samples(text)
+        return WANTED.every((name) => (series.get(name) ?? 0) > 0)
+      },
+      15_000,
+      200,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; last scrape:\n${text}`)
     })
 
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/)
-    for (const type of ['fencelock_wait_duration_seconds histogram', 'fencelock_hold_duration_seconds histogram', 'fencelock_acquires_total counter', 'fencelock_lost_total counter', 'fencelock_contention_total counter', 'fencelock_fenced_writes_total counter']) {
+    for (const type of [
+      'fencelock_wait_duration_seconds histogram',
+      'fencelock_hold_duration_seconds histogram',
+      'fencelock_acquires_total counter',
+      'fencelock_lost_total counter',
+      'fencelock_contention_total counter',
+      'fencelock_fenced_writes_total counter',
+    ]) {
       expect(text).toContain(`# TYPE ${type}`)
     }
     // Counts agree with each other: every settled acquire is in the wait histogram once.
-    expect(series.get('fencelock_wait_duration_seconds_count{kind="mutex",outcome="acquired"}')).toBe(series.get('fencelock_acquires_total{kind="mutex",outcome="acquired"}'))
-    expect(series.get('fencelock_contention_total{kind="mutex",outcome="timeout"}')).toBe(series.get('fencelock_acquires_total{kind="mutex",outcome="timeout"}'))
+    expect(series.get('fencelock_wait_duration_seconds_count{kind="mutex",outcome="acquired"}')).toBe(
+      series.get('fencelock_acquires_total{kind="mutex",outcome="acquired"}'),
+    )
+    expect(series.get('fencelock_contention_total{kind="mutex",outcome="timeout"}')).toBe(
+      series.get('fencelock_acquires_total{kind="mutex",outcome="timeout"}'),
+    )
     // A timed-out acquire waited its 40 ms budget (the workload's `wait`).
     const timeouts = series.get('fencelock_wait_duration_seconds_count{kind="mutex",outcome="timeout"}')!
     expect(series.get('fencelock_wait_duration_seconds_sum{kind="mutex",outcome="timeout"}')! / timeouts).toBeGreaterThanOrEqual(0.039)

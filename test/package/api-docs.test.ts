@@ -67,10 +67,16 @@ describe('API reference', () => {
     expect(existsSync(path.join(out, 'html', 'index.html'))).toBe(true)
     const project = JSON.parse(readFileSync(path.join(out, 'api.json'), 'utf8')) as Reflection
     const documented = (module: string) => new Set(project.children?.find((m) => m.name === module)?.children?.map((c) => c.name))
-    for (const [module, entry] of [['fencelock', '../../src/index.js'], ['otel', '../../src/otel/index.js']] as const) {
+    for (const [module, entry] of [
+      ['fencelock', '../../src/index.js'],
+      ['otel', '../../src/otel/index.js'],
+    ] as const) {
       const names = Object.keys(await import(entry))
       expect(names.length, entry).toBeGreaterThan(0)
-      expect(names.filter((name) => !documented(module).has(name)), `exports of ${entry} missing from the reference`).toEqual([])
+      expect(
+        names.filter((name) => !documented(module).has(name)),
+        `exports of ${entry} missing from the reference`,
+      ).toEqual([])
     }
     // Types are part of the reference too: a sample of the ones users write down.
     for (const name of ['Lease', 'Locks', 'LocksOptions', 'AcquireOptions', 'FencelockErrorCode', 'RedisClient']) {

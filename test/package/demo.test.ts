@@ -37,7 +37,13 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
 
     const line = stdout.split('\n').find((l) => l.startsWith('RESULT '))
     expect(line, stdout).toBeDefined()
-    const result = Object.fromEntries(line!.slice('RESULT '.length).split(' ').map((pair) => pair.split('=')).map(([k, v]) => [k, Number(v)]))
+    const result = Object.fromEntries(
+      line!
+        .slice('RESULT '.length)
+        .split(' ')
+        .map((pair) => pair.split('='))
+        .map(([k, v]) => [k, Number(v)]),
+    )
     // (a) no lock: the balance does not match what was paid out.
     expect(result.unlocked_balance).not.toBe(result.unlocked_expected)
     expect(result.unlocked_balance).toBeGreaterThan(result.unlocked_expected)

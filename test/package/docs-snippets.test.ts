@@ -14,7 +14,12 @@ import { moduleOf, snippetsOf, type Snippet } from '../../harness/markdown-snipp
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const docs = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const docs = [
+  'README.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 const snippets = docs.flatMap((file) => snippetsOf(root, file))
 const typescript = snippets.filter((s) => s.lang === 'ts' || s.lang === 'typescript')
 const runnable = typescript.filter((s) => s.checkOnly === undefined)
@@ -136,7 +141,11 @@ describe('docs snippets', () => {
       try {
         await db.query(`CREATE SCHEMA ${schema}`)
         await db.query(`SET search_path TO ${schema}`)
-        const statements = snippet.code.replace(/--.*$/gm, '').split(';').map((s) => s.trim()).filter((s) => s && !s.startsWith('...'))
+        const statements = snippet.code
+          .replace(/--.*$/gm, '')
+          .split(';')
+          .map((s) => s.trim())
+          .filter((s) => s && !s.startsWith('...'))
         for (const [i, statement] of statements.entries()) {
           if (/\$\d/.test(statement)) {
             await db.query(`PREPARE snippet_${i} AS ${statement}`).catch((err: Error) => {

@@ -123,7 +123,13 @@ describe.skipIf(!redisReady)('examples', () => {
       const second = Number(/withLock: fence (\d+), held true/.exec(out)?.[1])
       expect(first).toBeGreaterThan(0)
       expect(second).toBeGreaterThan(first)
-      for (const line of ['tryAcquire while held: null', 'acquire while held: LOCK_TIMEOUT', 'released: true', 'withLock returned 42', `afterwards: held false, last fence ${second}`]) {
+      for (const line of [
+        'tryAcquire while held: null',
+        'acquire while held: LOCK_TIMEOUT',
+        'released: true',
+        'withLock returned 42',
+        `afterwards: held false, last fence ${second}`,
+      ]) {
         expect(out).toContain(line)
       }
       expect(await lockKeys()).toEqual([])
@@ -135,7 +141,12 @@ describe.skipIf(!redisReady)('examples', () => {
     expect(await exitOf(example)).toBe(0)
     expect(example.stderr()).toBe('')
     const out = example.stdout()
-    for (const line of ['A-1: held after the block: false', 'A-2: payment provider down; held after the block: false', 'A-3: still held at the end of the block: false', 'A-3: LOCK_LOST (expired)']) {
+    for (const line of [
+      'A-1: held after the block: false',
+      'A-2: payment provider down; held after the block: false',
+      'A-3: still held at the end of the block: false',
+      'A-3: LOCK_LOST (expired)',
+    ]) {
       expect(out).toContain(line)
     }
     expect(await lockKeys()).toEqual([])
@@ -150,7 +161,8 @@ describe.skipIf(!redisReady)('examples', () => {
     const db = new pg.Client(pgConfig())
     await db.connect()
     try {
-      const running = async () => Number((await db.query('SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1 AND state = $2', [sleeping, 'active'])).rows[0].n)
+      const running = async () =>
+        Number((await db.query('SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1 AND state = $2', [sleeping, 'active'])).rows[0].n)
       await waitUntil('the query runs', async () => (await running()) === 1, 10_000, 50)
       const deleted = performance.now()
       expect(await redis.cli('DEL', keysOf('fencelock:', 'report:monthly').lock)).toBe('1')

@@ -13,8 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const dist = path.join(root, 'dist')
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 << 20 })
-const runAsync = async (cmd: string, args: string[]) =>
-  (await promisify(execFile)(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout
+const runAsync = async (cmd: string, args: string[]) => (await promisify(execFile)(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout
 const read = (file: string) => readFileSync(path.join(dist, file), 'utf8')
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
 
@@ -67,7 +66,10 @@ describe('package', () => {
     // A public function and an internal one each live in exactly one of the ESM files.
     const esmFiles = readdirSync(dist).filter((f) => f.endsWith('.js'))
     for (const fn of ['function createLocks(', 'function lossOf(']) {
-      expect(esmFiles.filter((f) => read(f).includes(fn)), fn).toEqual(['index.js'])
+      expect(
+        esmFiles.filter((f) => read(f).includes(fn)),
+        fn,
+      ).toEqual(['index.js'])
     }
   })
 
@@ -76,7 +78,9 @@ describe('package', () => {
     expect(run('node', [path.join(dist, 'cli.js'), '--help'])).toMatch(/Usage: fencelock/)
   })
 
-  it(`packs dist/ without source maps, README, CHANGELOG, LICENSE and package.json only, under ${MAX_PACKED / 1000} kB (${MAX_UNPACKED / 1000} kB unpacked)`, { timeout: 60_000 }, () => {
+  it(`packs dist/ without source maps, README, CHANGELOG, LICENSE and package.json only, under ${MAX_PACKED / 1000} kB (${MAX_UNPACKED / 1000} kB unpacked)`, {
+    timeout: 60_000,
+  }, () => {
     const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as Packed[]
     const files = packed!.files.map((f) => f.path).sort()
     expect(files.filter((f) => !/^(dist\/[^/]+|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/.test(f))).toEqual([])
@@ -111,7 +115,10 @@ describe('package', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-changelog-'))
     const check = (changelog: string) => {
       writeFileSync(path.join(dir, 'CHANGELOG.md'), changelog)
-      const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'check-changelog.mjs'), path.join(dir, 'CHANGELOG.md')], { cwd: root, encoding: 'utf8' })
+      const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'check-changelog.mjs'), path.join(dir, 'CHANGELOG.md')], {
+        cwd: root,
+        encoding: 'utf8',
+      })
       return { status: result.status, output: result.stdout + result.stderr }
     }
     try {

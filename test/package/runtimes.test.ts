@@ -28,7 +28,24 @@ const runtimesDir = path.join(root, 'test', 'package', 'runtimes')
 const CI = process.env.CI === 'true'
 
 /** The steps scenario.mjs reports, in order; each is `ok` or `FAIL` exactly once per run. */
-const STEPS = ['connect', 'acquire', 'wake', 'fences', 'guards', 'withLock', 'withLocks', 'readWrite', 'semaphore', 'lost', 'reentry', 'telemetry', 'commonjs', 'asyncDispose', 'awaitUsing', 'close'] as const
+const STEPS = [
+  'connect',
+  'acquire',
+  'wake',
+  'fences',
+  'guards',
+  'withLock',
+  'withLocks',
+  'readWrite',
+  'semaphore',
+  'lost',
+  'reentry',
+  'telemetry',
+  'commonjs',
+  'asyncDispose',
+  'awaitUsing',
+  'close',
+] as const
 type Step = (typeof STEPS)[number]
 
 /** From `closed` (every instance and client closed) to the process's exit; lifecycle.test.ts allows 1 s on Node. */
@@ -152,7 +169,13 @@ const runtimes: readonly Runtime[] = [
   },
   { id: 'node22', expected: `node ${lockedVersion('node22')}`, command: nodeBin('node22'), args: [], missing: () => installProblem ?? runtimesOutOfDate() },
   { id: 'node24', expected: `node ${lockedVersion('node24')}`, command: nodeBin('node24'), args: [], missing: () => installProblem ?? runtimesOutOfDate() },
-  { id: 'bun', expected: `bun ${versionOrUnknown(bin('bun'))}`, command: bin('.bin', 'bun'), args: ['run'], missing: () => notInstalled(bin('.bin', 'bun'), 'bun') },
+  {
+    id: 'bun',
+    expected: `bun ${versionOrUnknown(bin('bun'))}`,
+    command: bin('.bin', 'bun'),
+    args: ['run'],
+    missing: () => notInstalled(bin('.bin', 'bun'), 'bun'),
+  },
   {
     id: 'deno',
     expected: `deno ${versionOrUnknown(bin('deno'))}`,
@@ -254,8 +277,10 @@ function problems(result: RunResult, runtime: Runtime, privateDir: string): stri
     }
     const outcome = got[0]!
     const expected = known[step]
-    if (expected && outcome.ok) found.push(`step ${step} passed, but it is listed as a known failure (${expected.because}): take it out of KNOWN_FAILURES and docs/runtimes.md`)
-    if (expected && !outcome.ok && !expected.error.test(outcome.error)) found.push(`step ${step} failed otherwise than known (expected ${expected.error}): ${outcome.error}`)
+    if (expected && outcome.ok)
+      found.push(`step ${step} passed, but it is listed as a known failure (${expected.because}): take it out of KNOWN_FAILURES and docs/runtimes.md`)
+    if (expected && !outcome.ok && !expected.error.test(outcome.error))
+      found.push(`step ${step} failed otherwise than known (expected ${expected.error}): ${outcome.error}`)
     if (!expected && !outcome.ok) found.push(`step ${step} failed: ${outcome.error}`)
   }
   for (const step of steps.keys()) if (!(STEPS as readonly string[]).includes(step)) found.push(`unknown step ${step} reported`)
@@ -271,9 +296,11 @@ function problems(result: RunResult, runtime: Runtime, privateDir: string): stri
     within('redis', bin('redis'))
   }
   const failing = Object.keys(known).length > 0
-  if (!result.hung && result.code !== (failing ? 1 : 0)) found.push(`exit code ${result.code}${result.signal ? ` (signal ${result.signal})` : ''}, expected ${failing ? 1 : 0}`)
+  if (!result.hung && result.code !== (failing ? 1 : 0))
+    found.push(`exit code ${result.code}${result.signal ? ` (signal ${result.signal})` : ''}, expected ${failing ? 1 : 0}`)
   if (result.exitAfterClose === undefined) found.push('never printed `closed`')
-  else if (result.exitAfterClose > EXIT_WITHIN) found.push(`exited ${Math.round(result.exitAfterClose)} ms after closing everything (something kept the process alive), expected within ${EXIT_WITHIN} ms`)
+  else if (result.exitAfterClose > EXIT_WITHIN)
+    found.push(`exited ${Math.round(result.exitAfterClose)} ms after closing everything (something kept the process alive), expected within ${EXIT_WITHIN} ms`)
   return found
 }
 
@@ -289,7 +316,8 @@ describe.skipIf(!requireRedisOrSkip())('runtime matrix: the built package on Nod
       await installRuntimes()
     } catch (err) {
       installProblem = err instanceof Error ? err.message : String(err)
-      if (CI) throw new Error(`[runtimes] ${installProblem}. In CI this is fatal: the Node 22 and 24 rows need test/package/runtimes installed.`, { cause: err })
+      if (CI)
+        throw new Error(`[runtimes] ${installProblem}. In CI this is fatal: the Node 22 and 24 rows need test/package/runtimes installed.`, { cause: err })
     }
   }, 310_000)
 
@@ -315,16 +343,19 @@ describe.skipIf(!requireRedisOrSkip())('runtime matrix: the built package on Nod
     if (privateDir) rmSync(privateDir, { recursive: true, force: true })
     if (summary.length === 0) return
     const reasons = Object.entries(KNOWN_FAILURES).flatMap(([id, steps]) => Object.entries(steps).map(([step, f]) => `  ${id} ${step}: ${f.because}`))
-    console.log(`[runtimes] runtime x client: steps ok, known failures, run time, exit after close\n${summary.join('\n')}\n[runtimes] known failures, expected as such:\n${reasons.join('\n')}`)
+    console.log(
+      `[runtimes] runtime x client: steps ok, known failures, run time, exit after close\n${summary.join('\n')}\n[runtimes] known failures, expected as such:\n${reasons.join('\n')}`,
+    )
   })
 
   for (const runtime of runtimes) {
     const known = Object.entries(KNOWN_FAILURES[runtime.id])
     const name = runtime.expected.replace(/^(\w)/, (c) => c.toUpperCase())
     for (const client of clients) {
-      const does = known.length === 0
-        ? 'runs the whole public API subset'
-        : `runs all of it but ${known.map(([step, f]) => `${step} (known: ${f.error.source.replace(/^\^/, '')})`).join(', ')}`
+      const does =
+        known.length === 0
+          ? 'runs the whole public API subset'
+          : `runs all of it but ${known.map(([step, f]) => `${step} (known: ${f.error.source.replace(/^\^/, '')})`).join(', ')}`
       it(`${name} with ${client.name} ${client.version}: ${does}, and exits by itself after close`, { timeout: RUN_LIMIT + 5_000 }, async (ctx) => {
         const missing = runtime.missing()
         if (missing) {
@@ -335,7 +366,9 @@ describe.skipIf(!requireRedisOrSkip())('runtime matrix: the built package on Nod
         const result = await runScenario(runtime, client.name, privateDir, redis.url)
         const found = problems(result, runtime, privateDir)
         if (found.length > 0) {
-          process.stderr.write(`[runtimes] ${runtime.expected} with ${client.name}:\n  ${found.join('\n  ')}\n--- stdout\n${result.stdout}--- stderr\n${result.stderr}\n`)
+          process.stderr.write(
+            `[runtimes] ${runtime.expected} with ${client.name}:\n  ${found.join('\n  ')}\n--- stdout\n${result.stdout}--- stderr\n${result.stderr}\n`,
+          )
         }
         const steps = outcomes(result)
         const wake = steps.get('wake')?.[0]

@@ -41,15 +41,17 @@ type IORedisFamily = IORedisClient & {
   get(key: string): Promise<string | null>
 }
 
-const ioredisLike = <T,>(create: (target: T) => IORedisFamily) => async (target: T): Promise<Connection> => {
-  const client = create(target)
-  client.on('error', () => {})
-  await new Promise<void>((resolve, reject) => {
-    client.once('ready', () => resolve())
-    client.once('end', () => reject(new Error('the client ended before it was ready')))
-  })
-  return { client, get: (key: string) => client.get(key), close: async () => void client.disconnect() }
-}
+const ioredisLike =
+  <T>(create: (target: T) => IORedisFamily) =>
+  async (target: T): Promise<Connection> => {
+    const client = create(target)
+    client.on('error', () => {})
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve())
+      client.once('end', () => reject(new Error('the client ended before it was ready')))
+    })
+    return { client, get: (key: string) => client.get(key), close: async () => void client.disconnect() }
+  }
 
 const majors: Major[] = [
   { name: 'ioredis 5', pkg: 'ioredis', major: 5, connect: ioredisLike((url) => new IORedis5(url)) },
@@ -192,14 +194,17 @@ async function startSentinel(master: RedisProcess): Promise<Sentinel> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
   const port = await freePort()
   const conf = path.join(dir, 'sentinel.conf') // rewritten by the sentinel: must be writable
-  writeFileSync(conf, [
-    `port ${port}`,
-    'bind 127.0.0.1',
-    `dir ${dir}`,
-    `sentinel monitor mymaster ${master.host} ${master.port} 1`,
-    'sentinel down-after-milliseconds mymaster 5000',
-    '',
-  ].join('\n'))
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor mymaster ${master.host} ${master.port} 1`,
+      'sentinel down-after-milliseconds mymaster 5000',
+      '',
+    ].join('\n'),
+  )
   const child: ChildProcess = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' })
   // Never outlive the test process, even if it ends without running afterAll.
   const killOnExit = () => child.kill('SIGKILL')
@@ -273,7 +278,7 @@ describe.skipIf(!requireRedisOrSkip())('through Redis Sentinel', () => {
     coreSuite(`sentinel:${variant.name}`, () => variant.connect(sentinel))
   })
 
-  it('node-redis createSentinel: fencelock shares the sentinel\'s pub/sub connection and leaves the user\'s own subscriptions alone', async () => {
+  it("node-redis createSentinel: fencelock shares the sentinel's pub/sub connection and leaves the user's own subscriptions alone", async () => {
     const client = createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: sentinel.host, port: sentinel.port }] })
     client.on('error', () => {})
     await client.connect()

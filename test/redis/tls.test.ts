@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Locks, type RedisClient } from '../../src/index.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { haveOpenssl, startTlsRedis, type TlsRedis } from '../../harness/tls-server.js'
-import { closeQuietly, sleep, } from '../../harness/util.js'
+import { closeQuietly, sleep } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TLS', () => {
   let server: TlsRedis
@@ -28,7 +28,11 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TL
       return { raw: c, close: async () => c.disconnect() }
     },
     'node-redis': async () => {
-      const c = createClient({ url: `rediss://127.0.0.1:${port}`, password: 'tls-secret', socket: { tls: true, ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') } })
+      const c = createClient({
+        url: `rediss://127.0.0.1:${port}`,
+        password: 'tls-secret',
+        socket: { tls: true, ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') },
+      })
       c.on('error', () => {})
       await c.connect()
       return { raw: c as unknown as RedisClient, close: async () => void c.destroy() }

@@ -15,48 +15,55 @@ function busy(ms: number): void {
 describeRedis('lease.held and the deadline', (server) => {
   const proxy = useFaultProxy(server)
 
-  perAdapter(server, (t) => {
+  perAdapter(
+    server,
+    (t) => {
+      it('is false once the deadline passed, before the expiry timer ran', async () => {
+        const lease = await t.locks.acquire('r', { ttl: 100 })
+        expect(lease.held).toBe(true)
+        busy(lease.deadline - performance.now() + 20)
+        // Still inside the same macrotask: the expiry timer cannot have fired.
+        expect(lease.signal.aborted).toBe(false)
+        expect(performance.now()).toBeGreaterThan(lease.deadline)
+        expect(lease.held).toBe(false)
+        expect(lease.remaining).toBe(0)
+        // Once timers run, the signal says the same.
+        await new Promise((r) => setTimeout(r, 0))
+        expect(lease.signal.aborted).toBe(true)
+        await lease.release()
+      })
 
-    it('is false once the deadline passed, before the expiry timer ran', async () => {
-      const lease = await t.locks.acquire('r', { ttl: 100 })
-      expect(lease.held).toBe(true)
-      busy(lease.deadline - performance.now() + 20)
-      // Still inside the same macrotask: the expiry timer cannot have fired.
-      expect(lease.signal.aborted).toBe(false)
-      expect(performance.now()).toBeGreaterThan(lease.deadline)
-      expect(lease.held).toBe(false)
-      expect(lease.remaining).toBe(0)
-      // Once timers run, the signal says the same.
-      await new Promise((r) => setTimeout(r, 0))
-      expect(lease.signal.aborted).toBe(true)
-      await lease.release()
-    })
+      it('is true inside the deadline and false after release', async () => {
+        const lease = await t.locks.acquire('r2', { ttl: 5_000 })
+        busy(50)
+        expect(lease.held).toBe(true)
+        await lease.release()
+        expect(lease.held).toBe(false)
+      })
+    },
+    { prefix: 'held', end: 'disconnect' },
+  )
 
-    it('is true inside the deadline and false after release', async () => {
-      const lease = await t.locks.acquire('r2', { ttl: 5_000 })
-      busy(50)
-      expect(lease.held).toBe(true)
-      await lease.release()
-      expect(lease.held).toBe(false)
-    })
-  }, { prefix: 'held', end: 'disconnect' })
+  perAdapter(
+    proxy,
+    (t) => {
+      afterAll(() => proxy.setDelay(0))
 
-  perAdapter(proxy, (t) => {
-    afterAll(() => proxy.setDelay(0))
-
-    it('the deadline counts from before the request was sent, not from the reply', async () => {
-      const ttl = 2_000
-      const drift = Math.floor(ttl * 0.01) + 2
-      proxy.setDelay(250, { direction: 'down' })
-      const before = performance.now()
-      const lease = (await t.locks.tryAcquire('r', { ttl }))!
-      proxy.setDelay(0)
-      expect(lease).not.toBeNull()
-      expect(performance.now() - before).toBeGreaterThan(240)
-      // Counted from the reply it would end about 250 ms later than this.
-      expect(lease.deadline).toBeLessThanOrEqual(before + ttl - drift + 50)
-      expect(lease.deadline).toBeGreaterThanOrEqual(before + ttl - drift)
-      await lease.release()
-    })
-  }, { title: '$name, replies delayed by 250 ms', prefix: 'late', end: 'disconnect' })
+      it('the deadline counts from before the request was sent, not from the reply', async () => {
+        const ttl = 2_000
+        const drift = Math.floor(ttl * 0.01) + 2
+        proxy.setDelay(250, { direction: 'down' })
+        const before = performance.now()
+        const lease = (await t.locks.tryAcquire('r', { ttl }))!
+        proxy.setDelay(0)
+        expect(lease).not.toBeNull()
+        expect(performance.now() - before).toBeGreaterThan(240)
+        // Counted from the reply it would end about 250 ms later than this.
+        expect(lease.deadline).toBeLessThanOrEqual(before + ttl - drift + 50)
+        expect(lease.deadline).toBeGreaterThanOrEqual(before + ttl - drift)
+        await lease.release()
+      })
+    },
+    { title: '$name, replies delayed by 250 ms', prefix: 'late', end: 'disconnect' },
+  )
 })

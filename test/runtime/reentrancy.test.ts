@@ -9,199 +9,241 @@ import { sleep, uniquePrefix } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('reentrancy', (server) => {
-  perAdapter(server, (t) => {
-    let plain: Locks
-    beforeAll(() => {
-      plain = t.open({ prefix: uniquePrefix('plain') })
-    })
+  perAdapter(
+    server,
+    (t) => {
+      let plain: Locks
+      beforeAll(() => {
+        plain = t.open({ prefix: uniquePrefix('plain') })
+      })
 
-    it('16. reentrant: a nested withLock gets the outer lease at once (same token, fence, signal); only the outermost release frees the lock', async () => {
-      const result = await t.locks.withLock('r', async (outer) => {
-        const started = performance.now()
-        const inner = await t.locks.withLock('r', async (lease) => {
-          expect(lease.token).toBe(outer.token)
-          expect(lease.fence).toBe(outer.fence)
-          expect(lease.signal).toBe(outer.signal)
-          // Deeper still, through a timer and a manual acquire.
-          const deeper = await new Promise<number>((resolve, reject) => setTimeout(() => t.locks.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5))
-          expect(deeper).toBe(outer.fence)
-          return lease.fence
-        })
-        expect(performance.now() - started).toBeLessThan(200)
-        expect((await t.locks.inspect('r')).token).toBe(outer.token) // inner releases freed nothing
-        return inner
-      }, { wait: 15_000 })
-      expect(typeof result).toBe('number')
-      expect((await t.locks.inspect('r')).held).toBe(false)
-    })
+      it('16. reentrant: a nested withLock gets the outer lease at once (same token, fence, signal); only the outermost release frees the lock', async () => {
+        const result = await t.locks.withLock(
+          'r',
+          async (outer) => {
+            const started = performance.now()
+            const inner = await t.locks.withLock('r', async (lease) => {
+              expect(lease.token).toBe(outer.token)
+              expect(lease.fence).toBe(outer.fence)
+              expect(lease.signal).toBe(outer.signal)
+              // Deeper still, through a timer and a manual acquire.
+              const deeper = await new Promise<number>((resolve, reject) =>
+                setTimeout(() => t.locks.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5),
+              )
+              expect(deeper).toBe(outer.fence)
+              return lease.fence
+            })
+            expect(performance.now() - started).toBeLessThan(200)
+            expect((await t.locks.inspect('r')).token).toBe(outer.token) // inner releases freed nothing
+            return inner
+          },
+          { wait: 15_000 },
+        )
+        expect(typeof result).toBe('number')
+        expect((await t.locks.inspect('r')).held).toBe(false)
+      })
 
-    it('reentrant: a concurrent call chain of the same process waits for the lock, as another process would', async () => {
-      const order: string[] = []
-      await Promise.all([
-        t.locks.withLock('c', async () => {
-          order.push('a in')
-          await sleep(200)
-          order.push('a out')
-        }),
-        sleep(20).then(() =>
+      it('reentrant: a concurrent call chain of the same process waits for the lock, as another process would', async () => {
+        const order: string[] = []
+        await Promise.all([
           t.locks.withLock('c', async () => {
-            order.push('b in')
+            order.push('a in')
+            await sleep(200)
+            order.push('a out')
           }),
-        ),
-      ])
-      expect(order).toEqual(['a in', 'a out', 'b in'])
-    })
-
-    it('16. not reentrant: a nested withLock, acquire or tryAcquire of a held resource rejects within milliseconds with LockReentryError, even with wait: Infinity', async () => {
-      await plain.withLock('n', async () => {
-        for (const nested of [
-          () => plain.withLock('n', () => 1, { wait: Infinity }),
-          () => plain.acquire('n'),
-          () => plain.tryAcquire('n'),
-        ]) {
-          const started = performance.now()
-          const err = await nested().then((v) => v, (e: unknown) => e)
-          expect(err).toBeInstanceOf(LockReentryError)
-          expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
-          expect((err as Error).message).toMatch(/already held by this call chain/)
-          expect(performance.now() - started).toBeLessThan(50)
-        }
-        // Another resource nested inside is an ordinary lock.
-        expect(await plain.withLock('other', (l) => l.fence)).toBeGreaterThan(0)
+          sleep(20).then(() =>
+            t.locks.withLock('c', async () => {
+              order.push('b in')
+            }),
+          ),
+        ])
+        expect(order).toEqual(['a in', 'a out', 'b in'])
       })
-    })
 
-    // Each of these waited its whole `wait` for itself before, then threw LockTimeoutError.
-    let n = 0
-    const SELF_WAITS: readonly { name: string; nest: (locks: Locks, id: string) => Promise<unknown> }[] = [
-      { name: 'withLocks containing a mutex the chain holds', nest: (l, id) => l.withLock(id, () => l.withLocks([id, `${id}b`], () => 1, { wait: 2_000 })) },
-      { name: 'acquireAll containing a mutex the chain holds', nest: (l, id) => l.withLock(id, () => l.acquireAll([`${id}b`, id], { wait: 2_000 })) },
-      { name: 'withLock of a resource of an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.withLock(id, () => 1, { wait: 2_000 })) },
-      { name: 'acquire of a resource of an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.acquire(`${id}y`, { wait: 2_000 })) },
-      { name: 'tryAcquire of a resource of an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.tryAcquire(id)) },
-      { name: 'withLocks overlapping an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.withLocks([`${id}y`, `${id}z`], () => 1, { wait: 2_000 })) },
-      { name: 'write inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).withWrite(() => 1, { wait: 2_000 })) },
-      { name: 'read inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).withRead(() => 1, { wait: 2_000 })) },
-      { name: 'tryRead inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).tryRead()) },
-      { name: 'read inside read', nest: (l, id) => l.readWrite(id).withRead(() => l.readWrite(id).read({ wait: 2_000 })) },
-      { name: 'write inside read', nest: (l, id) => l.readWrite(id).withRead(() => l.readWrite(id).withWrite(() => 1, { wait: 2_000 })) },
-      { name: 'permit inside a permit, limit 1', nest: (l, id) => l.semaphore(id, { limit: 1 }).withPermit(() => l.semaphore(id, { limit: 1 }).withPermit(() => 1, { wait: 2_000 })) },
-      { name: 'permit inside a permit, limit 3', nest: (l, id) => l.semaphore(id, { limit: 3 }).withPermit(() => l.semaphore(id, { limit: 3 }).acquire({ wait: 2_000 })) },
-      { name: 'tryAcquire of a permit inside a permit', nest: (l, id) => l.semaphore(id, { limit: 1 }).withPermit(() => l.semaphore(id, { limit: 1 }).tryAcquire()) },
-    ]
-
-    it.each(SELF_WAITS)('not reentrant: $name rejects with LOCK_REENTRY long before its wait', async ({ nest }) => {
-      const started = performance.now()
-      const err = await nest(plain, `self${++n}`).then((v) => v, (e: unknown) => e)
-      expect(err).toBeInstanceOf(LockReentryError)
-      expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
-      expect((err as Error).message).toMatch(/already held by this call chain/)
-      expect(performance.now() - started).toBeLessThan(1_000) // the wait was 2,000 ms
-    })
-
-    it('write inside one\'s own read rejects with LOCK_REENTRY even when reentrant (upgrading would deadlock)', async () => {
-      const rw = t.locks.readWrite(`upgrade${++n}`)
-      const started = performance.now()
-      for (const nested of [() => rw.withWrite(() => 1, { wait: 2_000 }), () => rw.write({ wait: 2_000 }), () => rw.tryWrite()] as (() => Promise<unknown>)[]) {
-        const err = await rw.withRead(nested).then((v) => v, (e: unknown) => e)
-        expect(err).toBeInstanceOf(LockReentryError)
-        expect((err as Error).message).toMatch(/read lease .*upgrad/)
-      }
-      expect(performance.now() - started).toBeLessThan(1_000)
-    })
-
-    /** Asserts `inner` is the outer grant seen again: same token, and its end leaves `outer` held. */
-    const reenters = async (inner: Lease, outer: Lease, stillHeld: () => Promise<boolean>) => {
-      expect(inner.token).toBe(outer.token)
-      expect(inner.signal).toBe(outer.signal)
-      expect(await inner.release()).toBe(true)
-      expect(inner.held).toBe(false)
-      expect(outer.held).toBe(true)
-      expect(await stillHeld()).toBe(true)
-    }
-
-    it('reentrant: a mutex inside withLocks of it re-enters that resource\'s grant, with its fence; the lock stays the outer\'s', async () => {
-      const id = `m${++n}`
-      await t.locks.withLocks([`${id}y`, id], async (outer) => {
-        await t.locks.withLock(id, async (inner) => {
-          expect(inner.resource).toBe(id)
-          expect(inner.fence).toBe(outer.fences[id])
-          expect((await t.locks.inspect(id)).token).toBe(outer.token)
-        }, { wait: 2_000 })
-        {
-          await using inner = await t.locks.acquire(`${id}y`, { wait: 2_000 })
-          expect(inner.fence).toBe(outer.fences[`${id}y`])
-        }
-        expect((await t.locks.inspect(id)).token).toBe(outer.token)
-        expect((await t.locks.inspect(`${id}y`)).token).toBe(outer.token)
-      })
-      expect((await t.locks.inspect(id)).held).toBe(false)
-    })
-
-    it('reentrant: withLocks containing held mutexes re-enters those and takes the rest; its end gives back only the rest', async () => {
-      const id = `p${++n}`
-      await t.locks.withLock(id, async (outer) => {
-        const started = performance.now()
-        await t.locks.withLocks([`${id}b`, id], async (inner) => {
-          expect(inner.resources).toEqual([id, `${id}b`])
-          expect(inner.fences[id]).toBe(outer.fence)
-          expect((await t.locks.inspect(`${id}b`)).held).toBe(true)
-          // All of them held already: nothing is taken.
-          await t.locks.withLocks([id, `${id}b`], async (innermost) => expect(innermost.fences).toEqual(inner.fences))
-        }, { wait: 2_000 })
-        expect(performance.now() - started).toBeLessThan(1_000)
-        expect((await t.locks.inspect(`${id}b`)).held).toBe(false)
-        expect((await t.locks.inspect(id)).token).toBe(outer.token)
-      })
-      expect((await t.locks.inspect(id)).held).toBe(false)
-    })
-
-    it('reentrant: write in write and read in write re-enter the write lease; read in read re-enters the read lease', async () => {
-      const rw = t.locks.readWrite(`rw${++n}`)
-      await rw.withWrite(async (outer) => {
-        const writing = async () => (await rw.inspect()).writer?.token === outer.token
-        await rw.withWrite((inner) => reenters(inner, outer, writing), { wait: 2_000 })
-        await rw.withRead((inner) => reenters(inner, outer, writing), { wait: 2_000 })
-        await reenters((await rw.tryRead())!, outer, writing)
-        {
-          await using inner = await rw.read({ wait: 2_000 })
-          expect(inner.token).toBe(outer.token)
-        }
-        expect(await writing()).toBe(true)
-      })
-      await rw.withRead(async (outer) => {
-        const reading = async () => (await rw.inspect()).readers.some((r) => r.token === outer.token)
-        await rw.withRead((inner) => reenters(inner, outer, reading), { wait: 2_000 })
-        await reenters(await rw.read({ wait: 2_000 }), outer, reading)
-      })
-      expect((await rw.inspect()).readers).toEqual([])
-    })
-
-    it('reentrant: a permit inside a permit of the same semaphore re-enters it (any limit); one permit stays taken', async () => {
-      for (const limit of [1, 2]) {
-        const pool = t.locks.semaphore(`s${++n}`, { limit })
-        await pool.withPermit(async (outer) => {
-          const holding = async () => (await pool.inspect()).permits.length === 1
-          await pool.withPermit((inner) => reenters(inner, outer, holding), { wait: 2_000 })
-          await reenters(await pool.acquire({ wait: 2_000 }), outer, holding)
-          await reenters((await pool.tryAcquire())!, outer, holding)
+      it('16. not reentrant: a nested withLock, acquire or tryAcquire of a held resource rejects within milliseconds with LockReentryError, even with wait: Infinity', async () => {
+        await plain.withLock('n', async () => {
+          for (const nested of [() => plain.withLock('n', () => 1, { wait: Infinity }), () => plain.acquire('n'), () => plain.tryAcquire('n')]) {
+            const started = performance.now()
+            const err = await nested().then(
+              (v) => v,
+              (e: unknown) => e,
+            )
+            expect(err).toBeInstanceOf(LockReentryError)
+            expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
+            expect((err as Error).message).toMatch(/already held by this call chain/)
+            expect(performance.now() - started).toBeLessThan(50)
+          }
+          // Another resource nested inside is an ordinary lock.
+          expect(await plain.withLock('other', (l) => l.fence)).toBeGreaterThan(0)
         })
-        expect((await pool.inspect()).permits).toEqual([])
-      }
-    })
+      })
 
-    it('a mutex, a semaphore and a read/write lock of one name are independent: nesting them takes each anew', async () => {
-      for (const locks of [plain, t.locks]) {
-        const id = `k${++n}`
-        await locks.withLock(id, async (mutexLease) => {
-          await locks.semaphore(id, { limit: 1 }).withPermit(async (permit) => {
-            await locks.readWrite(id).withWrite(async (write) => {
-              expect(new Set([mutexLease.token, permit.token, write.token]).size).toBe(3)
-              expect(await locks.withLock(`${id}x`, (l) => l.held)).toBe(true)
+      // Each of these waited its whole `wait` for itself before, then threw LockTimeoutError.
+      let n = 0
+      const SELF_WAITS: readonly { name: string; nest: (locks: Locks, id: string) => Promise<unknown> }[] = [
+        { name: 'withLocks containing a mutex the chain holds', nest: (l, id) => l.withLock(id, () => l.withLocks([id, `${id}b`], () => 1, { wait: 2_000 })) },
+        { name: 'acquireAll containing a mutex the chain holds', nest: (l, id) => l.withLock(id, () => l.acquireAll([`${id}b`, id], { wait: 2_000 })) },
+        {
+          name: 'withLock of a resource of an enclosing withLocks',
+          nest: (l, id) => l.withLocks([id, `${id}y`], () => l.withLock(id, () => 1, { wait: 2_000 })),
+        },
+        { name: 'acquire of a resource of an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.acquire(`${id}y`, { wait: 2_000 })) },
+        { name: 'tryAcquire of a resource of an enclosing withLocks', nest: (l, id) => l.withLocks([id, `${id}y`], () => l.tryAcquire(id)) },
+        {
+          name: 'withLocks overlapping an enclosing withLocks',
+          nest: (l, id) => l.withLocks([id, `${id}y`], () => l.withLocks([`${id}y`, `${id}z`], () => 1, { wait: 2_000 })),
+        },
+        { name: 'write inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).withWrite(() => 1, { wait: 2_000 })) },
+        { name: 'read inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).withRead(() => 1, { wait: 2_000 })) },
+        { name: 'tryRead inside write', nest: (l, id) => l.readWrite(id).withWrite(() => l.readWrite(id).tryRead()) },
+        { name: 'read inside read', nest: (l, id) => l.readWrite(id).withRead(() => l.readWrite(id).read({ wait: 2_000 })) },
+        { name: 'write inside read', nest: (l, id) => l.readWrite(id).withRead(() => l.readWrite(id).withWrite(() => 1, { wait: 2_000 })) },
+        {
+          name: 'permit inside a permit, limit 1',
+          nest: (l, id) => l.semaphore(id, { limit: 1 }).withPermit(() => l.semaphore(id, { limit: 1 }).withPermit(() => 1, { wait: 2_000 })),
+        },
+        {
+          name: 'permit inside a permit, limit 3',
+          nest: (l, id) => l.semaphore(id, { limit: 3 }).withPermit(() => l.semaphore(id, { limit: 3 }).acquire({ wait: 2_000 })),
+        },
+        {
+          name: 'tryAcquire of a permit inside a permit',
+          nest: (l, id) => l.semaphore(id, { limit: 1 }).withPermit(() => l.semaphore(id, { limit: 1 }).tryAcquire()),
+        },
+      ]
+
+      it.each(SELF_WAITS)('not reentrant: $name rejects with LOCK_REENTRY long before its wait', async ({ nest }) => {
+        const started = performance.now()
+        const err = await nest(plain, `self${++n}`).then(
+          (v) => v,
+          (e: unknown) => e,
+        )
+        expect(err).toBeInstanceOf(LockReentryError)
+        expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
+        expect((err as Error).message).toMatch(/already held by this call chain/)
+        expect(performance.now() - started).toBeLessThan(1_000) // the wait was 2,000 ms
+      })
+
+      it("write inside one's own read rejects with LOCK_REENTRY even when reentrant (upgrading would deadlock)", async () => {
+        const rw = t.locks.readWrite(`upgrade${++n}`)
+        const started = performance.now()
+        for (const nested of [
+          () => rw.withWrite(() => 1, { wait: 2_000 }),
+          () => rw.write({ wait: 2_000 }),
+          () => rw.tryWrite(),
+        ] as (() => Promise<unknown>)[]) {
+          const err = await rw.withRead(nested).then(
+            (v) => v,
+            (e: unknown) => e,
+          )
+          expect(err).toBeInstanceOf(LockReentryError)
+          expect((err as Error).message).toMatch(/read lease .*upgrad/)
+        }
+        expect(performance.now() - started).toBeLessThan(1_000)
+      })
+
+      /** Asserts `inner` is the outer grant seen again: same token, and its end leaves `outer` held. */
+      const reenters = async (inner: Lease, outer: Lease, stillHeld: () => Promise<boolean>) => {
+        expect(inner.token).toBe(outer.token)
+        expect(inner.signal).toBe(outer.signal)
+        expect(await inner.release()).toBe(true)
+        expect(inner.held).toBe(false)
+        expect(outer.held).toBe(true)
+        expect(await stillHeld()).toBe(true)
+      }
+
+      it("reentrant: a mutex inside withLocks of it re-enters that resource's grant, with its fence; the lock stays the outer's", async () => {
+        const id = `m${++n}`
+        await t.locks.withLocks([`${id}y`, id], async (outer) => {
+          await t.locks.withLock(
+            id,
+            async (inner) => {
+              expect(inner.resource).toBe(id)
+              expect(inner.fence).toBe(outer.fences[id])
+              expect((await t.locks.inspect(id)).token).toBe(outer.token)
+            },
+            { wait: 2_000 },
+          )
+          {
+            await using inner = await t.locks.acquire(`${id}y`, { wait: 2_000 })
+            expect(inner.fence).toBe(outer.fences[`${id}y`])
+          }
+          expect((await t.locks.inspect(id)).token).toBe(outer.token)
+          expect((await t.locks.inspect(`${id}y`)).token).toBe(outer.token)
+        })
+        expect((await t.locks.inspect(id)).held).toBe(false)
+      })
+
+      it('reentrant: withLocks containing held mutexes re-enters those and takes the rest; its end gives back only the rest', async () => {
+        const id = `p${++n}`
+        await t.locks.withLock(id, async (outer) => {
+          const started = performance.now()
+          await t.locks.withLocks(
+            [`${id}b`, id],
+            async (inner) => {
+              expect(inner.resources).toEqual([id, `${id}b`])
+              expect(inner.fences[id]).toBe(outer.fence)
+              expect((await t.locks.inspect(`${id}b`)).held).toBe(true)
+              // All of them held already: nothing is taken.
+              await t.locks.withLocks([id, `${id}b`], async (innermost) => expect(innermost.fences).toEqual(inner.fences))
+            },
+            { wait: 2_000 },
+          )
+          expect(performance.now() - started).toBeLessThan(1_000)
+          expect((await t.locks.inspect(`${id}b`)).held).toBe(false)
+          expect((await t.locks.inspect(id)).token).toBe(outer.token)
+        })
+        expect((await t.locks.inspect(id)).held).toBe(false)
+      })
+
+      it('reentrant: write in write and read in write re-enter the write lease; read in read re-enters the read lease', async () => {
+        const rw = t.locks.readWrite(`rw${++n}`)
+        await rw.withWrite(async (outer) => {
+          const writing = async () => (await rw.inspect()).writer?.token === outer.token
+          await rw.withWrite((inner) => reenters(inner, outer, writing), { wait: 2_000 })
+          await rw.withRead((inner) => reenters(inner, outer, writing), { wait: 2_000 })
+          await reenters((await rw.tryRead())!, outer, writing)
+          {
+            await using inner = await rw.read({ wait: 2_000 })
+            expect(inner.token).toBe(outer.token)
+          }
+          expect(await writing()).toBe(true)
+        })
+        await rw.withRead(async (outer) => {
+          const reading = async () => (await rw.inspect()).readers.some((r) => r.token === outer.token)
+          await rw.withRead((inner) => reenters(inner, outer, reading), { wait: 2_000 })
+          await reenters(await rw.read({ wait: 2_000 }), outer, reading)
+        })
+        expect((await rw.inspect()).readers).toEqual([])
+      })
+
+      it('reentrant: a permit inside a permit of the same semaphore re-enters it (any limit); one permit stays taken', async () => {
+        for (const limit of [1, 2]) {
+          const pool = t.locks.semaphore(`s${++n}`, { limit })
+          await pool.withPermit(async (outer) => {
+            const holding = async () => (await pool.inspect()).permits.length === 1
+            await pool.withPermit((inner) => reenters(inner, outer, holding), { wait: 2_000 })
+            await reenters(await pool.acquire({ wait: 2_000 }), outer, holding)
+            await reenters((await pool.tryAcquire())!, outer, holding)
+          })
+          expect((await pool.inspect()).permits).toEqual([])
+        }
+      })
+
+      it('a mutex, a semaphore and a read/write lock of one name are independent: nesting them takes each anew', async () => {
+        for (const locks of [plain, t.locks]) {
+          const id = `k${++n}`
+          await locks.withLock(id, async (mutexLease) => {
+            await locks.semaphore(id, { limit: 1 }).withPermit(async (permit) => {
+              await locks.readWrite(id).withWrite(async (write) => {
+                expect(new Set([mutexLease.token, permit.token, write.token]).size).toBe(3)
+                expect(await locks.withLock(`${id}x`, (l) => l.held)).toBe(true)
+              })
             })
           })
-        })
-      }
-    })
-  }, { prefix: 'reentrant', locks: { reentrant: true } })
+        }
+      })
+    },
+    { prefix: 'reentrant', locks: { reentrant: true } },
+  )
 })

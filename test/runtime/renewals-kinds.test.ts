@@ -26,7 +26,6 @@ const slotKey = (prefix: string, name: string, limit: number, permit: Lease): st
 
 describeRedis('batched renewals of semaphore permits and read/write leases', (server) => {
   perAdapter(server, (t) => {
-
     it('renews 300 permits of one semaphore and 300 readers of 300 locks in at most one script call per 100 leases per period; each lease learns its own loss', async () => {
       const prefix = uniquePrefix('renewals-kinds')
       const locks = t.open({ prefix })
@@ -128,7 +127,8 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
 
   describe('the batch scripts answer each lease as its single extend would', () => {
     let client: TestClient
-    const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => client.command('EVAL', script.source, keys.length, ...keys, ...args)
+    const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
+      client.command('EVAL', script.source, keys.length, ...keys, ...args)
     beforeAll(async () => {
       client = await adapters[0]!.connect(server.url)
     })
@@ -143,7 +143,15 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       const lock = (name: string) => mutexKeys('t:', name).lock
       const setup = async () => {
         await client.command('FLUSHALL')
-        for (const [name, token] of [['a', 'x'], ['b', 'x'], ['c', 'y'], ['d', 'y'], ['e', 'z'], ['f', 'other'], ['g', 'v']]) {
+        for (const [name, token] of [
+          ['a', 'x'],
+          ['b', 'x'],
+          ['c', 'y'],
+          ['d', 'y'],
+          ['e', 'z'],
+          ['f', 'other'],
+          ['g', 'v'],
+        ]) {
           await client.command('SET', lock(name!), token!, 'PX', 5_000)
         }
       }
@@ -156,10 +164,17 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       await setup()
       const alone: unknown[] = []
       for (const [names, token, ttl] of leases) alone.push(await run(scripts.multiExtend, names.map(lock), [token, ttl]))
-      const state = async () => Promise.all('abcdefgh'.split('').map(async (n) => [await client.command('GET', lock(n)), Math.round(Number(await client.command('PTTL', lock(n))) / 1_000)]))
+      const state = async () =>
+        Promise.all(
+          'abcdefgh'.split('').map(async (n) => [await client.command('GET', lock(n)), Math.round(Number(await client.command('PTTL', lock(n))) / 1_000)]),
+        )
       const after = await state()
       await setup()
-      const many = await run(scripts.multiExtendMany, leases.flatMap(([names]) => names.map(lock)), leases.flatMap(([names, token, ttl]) => [names.length, token, ttl]))
+      const many = await run(
+        scripts.multiExtendMany,
+        leases.flatMap(([names]) => names.map(lock)),
+        leases.flatMap(([names, token, ttl]) => [names.length, token, ttl]),
+      )
       expect(alone).toEqual([1, 0, 0, 1])
       expect(many).toEqual(alone)
       expect(await state()).toEqual(after)
@@ -186,10 +201,20 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       await setup()
       const alone: unknown[] = []
       for (const [slot, limit, token, ttl] of permits) alone.push(await run(scripts.semaphoreExtend, [slot, limit], [token, ttl]))
-      const state = async () => Promise.all([...a.slots, a.limit, b.slots[0]!, b.limit].map(async (k) => [await client.command('GET', k), Math.round(Number(await client.command('PTTL', k)) / 1_000)]))
+      const state = async () =>
+        Promise.all(
+          [...a.slots, a.limit, b.slots[0]!, b.limit].map(async (k) => [
+            await client.command('GET', k),
+            Math.round(Number(await client.command('PTTL', k)) / 1_000),
+          ]),
+        )
       const after = await state()
       await setup()
-      const many = await run(scripts.semaphoreExtendMany, permits.flatMap(([slot, limit]) => [slot, limit] as string[]), permits.flatMap(([, , token, ttl]) => [token, ttl]))
+      const many = await run(
+        scripts.semaphoreExtendMany,
+        permits.flatMap(([slot, limit]) => [slot, limit] as string[]),
+        permits.flatMap(([, , token, ttl]) => [token, ttl]),
+      )
       expect(alone).toEqual([1, 1, 0, 0, 1])
       expect(many).toEqual(alone)
       expect(await state()).toEqual(after)
@@ -220,13 +245,36 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
         for (const [k, token, ttl] of leases) alone.push(await run(scripts.rwExtend, [k.writer, k.readers], [token, ttl, mode]))
         const after = await state()
         await setup()
-        const many = await run(scripts.rwExtendMany, leases.flatMap(([k]) => [k.writer, k.readers]), [mode, ...leases.flatMap(([, token, ttl]) => [token, ttl])])
+        const many = await run(
+          scripts.rwExtendMany,
+          leases.flatMap(([k]) => [k.writer, k.readers]),
+          [mode, ...leases.flatMap(([, token, ttl]) => [token, ttl])],
+        )
         expect(alone).toEqual(expected)
         expect(many).toEqual(alone)
         expect(await state()).toEqual(after)
       }
-      await check('r', [[p, 'r1', 20_000], [p, 'old', 20_000], [q, 'r3', 2_000], [p, 'gone', 20_000], [p, 'r2', 30_000]], [1, 0, 1, 0, 1])
-      await check('w', [[p, 'w1', 20_000], [q, 'nope', 20_000], [p, 'r1', 20_000], [q, 'w2', 1_000]], [1, 0, 0, 1])
+      await check(
+        'r',
+        [
+          [p, 'r1', 20_000],
+          [p, 'old', 20_000],
+          [q, 'r3', 2_000],
+          [p, 'gone', 20_000],
+          [p, 'r2', 30_000],
+        ],
+        [1, 0, 1, 0, 1],
+      )
+      await check(
+        'w',
+        [
+          [p, 'w1', 20_000],
+          [q, 'nope', 20_000],
+          [p, 'r1', 20_000],
+          [q, 'w2', 1_000],
+        ],
+        [1, 0, 0, 1],
+      )
     })
   })
 })

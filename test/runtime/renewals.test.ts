@@ -20,7 +20,8 @@ import { expectExactlyLost } from '../../harness/leases.js'
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
   const leases: Lease[] = []
-  for (let i = 0; i < names.length; i += 500) leases.push(...(await Promise.all(names.slice(i, i + 500).map((name) => locks.acquire(name, { ttl, autoExtend: true })))))
+  for (let i = 0; i < names.length; i += 500)
+    leases.push(...(await Promise.all(names.slice(i, i + 500).map((name) => locks.acquire(name, { ttl, autoExtend: true })))))
   return leases
 }
 
@@ -58,8 +59,16 @@ describeRedis('batched renewals', (server) => {
     it('while Redis is frozen (SIGSTOP), a batch loses the leases whose deadline passed and keeps the others', async () => {
       prefix = uniquePrefix('renewals-frozen')
       locks = t.open({ prefix })
-      const short = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `s${i}`), 300)
-      const long = await acquireMany(locks, Array.from({ length: 300 }, (_, i) => `l${i}`), 4_000)
+      const short = await acquireMany(
+        locks,
+        Array.from({ length: 300 }, (_, i) => `s${i}`),
+        300,
+      )
+      const long = await acquireMany(
+        locks,
+        Array.from({ length: 300 }, (_, i) => `l${i}`),
+        4_000,
+      )
       const lostAt = new Map<Lease, number>()
       for (const lease of short) lease.signal.addEventListener('abort', () => lostAt.set(lease, performance.now()))
       server.redis.pause()
@@ -106,7 +115,11 @@ describeRedis('batched renewals', (server) => {
       // with 100 ms and a ttl of 900 ms).
       locks = createLocks({ redis: client.raw, prefix: uniquePrefix('renewals-replica'), replicas: { count: 1, timeout: 250 } })
       const ttl = 2_000
-      const leases = await acquireMany(locks, Array.from({ length: 600 }, (_, i) => `p${i}`), ttl)
+      const leases = await acquireMany(
+        locks,
+        Array.from({ length: 600 }, (_, i) => `p${i}`),
+        ttl,
+      )
       await primary.cli('CONFIG', 'RESETSTAT')
       await sleep(2 * ttl)
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
@@ -165,41 +178,45 @@ describeRedis('batched renewals', (server) => {
       },
     ]
 
-    it.each(connectors)('$name: the leases of one slot share a call, the others go per slot; a deleted lock loses only its lease', async ({ connect }) => {
-      const client = await connect()
-      const prefix = uniquePrefix('renewals-cluster')
-      const locks = createLocks({ redis: client.raw, prefix })
-      try {
-        // 200 resources in one slot (found by the slot of their lock key), 100 spread over others.
-        const slot = clusterSlot(mutexKeys(prefix, 'g0').lock)
-        const grouped: string[] = []
-        for (let i = 0; grouped.length < 200; i++) if (clusterSlot(mutexKeys(prefix, `g${i}`).lock) === slot) grouped.push(`g${i}`)
-        const spread = Array.from({ length: 100 }, (_, i) => `s${i}`)
-        const ttl = 900
-        const leases = await acquireMany(locks, [...grouped, ...spread], ttl)
-        const masters = await cluster.masters()
-        await Promise.all(masters.map((m) => m.cli('CONFIG', 'RESETSTAT')))
-        await sleep(2 * ttl)
-        expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
-        let calls = 0
-        for (const m of masters) calls += await scriptCalls(m)
-        const periods = Math.ceil((2 * ttl) / (ttl / 3) + 1)
-        // Per period: at most one call for the 200 of one slot, and at most one per spread lease.
-        expect(calls).toBeLessThanOrEqual(periods * (1 + spread.length))
+    it.each(connectors)(
+      '$name: the leases of one slot share a call, the others go per slot; a deleted lock loses only its lease',
+      async ({ connect }) => {
+        const client = await connect()
+        const prefix = uniquePrefix('renewals-cluster')
+        const locks = createLocks({ redis: client.raw, prefix })
+        try {
+          // 200 resources in one slot (found by the slot of their lock key), 100 spread over others.
+          const slot = clusterSlot(mutexKeys(prefix, 'g0').lock)
+          const grouped: string[] = []
+          for (let i = 0; grouped.length < 200; i++) if (clusterSlot(mutexKeys(prefix, `g${i}`).lock) === slot) grouped.push(`g${i}`)
+          const spread = Array.from({ length: 100 }, (_, i) => `s${i}`)
+          const ttl = 900
+          const leases = await acquireMany(locks, [...grouped, ...spread], ttl)
+          const masters = await cluster.masters()
+          await Promise.all(masters.map((m) => m.cli('CONFIG', 'RESETSTAT')))
+          await sleep(2 * ttl)
+          expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
+          let calls = 0
+          for (const m of masters) calls += await scriptCalls(m)
+          const periods = Math.ceil((2 * ttl) / (ttl / 3) + 1)
+          // Per period: at most one call for the 200 of one slot, and at most one per spread lease.
+          expect(calls).toBeLessThanOrEqual(periods * (1 + spread.length))
 
-        const gone = [0, 57, 199, 200, 299] // three of the slot's batch, two spread ones
-        for (const i of gone) await deleteKey(client.raw, mutexKeys(prefix, leases[i]!.resource).lock)
-        await waitUntil('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), 3 * ttl)
-        await sleep(ttl / 2)
-        const lost = leases.flatMap((l, i) => (l.signal.aborted ? [i] : []))
-        expect(lost).toEqual(gone)
-        for (const i of gone) expect((leases[i]!.signal.reason as LockLostError).reason).toBe('refused')
-        await locks.close({ release: true })
-      } finally {
-        await closeQuietly([locks])
-        await client.close()
-      }
-    }, 60_000)
+          const gone = [0, 57, 199, 200, 299] // three of the slot's batch, two spread ones
+          for (const i of gone) await deleteKey(client.raw, mutexKeys(prefix, leases[i]!.resource).lock)
+          await waitUntil('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), 3 * ttl)
+          await sleep(ttl / 2)
+          const lost = leases.flatMap((l, i) => (l.signal.aborted ? [i] : []))
+          expect(lost).toEqual(gone)
+          for (const i of gone) expect((leases[i]!.signal.reason as LockLostError).reason).toBe('refused')
+          await locks.close({ release: true })
+        } finally {
+          await closeQuietly([locks])
+          await client.close()
+        }
+      },
+      60_000,
+    )
   })
 })
 

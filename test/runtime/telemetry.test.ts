@@ -75,7 +75,9 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     await new Promise((resolve) => short.signal.addEventListener('abort', resolve))
 
     expect(of('fencelock:acquire:start')).toContainEqual(expect.objectContaining({ kind: 'mutex', resource: 't', ttl: 2_000, wait: 1_000 }))
-    expect(of('fencelock:acquire')).toContainEqual(expect.objectContaining({ kind: 'mutex', resource: 't', outcome: 'acquired', fence: lease.fence, waitedMs: expect.any(Number) }))
+    expect(of('fencelock:acquire')).toContainEqual(
+      expect.objectContaining({ kind: 'mutex', resource: 't', outcome: 'acquired', fence: lease.fence, waitedMs: expect.any(Number) }),
+    )
     expect(of('fencelock:acquire')).toContainEqual(expect.objectContaining({ resource: 't', outcome: 'timeout' }))
     expect(of('fencelock:extend')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, ttl: 2_000, outcome: 'extended' }))
     expect(of('fencelock:release')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, released: true, heldMs: expect.any(Number) }))
@@ -105,7 +107,11 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
       await expect(pending).rejects.toBeInstanceOf(LockAbortedError)
     }
     for (let i = 0; i < 20; i++) await waitUntil(`gb${i} free`, async () => !(await locks.inspect(`gb${i}`)).held, 5_000, 20)
-    const acquired = new Set(of('fencelock:acquire').filter((e) => e.outcome === 'acquired').map((e) => e.token))
+    const acquired = new Set(
+      of('fencelock:acquire')
+        .filter((e) => e.outcome === 'acquired')
+        .map((e) => e.token),
+    )
     const released = of('fencelock:release').filter((e) => String(e.resource).startsWith('gb'))
     expect(released.filter((e) => !acquired.has(e.token))).toEqual([])
     expect(of('fencelock:acquire').filter((e) => String(e.resource).startsWith('gb') && e.outcome === 'aborted')).toHaveLength(20)
@@ -122,7 +128,11 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     expectTypeOf<AcquireEvent['outcome']>().toEqualTypeOf<'acquired' | 'busy' | 'timeout' | 'aborted' | 'error'>()
     expectTypeOf<LostEvent['reason']>().toEqualTypeOf<'expired' | 'refused' | 'unreachable' | 'closed'>()
 
-    expect(Object.values(telemetry).map((c) => c.name).sort()).toEqual([...NAMES].sort())
+    expect(
+      Object.values(telemetry)
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual([...NAMES].sort())
     const rows = readmeRows()
     expect([...rows.keys()].sort()).toEqual([...NAMES].sort())
     for (const name of NAMES) expect(rows.get(name), name).toContain(`\`${TYPE_NAMES[name]}\``)
@@ -132,7 +142,10 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
       const fields = new Set([...row.matchAll(/[{,] ?(\w+)\??(?=[:,} ])/g)].map((m) => m[1]))
       const published = new Set(of(name).flatMap((m) => Object.keys(m)))
       expect(published.size, name).toBeGreaterThan(0)
-      expect([...published].filter((key) => !fields.has(key)), name).toEqual([])
+      expect(
+        [...published].filter((key) => !fields.has(key)),
+        name,
+      ).toEqual([])
     }
 
     // A typed listener gets the payload as published.

@@ -9,7 +9,6 @@ import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('abort', (server) => {
   perAdapter(server, (t) => {
-
     it('an already-aborted signal rejects with LockAbortedError (its reason as cause), before any Redis call', async () => {
       const prefix = uniquePrefix('pre-aborted')
       const locks = createLocks({ redis: t.client.raw, prefix })
@@ -56,7 +55,11 @@ describeRedis('abort', (server) => {
         expect(result.at - abortedAt, 'ms from the abort to the rejection').toBeLessThan(150)
         // Whatever the late reply granted is given back: the lock is free (or the holder's), and the
         // aborted waiter keeps no place in the fair queue.
-        await waitUntil('the late grant is given back', async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null), 3_000)
+        await waitUntil(
+          'the late grant is given back',
+          async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null),
+          3_000,
+        )
         await waitUntil('no queue place is left', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
         if (holder) {
           const next = holderLocks.acquire(resource, { ttl: 5_000, wait: 3_000 })

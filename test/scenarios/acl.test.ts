@@ -8,7 +8,8 @@ import { closeQuietly, keysOf, uniquePrefix } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 /** The commands of the README's ACL rule (mutex, semaphore, read/write, all-or-nothing, guards). */
-const LEAST = '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
+const LEAST =
+  '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
 
 describeRedis('Redis users and their rights', (server) => {
   beforeAll(async () => {
@@ -17,7 +18,26 @@ describeRedis('Redis users and their rights', (server) => {
     await server.redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
     // The README's least-privilege rule (prefix fencelock-acl:, the user's own data under data:*),
     // plus what the client libraries send when they connect (INFO, CLIENT, HELLO, PING).
-    await server.redis.cli('ACL', 'SETUSER', 'locker', 'on', '>pw', 'resetkeys', '~fencelock-acl:*', '~data:*', '~{data:*', 'resetchannels', '&fencelock-acl:*', '-@all', ...LEAST.split(' '), '+info', '+client', '+hello', '+ping', '+select')
+    await server.redis.cli(
+      'ACL',
+      'SETUSER',
+      'locker',
+      'on',
+      '>pw',
+      'resetkeys',
+      '~fencelock-acl:*',
+      '~data:*',
+      '~{data:*',
+      'resetchannels',
+      '&fencelock-acl:*',
+      '-@all',
+      ...LEAST.split(' '),
+      '+info',
+      '+client',
+      '+hello',
+      '+ping',
+      '+select',
+    )
   })
 
   perAdapter(server, (t) => {
@@ -35,7 +55,10 @@ describeRedis('Redis users and their rights', (server) => {
         const lease = await holderLocks.acquire('r', { ttl: 2_000 })
         const waiting = waiterLocks.acquire('r', { wait: 15_000 })
         await new Promise((r) => setTimeout(r, 200)) // the waiter is in line
-        const err = await lease.release().then((v) => v, (e: unknown) => e)
+        const err = await lease.release().then(
+          (v) => v,
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/released/i)
         expect((err as Error).message).toMatch(/PUBLISH/)
@@ -58,7 +81,10 @@ describeRedis('Redis users and their rights', (server) => {
       try {
         const lease = await holderLocks.acquire('r', { ttl: 10_000 })
         const started = performance.now()
-        const err = await waiterLocks.acquire('r', { wait: 8_000 }).then((v) => v, (e: unknown) => e)
+        const err = await waiterLocks.acquire('r', { wait: 8_000 }).then(
+          (v) => v,
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/SUBSCRIBE/)
         expect(String((err as RedisError).cause)).toMatch(/NOPERM|permission/i)
@@ -70,7 +96,7 @@ describeRedis('Redis users and their rights', (server) => {
       }
     }, 20_000)
 
-    it('a user with only the README\'s least-privilege rule: mutex with waiting and wake-up, semaphore, read/write, all-or-nothing, inspect and the fenced guards all work', async () => {
+    it("a user with only the README's least-privilege rule: mutex with waiting and wake-up, semaphore, read/write, all-or-nothing, inspect and the fenced guards all work", async () => {
       const client = await t.adapter.connect(server.url.replace('redis://', 'redis://locker:pw@'))
       const other = await t.adapter.connect(server.url.replace('redis://', 'redis://locker:pw@'))
       const a = createLocks({ redis: client.raw, prefix: 'fencelock-acl:' })
@@ -107,7 +133,10 @@ describeRedis('Redis users and their rights', (server) => {
         // The first call of a script is an EVAL (it loads the script); later calls are EVALSHA.
         await (await locks.acquire('r')).release().catch(() => {})
         const started = performance.now()
-        const err = await locks.acquire('r', { wait: 5_000 }).then((v) => v, (e: unknown) => e)
+        const err = await locks.acquire('r', { wait: 5_000 }).then(
+          (v) => v,
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/evalsha/i)
         expect(performance.now() - started).toBeLessThan(1_000)

@@ -88,7 +88,7 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
   // connection of fencelock's that inherited the caller's long backoff kept the process alive for
   // up to that long after close() (DESIGN.md 12: no leaked timer). The caller's own client is
   // theirs; fencelock's pub/sub connection retries on short pauses of its own and stops with close().
-  it('node-redis: close() while fencelock\'s pub/sub connection waits to reconnect leaves no long retry timer behind', async () => {
+  it("node-redis: close() while fencelock's pub/sub connection waits to reconnect leaves no long retry timer behind", async () => {
     const redis = await server()
     const prefix = uniquePrefix('life-retry')
     const client = createClient({ url: redis.url, socket: { reconnectStrategy: () => 3_000 } })
@@ -120,7 +120,10 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
     await locks.close()
     client.destroy()
     expect(await waiting).toBe('ClosedError')
-    const ended = await Promise.race([next(sub!, 'reconnecting').then(() => performance.now()), new Promise<undefined>((resolve) => setTimeout(resolve, 5_000))])
+    const ended = await Promise.race([
+      next(sub!, 'reconnecting').then(() => performance.now()),
+      new Promise<undefined>((resolve) => setTimeout(resolve, 5_000)),
+    ])
     // Its pause ends soon after close() (no new socket follows: the loop sees the client closed).
     expect(ended, 'the retry pause outlived close() by 5 s').toBeDefined()
     expect(ended! - closing).toBeLessThan(500)

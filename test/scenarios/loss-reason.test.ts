@@ -43,10 +43,14 @@ const defaults = [
 const lossOf = (lease: Lease, within: number) =>
   new Promise<{ error: LockLostError; at: number }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the lease was not lost within ${within} ms`)), within)
-    lease.signal.addEventListener('abort', () => {
-      clearTimeout(timer)
-      resolve({ error: lease.signal.reason as LockLostError, at: performance.now() })
-    }, { once: true })
+    lease.signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve({ error: lease.signal.reason as LockLostError, at: performance.now() })
+      },
+      { once: true },
+    )
   })
 
 /** Every message along the `cause` chain. */
@@ -116,7 +120,10 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       await redis.kill9()
       try {
         await sleep(300) // the client has tried to reconnect by now
-        const err = await locks!.tryAcquire('down', { timeout: 500 }).then(() => 'acquired', (e: unknown) => e)
+        const err = await locks!.tryAcquire('down', { timeout: 500 }).then(
+          () => 'acquired',
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/no reply/i)
         expect((err as Error).message).toMatch(/ECONNREFUSED/)
@@ -126,13 +133,16 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       }
     })
 
-    it('Redis down: fencedSet\'s "no reply" RedisError names the client\'s ECONNREFUSED in its message and cause, as the locks\' do', async () => {
+    it("Redis down: fencedSet's \"no reply\" RedisError names the client's ECONNREFUSED in its message and cause, as the locks' do", async () => {
       const lease = await locks!.acquire('guarded', { ttl: 5_000 })
       expect(await fencedSet(client!.raw, `${prefix}balance`, '1', lease.fence)).toBe(true) // the guard has met this client
       await redis.kill9()
       try {
         await sleep(300) // the client has tried to reconnect by now
-        const err = await fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }).then(() => 'written', (e: unknown) => e)
+        const err = await fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }).then(
+          () => 'written',
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(RedisError)
         expect((err as Error).message).toMatch(/no reply/i)
         expect((err as Error).message).toMatch(/ECONNREFUSED/)
@@ -161,7 +171,10 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       try {
         const lease = await own.acquire('late', { ttl: 5_000 })
         proxy.setDelay(300)
-        const err = await lease.extend(150).then(() => 'extended', (e: unknown) => e)
+        const err = await lease.extend(150).then(
+          () => 'extended',
+          (e: unknown) => e,
+        )
         expect(err).toBeInstanceOf(LockLostError)
         expect((err as LockLostError).reason).toBe('expired')
         expect((lease.signal.reason as LockLostError).reason).toBe('expired')
@@ -215,7 +228,10 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     it('extend() after the lease\'s own release(): LockLostError with reason "released" that says so, not a Redis refusal', async () => {
       const lease = await locks!.acquire('released', { ttl: 5_000 })
       expect(await lease.release()).toBe(true)
-      const err = await lease.extend().then(() => 'extended', (e: unknown) => e)
+      const err = await lease.extend().then(
+        () => 'extended',
+        (e: unknown) => e,
+      )
       expect(err).toBeInstanceOf(LockLostError)
       expect((err as LockLostError).reason).toBe('released')
       expect((err as Error).message).toMatch(/released/)
@@ -228,14 +244,17 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     })
   })
 
-  it('remembering the client\'s errors changes nothing for its user: ioredis with no \'error\' listener of theirs still prints its own "Unhandled error event"', async () => {
+  it("remembering the client's errors changes nothing for its user: ioredis with no 'error' listener of theirs still prints its own \"Unhandled error event\"", async () => {
     const port = await freePort() // nothing listens there
     const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true })
     const printed = vi.spyOn(console, 'error').mockImplementation(() => {})
     const locks = createLocks({ redis: client, prefix: uniquePrefix('unheard') })
     try {
       client.connect().catch(() => {})
-      const err = await locks.tryAcquire('r', { timeout: 300 }).then(() => 'acquired', (e: unknown) => e)
+      const err = await locks.tryAcquire('r', { timeout: 300 }).then(
+        () => 'acquired',
+        (e: unknown) => e,
+      )
       expect((err as Error).message).toMatch(/ECONNREFUSED/)
       expect(printed.mock.calls.some(([first]) => first === '[ioredis] Unhandled error event:')).toBe(true)
     } finally {

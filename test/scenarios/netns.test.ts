@@ -64,7 +64,7 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
       expect(await next.release()).toBe(true)
     }, 30_000)
 
-    it('10. a waiter cut off while the holder\'s lease ran out gets the lock within a ttl after the heal', async () => {
+    it("10. a waiter cut off while the holder's lease ran out gets the lock within a ttl after the heal", async () => {
       const prefix = uniquePrefix('netns-wait')
       const locks = await open(prefix, 1_000)
       const rival = await open(prefix, 1_000)

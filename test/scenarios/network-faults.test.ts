@@ -11,7 +11,10 @@ import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adap
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
 const outcome = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([
-    promise.then((value) => ({ value }), (error: unknown) => ({ error })),
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
     new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms)),
   ])
 
@@ -58,10 +61,14 @@ describeRedis('network faults', (server) => {
       expect((result as { error?: unknown }).error, `acquire resolved: ${JSON.stringify(result)}`).toBeInstanceOf(RedisError)
       expect(elapsed).toBeLessThan(wait + 300)
       proxy.heal()
-      await waitUntil('the lock is free and nobody is queued', async () => {
-        const info = await direct.inspect('late')
-        return !info.held && info.waiters === 0
-      }, 2_000)
+      await waitUntil(
+        'the lock is free and nobody is queued',
+        async () => {
+          const info = await direct.inspect('late')
+          return !info.held && info.waiters === 0
+        },
+        2_000,
+      )
     })
 
     it('2. validity is counted from before the request was sent: a slow acquire or extend reply shortens the lease by its delay', async () => {
@@ -86,7 +93,7 @@ describeRedis('network faults', (server) => {
       expect(await lease.release()).toBe(true)
     })
 
-    it('a partition shorter than the lease\'s validity does not lose an auto-extended lease', async () => {
+    it("a partition shorter than the lease's validity does not lose an auto-extended lease", async () => {
       await setup('short-partition')
       const resource = 'short-partition'
       const ttl = 3_000
@@ -152,7 +159,8 @@ describeRedis('network faults', (server) => {
       const first = await releasing
       expect(first).not.toBe('pending')
       // Never `true`: that would mean the resent release deleted the next holder's lock.
-      if (t.adapter.name === 'ioredis') expect(first).toEqual({ value: false }) // resent, found the next token: refused
+      if (t.adapter.name === 'ioredis')
+        expect(first).toEqual({ value: false }) // resent, found the next token: refused
       else expect((first as { error?: unknown }).error).toBeInstanceOf(RedisError)
       expect(await outcome(old.release(), 3_000)).toEqual({ value: false })
       const raw = await t.client.command('EVALSHA', scripts.mutexRelease.sha, 3, k.lock, k.queue, k.queueExpiry, old.token, k.channel)
@@ -164,7 +172,7 @@ describeRedis('network faults', (server) => {
       expect(await next.release()).toBe(true)
     })
 
-    it('8. extend reply lost, then retried: never extends the next holder\'s lock; the old lease learns it lost', async () => {
+    it("8. extend reply lost, then retried: never extends the next holder's lock; the old lease learns it lost", async () => {
       await setup('lost-extend')
       const resource = 'lost-extend'
       const k = keysOf(prefix, resource)
@@ -179,7 +187,7 @@ describeRedis('network faults', (server) => {
       const first = await extending
       expect(first).not.toBe('pending')
       expect((first as { error?: unknown }).error, `extend resolved: ${JSON.stringify(first)}`).toBeInstanceOf(Error)
-      expect(['RedisError', 'LockLostError']).toContain(((first as { error: Error }).error).name)
+      expect(['RedisError', 'LockLostError']).toContain((first as { error: Error }).error.name)
       // Its deadline passed while the reply was missing.
       expect(old.signal.aborted).toBe(true)
       const again = await outcome(old.extend(60_000), 3_000)

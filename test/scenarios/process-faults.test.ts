@@ -30,7 +30,7 @@ describeRedis('process faults', (server) => {
         const acquired = await holder.next('acquired')
         holder.signal('SIGSTOP')
         try {
-          await waitUntil('the paused holder\'s lock expired in Redis', async () => (await pttl(t.client, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
+          await waitUntil("the paused holder's lock expired in Redis", async () => (await pttl(t.client, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
           const next = await locks.acquire(resource, { ttl: 5_000, wait: 0 })
           expect(next.fence).toBeGreaterThan(acquired.fence as number)
           expect(await fencedSet(t.client.raw, dataKey, 'from the new holder', next.fence)).toBe(true)

@@ -80,7 +80,10 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(next.fence).toBeGreaterThan(Math.max(...fences))
       expect(await fencedSet(other.raw, `${prefix}data`, 'new', next.fence)).toBe(true)
       // The old holder finds out at its next extension, and its write is refused.
-      const extended = await old.extend().then(() => 'extended', (err: unknown) => err)
+      const extended = await old.extend().then(
+        () => 'extended',
+        (err: unknown) => err,
+      )
       expect(extended).toBeInstanceOf(LockLostError)
       expect((extended as LockLostError).reason).toBe('refused')
       expect(old.signal.aborted).toBe(true)
@@ -91,7 +94,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect((await rival.inspect(resource)).token).toBe(next.token)
     })
 
-    it('a restart with no data while a waiter waits: the reconnect wakes it and it gets the vanished lock promptly, not after the old holder\'s ttl', async () => {
+    it("a restart with no data while a waiter waits: the reconnect wakes it and it gets the vanished lock promptly, not after the old holder's ttl", async () => {
       setup('restart-waiting')
       const resource = 'restart-waiting'
       const ttl = 8_000
@@ -127,7 +130,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       let abortedAt: number | undefined
       const pausedAt = performance.now()
       try {
-        await waitUntil('the holder\'s signal aborted', () => old.signal.aborted, ttl * 3)
+        await waitUntil("the holder's signal aborted", () => old.signal.aborted, ttl * 3)
         abortedAt = performance.now()
         // Its deadline is at most one ttl after the last renewal was sent, before the pause.
         expect(abortedAt - pausedAt).toBeLessThan(ttl + 100)
@@ -156,25 +159,38 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         server.redis.resume()
       }
       expect(['LockTimeoutError', 'RedisError']).toContain((outcome as Error).name)
-      await waitUntil('the lock is free with nobody queued', async () => {
-        const info = await rival.inspect(resource)
-        return !info.held && info.waiters === 0
-      }, 2_000).catch(async (err: unknown) => {
+      await waitUntil(
+        'the lock is free with nobody queued',
+        async () => {
+          const info = await rival.inspect(resource)
+          return !info.held && info.waiters === 0
+        },
+        2_000,
+      ).catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}: ${JSON.stringify(await rival.inspect(resource))}`)
       })
       expect(await held.release()).toBe(false)
     })
 
-    it('12. Redis paused while withLock runs: withLock still returns the result of fn by the lease\'s deadline (the release cannot hang it)', async () => {
+    it("12. Redis paused while withLock runs: withLock still returns the result of fn by the lease's deadline (the release cannot hang it)", async () => {
       setup('withlock-down')
       const ttl = 1_000
       const started = performance.now()
       let settled: unknown = 'still pending'
       try {
-        const running = locks.withLock('withlock-down', async () => {
-          server.redis.pause()
-          return 'result of fn'
-        }, { ttl }).then((value) => value, (err: unknown) => err)
+        const running = locks
+          .withLock(
+            'withlock-down',
+            async () => {
+              server.redis.pause()
+              return 'result of fn'
+            },
+            { ttl },
+          )
+          .then(
+            (value) => value,
+            (err: unknown) => err,
+          )
         settled = await Promise.race([running, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 1_000))])
       } finally {
         server.redis.resume()
@@ -182,7 +198,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(settled, `after ${Math.round(performance.now() - started)} ms`).toBe('result of fn')
     })
 
-    it('12. Redis paused during a manual extend(): it settles by the lease\'s deadline with LockLostError instead of hanging', async () => {
+    it("12. Redis paused during a manual extend(): it settles by the lease's deadline with LockLostError instead of hanging", async () => {
       setup('extend-down')
       const ttl = 800
       const lease = await locks.acquire('extend-down', { ttl })
@@ -190,7 +206,10 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       const started = performance.now()
       try {
         server.redis.pause()
-        const extending = lease.extend(ttl).then(() => 'extended', (err: unknown) => err)
+        const extending = lease.extend(ttl).then(
+          () => 'extended',
+          (err: unknown) => err,
+        )
         settled = await Promise.race([extending, new Promise((resolve) => setTimeout(() => resolve('still pending'), ttl + 700))])
       } finally {
         server.redis.resume()
@@ -208,7 +227,14 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       try {
         server.redis.pause()
         const pending = 'still pending'
-        const bounded = (p: Promise<unknown>) => Promise.race([p.then((v) => v, (err: unknown) => err), sleep(2_000).then(() => pending)])
+        const bounded = (p: Promise<unknown>) =>
+          Promise.race([
+            p.then(
+              (v) => v,
+              (err: unknown) => err,
+            ),
+            sleep(2_000).then(() => pending),
+          ])
         // Bounds: the instance's ttl for a release and inspect, the new ttl minus drift for an extension.
         results.push(await bounded(byToken.release('by-token-down', lease.token)))
         results.push(await bounded(byToken.extend('by-token-down', lease.token, 500)))
@@ -228,7 +254,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       expect(await lease.release()).toBe(false)
     })
 
-    it('3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder\'s extend is refused and release leaves the new lock alone', async () => {
+    it("3. lock key expires early (server clock jumps forward): the next holder gets a larger fence; the old holder's extend is refused and release leaves the new lock alone", async () => {
       setup('early-expiry')
       const resource = 'early'
       const old = await locks.acquire(resource, { ttl: 10_000 })
@@ -236,7 +262,10 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 2_000 })
       expect(next.fence).toBeGreaterThan(old.fence)
       expect(old.held).toBe(true) // its local deadline has not passed: only Redis can tell it
-      const extended = await old.extend().then(() => 'extended', (err: unknown) => err)
+      const extended = await old.extend().then(
+        () => 'extended',
+        (err: unknown) => err,
+      )
       expect(extended).toBeInstanceOf(LockLostError)
       expect((extended as LockLostError).reason).toBe('refused')
       expect(lostReason(old.signal)).toBe('refused')
@@ -263,7 +292,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       await client.command('DEL', keysOf(prefix, resource).lock)
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 0 })
       const evictedAt = performance.now()
-      await waitUntil('the old lease\'s signal aborted', () => old.signal.aborted, ttl * 2)
+      await waitUntil("the old lease's signal aborted", () => old.signal.aborted, ttl * 2)
       // A renewal runs every ttl/3: the refusal arrives long before the old deadline would.
       expect(performance.now() - evictedAt).toBeLessThan(ttl / 3 + 250)
       expect(lostReason(old.signal)).toBe('refused')

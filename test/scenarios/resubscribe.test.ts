@@ -59,7 +59,12 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     await waitUntil('the client is ready again', () => viaProxy.status === 'ready', 3_000)
     await sleep(650)
     await waiterLocks.close()
-    expect(await waiting.then(() => 'acquired', (err: Error) => err.name)).toBe('ClosedError')
+    expect(
+      await waiting.then(
+        () => 'acquired',
+        (err: Error) => err.name,
+      ),
+    ).toBe('ClosedError')
     await sleep(600) // the delayed replies, and anything left to reject
     proxy.heal()
     expect(unhandled.map(String)).toEqual([])

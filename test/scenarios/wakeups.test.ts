@@ -12,7 +12,6 @@ describeRedis('wake-ups', (server) => {
   const faults = useFaultProxy(server)
 
   perAdapter(server, (t) => {
-
     // Each process listens on its own channel under the resource's (`<channel>:<instance>`).
     const subscribers = async (channel: string) => {
       const channels = (await t.client.command('PUBSUB', 'CHANNELS', `${channel}:*`)) as string[]
@@ -21,7 +20,7 @@ describeRedis('wake-ups', (server) => {
       return reply.filter((_, i) => i % 2 === 1).reduce<number>((sum, n) => sum + Number(n), 0)
     }
 
-    it('a release published while the waiter\'s attempt is still in flight is not lost (the waiter does not sleep a whole ttl)', async () => {
+    it("a release published while the waiter's attempt is still in flight is not lost (the waiter does not sleep a whole ttl)", async () => {
       const prefix = uniquePrefix('midattempt')
       const resource = 'mid-attempt'
       // Connection 0 is the waiter's command connection: its replies crawl. Its pub/sub
@@ -37,13 +36,15 @@ describeRedis('wake-ups', (server) => {
         await sleep(60)
         const latency = await handOver(held, waiting)
         // Without the wake-up it would wait for the re-check timer: the holder's remaining ttl (~4.5 s).
-        expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(1_500)
+        expect(latency, `acquired ${Math.round(latency)} ms after the release (waited ${Math.round(performance.now() - started)} ms in all)`).toBeLessThan(
+          1_500,
+        )
       } finally {
         await end()
       }
     })
 
-    it('a subscription that never completes costs at most the re-check delay (the holder\'s ttl), not the whole wait', async () => {
+    it("a subscription that never completes costs at most the re-check delay (the holder's ttl), not the whole wait", async () => {
       const prefix = uniquePrefix('deaf')
       const resource = 'deaf'
       // Connection 1 is the waiter's pub/sub connection: nothing it asks for is ever answered.
@@ -102,7 +103,10 @@ describeRedis('wake-ups', (server) => {
         try {
           const held = await holderLocks.acquire(resource, { ttl })
           const waiting = waiterLocks.acquire(resource, { ttl, wait: 15_000 })
-          await waitUntil('the waiter queued and subscribed', async () => (await holderLocks.inspect(resource)).waiters === 1 && (await subscribers(keysOf(prefix, resource).channel)) === 1)
+          await waitUntil(
+            'the waiter queued and subscribed',
+            async () => (await holderLocks.inspect(resource)).waiters === 1 && (await subscribers(keysOf(prefix, resource).channel)) === 1,
+          )
           await sleep(50)
           if (viaProxy) faults.resetAll()
           else await server.redis.cli('CLIENT', 'KILL', 'TYPE', 'pubsub')
@@ -149,10 +153,14 @@ describeRedis('wake-ups', (server) => {
             granted++
             if (!(await outcome.release())) problems.push(`#${i}: the granted lease could not be released`)
           }
-          await waitUntil('the resource is free with nobody queued', async () => {
-            const info = await holderLocks.inspect(resource)
-            return !info.held && info.waiters === 0
-          }, 1_000).catch(async () => problems.push(`#${i} (${byAbort ? 'abort' : 'deadline'}): left ${JSON.stringify(await holderLocks.inspect(resource))}`))
+          await waitUntil(
+            'the resource is free with nobody queued',
+            async () => {
+              const info = await holderLocks.inspect(resource)
+              return !info.held && info.waiters === 0
+            },
+            1_000,
+          ).catch(async () => problems.push(`#${i} (${byAbort ? 'abort' : 'deadline'}): left ${JSON.stringify(await holderLocks.inspect(resource))}`))
         }
         expect(problems).toEqual([])
         expect(granted).toBeLessThan(40) // the race was run: some waiters did give up
@@ -177,10 +185,12 @@ describeRedis('wake-ups', (server) => {
           expect(outcome.status).toBe('rejected')
           expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(LockTimeoutError)
         }
-        await waitUntil('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, 1_000).catch(async (err: unknown) => {
-          const queue = await t.client.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
-          throw new Error(`${(err as Error).message}; queue still holds ${JSON.stringify(queue)}`)
-        })
+        await waitUntil('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, 1_000).catch(
+          async (err: unknown) => {
+            const queue = await t.client.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
+            throw new Error(`${(err as Error).message}; queue still holds ${JSON.stringify(queue)}`)
+          },
+        )
         const waiting = patient.acquire(resource, { wait: 10_000 })
         await waitUntil('the patient waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
         const releasedAt = performance.now()

@@ -127,7 +127,11 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       // Until the keys move, scripts whose keys are partly on the source get TRYAGAIN: the clients
       // retry (node-redis through the adapter) while the migration goes on.
       // Settled into values: they are awaited only after the migration.
-      const settle = <T,>(p: Promise<T>) => p.then((value) => value, (err: unknown) => err)
+      const settle = <T>(p: Promise<T>) =>
+        p.then(
+          (value) => value,
+          (err: unknown) => err,
+        )
       const extended = settle(lease.extend(10_000).then(() => lease.release()))
       const waited = other.acquire(resource, { wait: 8_000 })
       const fresh = locks.acquire(neighbour, { wait: 8_000 })

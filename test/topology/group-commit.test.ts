@@ -20,7 +20,11 @@ const names = (count: number, tag: string) => Array.from({ length: count }, (_, 
 /** How often each script ran since the SLOWLOG was reset (every command is logged: see `logEverything`). */
 async function scriptRuns(client: Redis, script: LuaScript): Promise<number> {
   const log = (await client.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][]
-  return log.filter(([, , , args]) => (args[0]?.toUpperCase() === 'EVALSHA' && args[1] === script.sha) || (args[0]?.toUpperCase() === 'EVAL' && args[1]?.startsWith(script.source.slice(0, 60)))).length
+  return log.filter(
+    ([, , , args]) =>
+      (args[0]?.toUpperCase() === 'EVALSHA' && args[1] === script.sha) ||
+      (args[0]?.toUpperCase() === 'EVAL' && args[1]?.startsWith(script.source.slice(0, 60))),
+  ).length
 }
 
 async function logEverything(client: Redis): Promise<void> {
@@ -44,7 +48,14 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       async connect() {
         const client = new Redis(redis.url, { enableAutoPipelining: true })
         client.on('error', () => {})
-        return { adapter: 'ioredis', raw: client, command: (name, ...args) => client.call(String(name), ...args), quit: async () => void (await client.quit()), disconnect: async () => client.disconnect(), reopen: async () => {} }
+        return {
+          adapter: 'ioredis',
+          raw: client,
+          command: (name, ...args) => client.call(String(name), ...args),
+          quit: async () => void (await client.quit()),
+          disconnect: async () => client.disconnect(),
+          reopen: async () => {},
+        }
       },
     },
   ]
@@ -68,7 +79,9 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       await Promise.all([(await locks.acquire('warm-a')).release(), locks.acquire('warm-b').then((l) => l.release())])
       const resources = names(20, 'g')
       await redis.cli('CONFIG', 'RESETSTAT')
-      const leases = await Promise.all(resources.map((name, i) => (i % 2 === 0 ? locks!.acquire(name, { ttl: 10_000 }) : locks!.tryAcquire(name, { ttl: 10_000 }))))
+      const leases = await Promise.all(
+        resources.map((name, i) => (i % 2 === 0 ? locks!.acquire(name, { ttl: 10_000 }) : locks!.tryAcquire(name, { ttl: 10_000 }))),
+      )
       expect(await scriptCalls(redis)).toBe(1)
       expect(leases.every((l) => l?.held)).toBe(true)
       const held = leases as Lease[]
@@ -160,14 +173,24 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
 
   describe('the batch scripts answer each entry as its single script would, in the batch order', () => {
     let client: TestClient
-    const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => client.command('EVAL', script.source, keys.length, ...keys, ...args)
+    const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
+      client.command('EVAL', script.source, keys.length, ...keys, ...args)
     const k = (name: string) => mutexKeys('t:', name)
     const all = (name: string) => [k(name).lock, k(name).fence, k(name).queue, k(name).queueExpiry]
     /** Fences and retry hints depend on the clock: a grant's fence as 'fence', a retry as 'retry'. */
-    const shape = (reply: unknown) => (Array.isArray(reply) && reply.length === 2 && (reply[0] === 1 || reply[0] === 0) ? [reply[0], reply[0] === 0 ? 'retry' : Number(reply[1]) > 1e12 ? 'fence' : reply[1]] : reply)
+    const shape = (reply: unknown) =>
+      Array.isArray(reply) && reply.length === 2 && (reply[0] === 1 || reply[0] === 0)
+        ? [reply[0], reply[0] === 0 ? 'retry' : Number(reply[1]) > 1e12 ? 'fence' : reply[1]]
+        : reply
     const state = async () =>
       Promise.all(
-        'abcde'.split('').map(async (n) => [await client.command('TYPE', k(n).lock), (await client.command('TYPE', k(n).lock)) === 'string' ? await client.command('GET', k(n).lock) : null, await client.command('ZRANGE', k(n).queue, 0, -1)]),
+        'abcde'
+          .split('')
+          .map(async (n) => [
+            await client.command('TYPE', k(n).lock),
+            (await client.command('TYPE', k(n).lock)) === 'string' ? await client.command('GET', k(n).lock) : null,
+            await client.command('ZRANGE', k(n).queue, 0, -1),
+          ]),
       )
     beforeAll(async () => {
       client = await adapters[0]!.connect(redis.url)
@@ -199,11 +222,24 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       const args = (token: string, waiter: string) => [token, 10_000, 60_000, waiter, 1_000, '', '']
       await setup()
       const alone: unknown[] = []
-      for (const [name, token, waiter] of attempts) alone.push(await run(scripts.mutexAcquire, all(name), args(token, waiter)).catch((err: Error) => ({ error: err.message })))
+      for (const [name, token, waiter] of attempts)
+        alone.push(await run(scripts.mutexAcquire, all(name), args(token, waiter)).catch((err: Error) => ({ error: err.message })))
       const after = await state()
       await setup()
-      const many = (await run(scripts.mutexAcquireMany, attempts.flatMap(([name]) => all(name)), attempts.flatMap(([, token, waiter]) => args(token, waiter)))) as unknown[]
-      expect(alone.map(shape)).toEqual([[1, 'fence'], [0, 'retry'], [1, 42], [0, 'retry'], [0, 'retry'], expect.objectContaining({ error: expect.stringMatching(/WRONGTYPE/) }), [1, 'fence']])
+      const many = (await run(
+        scripts.mutexAcquireMany,
+        attempts.flatMap(([name]) => all(name)),
+        attempts.flatMap(([, token, waiter]) => args(token, waiter)),
+      )) as unknown[]
+      expect(alone.map(shape)).toEqual([
+        [1, 'fence'],
+        [0, 'retry'],
+        [1, 42],
+        [0, 'retry'],
+        [0, 'retry'],
+        expect.objectContaining({ error: expect.stringMatching(/WRONGTYPE/) }),
+        [1, 'fence'],
+      ])
       expect(many.slice(0, 5).map(shape)).toEqual(alone.slice(0, 5).map(shape))
       expect(many[5]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
       expect(shape(many[6])).toEqual(shape(alone[6]))
@@ -244,10 +280,15 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       const line = (name: string) => [k(name).lock, k(name).queue, k(name).queueExpiry]
       await setup()
       const alone: unknown[] = []
-      for (const [name, token] of leases) alone.push(await run(scripts.mutexRelease, line(name), args(name, token)).catch((err: Error) => ({ error: err.message })))
+      for (const [name, token] of leases)
+        alone.push(await run(scripts.mutexRelease, line(name), args(name, token)).catch((err: Error) => ({ error: err.message })))
       const after = await state()
       await setup()
-      const many = (await run(scripts.mutexReleaseMany, leases.flatMap(([name]) => line(name)), leases.flatMap(([name, token]) => args(name, token)))) as unknown[]
+      const many = (await run(
+        scripts.mutexReleaseMany,
+        leases.flatMap(([name]) => line(name)),
+        leases.flatMap(([name, token]) => args(name, token)),
+      )) as unknown[]
       expect(alone.slice(0, 5)).toEqual([1, 0, 0, 1, 0])
       expect(alone[5]).toEqual({ error: expect.stringMatching(/WRONGTYPE/) })
       expect(many.slice(0, 5)).toEqual(alone.slice(0, 5))

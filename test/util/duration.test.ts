@@ -76,7 +76,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('ttl floor with $name', (a
   })
 
   it('a ttl below 100 ms is refused with a message about the unit, everywhere a lease ttl is given', async () => {
-    const unitHint = /`ttl` to be at least 100 ms, got 30: durations are in milliseconds \(for 30 seconds write 30000, or parseDuration\('30s'\)\).*allowShortTtl: true/
+    const unitHint =
+      /`ttl` to be at least 100 ms, got 30: durations are in milliseconds \(for 30 seconds write 30000, or parseDuration\('30s'\)\).*allowShortTtl: true/
     expect(() => createLocks({ redis: client.raw, ttl: 30 })).toThrow(unitHint)
     expect(() => createLocks({ redis: client.raw, maxTtl: 30 })).toThrow(/`maxTtl` to be at least 100 ms/)
     for (const call of [

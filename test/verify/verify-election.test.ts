@@ -31,7 +31,13 @@ const env = await ready()
 describe('the election checker on hand-made histories', () => {
   const R = 'leader'
   const final = (ledger: LedgerRow[], counter = ledger.length, probes: FinalState['probes'] = [{ resource: R, ok: true, waited: 10 }]): FinalState => ({
-    initialTotal: 0, accounts: [{ id: 1, balance: counter, fence: 0 }], ledger, probes, healedAt: 0, chaosStart: 0, end: 5_000,
+    initialTotal: 0,
+    accounts: [{ id: 1, balance: counter, fence: 0 }],
+    ledger,
+    probes,
+    healedAt: 0,
+    chaosStart: 0,
+    end: 5_000,
   })
   const rows = (...terms: [number, string][]): LedgerRow[] => terms.map(([fence, worker], i) => ({ seq: i + 1, account: 1, fence, worker }))
   /** A term from its campaign to its resignation, with one accepted write in between. */
@@ -43,13 +49,26 @@ describe('the election checker on hand-made histories', () => {
     { kind: 'op', type: 'ok', f: 'release', worker, pid, resource: R, fence, time: t + 21, value: { released } },
   ]
   const seen = (worker: string, pid: number, t: number, fence?: number, version = 0): HistoryEvent => ({
-    kind: 'op', type: 'ok', f: 'observe', worker, pid, resource: R, time: t, value: fence === undefined ? { leader: null } : { fence, version, leader: worker },
+    kind: 'op',
+    type: 'ok',
+    f: 'observe',
+    worker,
+    pid,
+    resource: R,
+    time: t,
+    value: fence === undefined ? { leader: null } : { fence, version, leader: worker },
   })
   const sorted = (events: HistoryEvent[]) => [...events].sort((a, b) => a.time - b.time)
   const hand = (events: HistoryEvent[], state: FinalState) => checkElection({ events: sorted(events), final: state, ttl: 1_000, fencing: true })
   const history = sorted([
-    ...term('w0', 1, 100, 10), ...term('w1', 2, 200, 20), ...term('w2', 3, 300, 30),
-    seen('w3', 4, 101, 10), seen('w3', 4, 150), seen('w3', 4, 201, 20), seen('w3', 4, 202, 20, 1), seen('w3', 4, 301, 30),
+    ...term('w0', 1, 100, 10),
+    ...term('w1', 2, 200, 20),
+    ...term('w2', 3, 300, 30),
+    seen('w3', 4, 101, 10),
+    seen('w3', 4, 150),
+    seen('w3', 4, 201, 20),
+    seen('w3', 4, 202, 20, 1),
+    seen('w3', 4, 301, 30),
   ])
 
   it('passes terms in turn, each written in its turn, observed in order', () => {
@@ -87,8 +106,17 @@ describe.skipIf(!env)('npm run verify -- --primitive election (quick form)', () 
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-election-'))
     try {
       const result = await verify({
-        seed: ELECTION_QUICK_SEED, chaosMs: ELECTION_QUICK_MS, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim',
-        control: true, outDir, quiet: true, primitive: 'election',
+        seed: ELECTION_QUICK_SEED,
+        chaosMs: ELECTION_QUICK_MS,
+        quorum: false,
+        nodes: 1,
+        workers: 4,
+        ttl: 1_000,
+        guard: 'claim',
+        control: true,
+        outDir,
+        quiet: true,
+        primitive: 'election',
       })
       const fenced = result.fenced.check
       const control = result.control!.check

@@ -29,8 +29,17 @@ describe.skipIf(!env)('npm run verify -- --primitive multi (quick form)', () => 
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-multi-'))
     try {
       const result = await verify({
-        seed: MULTI_QUICK_SEED, chaosMs: MULTI_QUICK_MS, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim',
-        control: true, outDir, quiet: true, primitive: 'multi',
+        seed: MULTI_QUICK_SEED,
+        chaosMs: MULTI_QUICK_MS,
+        quorum: false,
+        nodes: 1,
+        workers: 4,
+        ttl: 1_000,
+        guard: 'claim',
+        control: true,
+        outDir,
+        quiet: true,
+        primitive: 'multi',
       })
       const fenced = result.fenced.check
       const control = result.control!.check

@@ -17,7 +17,13 @@ const hasRedis = requireRedisOrSkip()
 
 describe('the semaphore checker on hand-made histories', () => {
   const final = (end: number, probes: FinalState['probes'] = [{ resource: 'pool', ok: true, waited: 10 }]): FinalState => ({
-    initialTotal: 0, accounts: [], ledger: [], probes, healedAt: 0, chaosStart: 0, end,
+    initialTotal: 0,
+    accounts: [],
+    ledger: [],
+    probes,
+    healedAt: 0,
+    chaosStart: 0,
+    end,
   })
   const ok = (worker: string, pid: number, t: number, fence: number, deadline: number): HistoryEvent[] => [
     { kind: 'op', type: 'invoke', f: 'acquire', worker, pid, resource: 'pool', time: t - 1 },
@@ -35,9 +41,14 @@ describe('the semaphore checker on hand-made histories', () => {
 
   it('passes permits that hand over in turn, and a holder paused past its deadline that stops working', () => {
     const events = sorted([
-      ...ok('w0', 1, 10, 100, 1_000), ...work('w0', 1, 100, 11, 50), ...release('w0', 1, 100, 51),
-      ...ok('w1', 2, 60, 101, 1_050), ...work('w1', 2, 101, 61, 2_000), // paused mid-unit, far past its deadline
-      ...ok('w2', 3, 1_100, 102, 2_100), ...work('w2', 3, 102, 1_101, 1_200), ...release('w2', 3, 102, 1_201),
+      ...ok('w0', 1, 10, 100, 1_000),
+      ...work('w0', 1, 100, 11, 50),
+      ...release('w0', 1, 100, 51),
+      ...ok('w1', 2, 60, 101, 1_050),
+      ...work('w1', 2, 101, 61, 2_000), // paused mid-unit, far past its deadline
+      ...ok('w2', 3, 1_100, 102, 2_100),
+      ...work('w2', 3, 102, 1_101, 1_200),
+      ...release('w2', 3, 102, 1_201),
       { kind: 'lost', worker: 'w1', pid: 2, resource: 'pool', fence: 101, reason: 'expired', time: 2_001 },
       ...release('w1', 2, 101, 2_002, false),
     ])
@@ -49,8 +60,13 @@ describe('the semaphore checker on hand-made histories', () => {
 
   it('fails more permits believed valid than the limit, and units of work begun on a lost permit', () => {
     const events = sorted([
-      ...ok('w0', 1, 10, 100, 1_000), ...work('w0', 1, 100, 11, 500), ...release('w0', 1, 100, 501),
-      ...ok('w1', 2, 20, 101, 1_020), ...work('w1', 2, 101, 21, 400), ...work('w1', 2, 101, 1_100, 1_200), ...release('w1', 2, 101, 1_201),
+      ...ok('w0', 1, 10, 100, 1_000),
+      ...work('w0', 1, 100, 11, 500),
+      ...release('w0', 1, 100, 501),
+      ...ok('w1', 2, 20, 101, 1_020),
+      ...work('w1', 2, 101, 21, 400),
+      ...work('w1', 2, 101, 1_100, 1_200),
+      ...release('w1', 2, 101, 1_201),
     ])
     const result = checkSemaphore({ events, final: final(3_000), ttl: 1_000, fencing: true, limit: 1, nodes: 3 })
     expect(result.semaphore!.excess.length).toBe(1)
@@ -59,11 +75,15 @@ describe('the semaphore checker on hand-made histories', () => {
   })
 
   it('fails a fence that does not grow, a lost permit never signalled, and a probe past the bound', () => {
-    const events = sorted([
-      ...ok('w0', 1, 10, 100, 1_000), ...release('w0', 1, 100, 20),
-      ...ok('w1', 2, 30, 99, 1_030), ...release('w1', 2, 99, 40, false),
-    ])
-    const result = checkSemaphore({ events, final: final(3_000, [{ resource: 'pool', ok: true, waited: 5_000 }]), ttl: 1_000, fencing: true, limit: 1, nodes: 1 })
+    const events = sorted([...ok('w0', 1, 10, 100, 1_000), ...release('w0', 1, 100, 20), ...ok('w1', 2, 30, 99, 1_030), ...release('w1', 2, 99, 40, false)])
+    const result = checkSemaphore({
+      events,
+      final: final(3_000, [{ resource: 'pool', ok: true, waited: 5_000 }]),
+      ttl: 1_000,
+      fencing: true,
+      limit: 1,
+      nodes: 1,
+    })
     expect(result.semaphore!.fenceRegressions.length).toBe(1)
     expect(result.signals.missing.length).toBe(1)
     expect(result.liveness.ok).toBe(false)
@@ -71,10 +91,13 @@ describe('the semaphore checker on hand-made histories', () => {
 
   it('does not judge permits a single Redis node forgot when it restarted empty (but does on a quorum)', () => {
     const events = sorted([
-      ...ok('w0', 1, 10, 100, 1_000), ...work('w0', 1, 100, 11, 300),
+      ...ok('w0', 1, 10, 100, 1_000),
+      ...work('w0', 1, 100, 11, 300),
       { kind: 'fault', phase: 'start', fault: 'kill-redis', target: 'redis0', id: 1, time: 100 },
       { kind: 'fault', phase: 'end', fault: 'kill-redis', target: 'redis0', id: 1, time: 200 },
-      ...ok('w1', 2, 250, 200, 1_250), ...work('w1', 2, 200, 251, 280), ...release('w1', 2, 200, 281),
+      ...ok('w1', 2, 250, 200, 1_250),
+      ...work('w1', 2, 200, 251, 280),
+      ...release('w1', 2, 200, 281),
       ...release('w0', 1, 100, 301, false),
       { kind: 'lost', worker: 'w0', pid: 1, resource: 'pool', fence: 100, reason: 'refused', time: 302 },
     ])
@@ -92,8 +115,19 @@ describe.skipIf(!hasRedis)('npm run verify -- --primitive semaphore (quick form)
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-semaphore-'))
     try {
       const result = await verify({
-        seed: SEMAPHORE_QUICK_SEED, chaosMs: SEMAPHORE_QUICK_MS, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim',
-        control: true, outDir, quiet: true, primitive: 'semaphore', limit: 2, controlKind: 'expiry',
+        seed: SEMAPHORE_QUICK_SEED,
+        chaosMs: SEMAPHORE_QUICK_MS,
+        quorum: false,
+        nodes: 1,
+        workers: 4,
+        ttl: 1_000,
+        guard: 'claim',
+        control: true,
+        outDir,
+        quiet: true,
+        primitive: 'semaphore',
+        limit: 2,
+        controlKind: 'expiry',
       })
       const checked = result.fenced.check
       const control = result.control!.check

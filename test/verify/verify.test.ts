@@ -103,7 +103,18 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
   it('keeps money and fences intact with fencing, catches violations without it, and draws the report', async () => {
     const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-'))
     try {
-      const result = await verify({ seed: QUICK_SEED, chaosMs: 15_000, quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim', control: true, outDir, quiet: true })
+      const result = await verify({
+        seed: QUICK_SEED,
+        chaosMs: 15_000,
+        quorum: false,
+        nodes: 1,
+        workers: 4,
+        ttl: 1_000,
+        guard: 'claim',
+        control: true,
+        outDir,
+        quiet: true,
+      })
       const fenced = result.fenced.check
       const control = result.control!.check
       const summary = (label: string, c: typeof fenced) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
@@ -144,11 +155,24 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
       const profile = mkdtempSync(path.join(os.tmpdir(), 'fencelock-chromium-'))
       const shot = path.join(outDir, 'report.png')
       try {
-        const run = spawnSync(env!.chromium, [
-          '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-          '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, `--screenshot=${shot}`, '--window-size=1400,900',
-          pathToFileURL(result.reportPath).href,
-        ], { encoding: 'utf8', timeout: 60_000 })
+        const run = spawnSync(
+          env!.chromium,
+          [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            `--user-data-dir=${profile}`,
+            `--screenshot=${shot}`,
+            '--window-size=1400,900',
+            pathToFileURL(result.reportPath).href,
+          ],
+          { encoding: 'utf8', timeout: 60_000 },
+        )
         expect(existsSync(shot), `chromium wrote no screenshot: ${run.stderr}`).toBe(true)
       } finally {
         rmSync(profile, { recursive: true, force: true })

@@ -19,7 +19,9 @@ const locksOn = (port: number): Locks => {
 /** A client that queues for `resource`, then is cut off from Redis: a dead waiter, as far as Redis can tell. */
 async function deadWaiter(resource: string): Promise<FaultProxy> {
   const proxy = await startFaultProxy({ host: node.host, port: node.port })
-  void locksOn(proxy.port).acquire(resource, { wait: 60_000 }).catch(() => {})
+  void locksOn(proxy.port)
+    .acquire(resource, { wait: 60_000 })
+    .catch(() => {})
   await sleep(200)
   proxy.partition()
   return proxy

@@ -25,9 +25,15 @@ try {
   const b = await h.acquire('B', { ttl: 10_000 })
   const t0 = performance.now()
   const at = () => `${Math.round(performance.now() - t0)} ms`
-  const xDone = x.acquireAll(['A', 'B'], { wait: 6_000 }).then((l) => (console.log(`X got [A, B] at ${at()}`), l.release()), (e: Error) => console.log(`X: ${e.message} at ${at()}`))
+  const xDone = x.acquireAll(['A', 'B'], { wait: 6_000 }).then(
+    (l) => (console.log(`X got [A, B] at ${at()}`), l.release()),
+    (e: Error) => console.log(`X: ${e.message} at ${at()}`),
+  )
   await sleep(100)
-  const yDone = y.acquireAll(['B', 'A'], { wait: 6_000 }).then((l) => (console.log(`Y got [A, B] at ${at()}`), l.release()), (e: Error) => console.log(`Y: ${e.message} at ${at()}`))
+  const yDone = y.acquireAll(['B', 'A'], { wait: 6_000 }).then(
+    (l) => (console.log(`Y got [A, B] at ${at()}`), l.release()),
+    (e: Error) => console.log(`Y: ${e.message} at ${at()}`),
+  )
   await sleep(200)
   proxy.setDelay(300) // from now on X hears and answers late
   await a.release()

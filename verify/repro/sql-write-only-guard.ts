@@ -25,7 +25,12 @@ await a.query(`CREATE TABLE ${table} (id int PRIMARY KEY, balance bigint NOT NUL
 await a.query(`INSERT INTO ${table} (id, balance) VALUES (1, 100), (2, 100), (3, 100)`)
 const guarded = `UPDATE ${table} SET balance = $2, fence = $3 WHERE id = $1 AND fence <= $3`
 const balances = async (db: pg.Client, ids: number[]) =>
-  new Map((await db.query<{ id: number; balance: string }>(`SELECT id, balance FROM ${table} WHERE id = ANY($1::int[])`, [ids])).rows.map((r) => [r.id, Number(r.balance)]))
+  new Map(
+    (await db.query<{ id: number; balance: string }>(`SELECT id, balance FROM ${table} WHERE id = ANY($1::int[])`, [ids])).rows.map((r) => [
+      r.id,
+      Number(r.balance),
+    ]),
+  )
 
 try {
   // A: move 10 from account 1 to 2. It reads, then stalls past its lease's deadline.

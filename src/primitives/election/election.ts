@@ -130,11 +130,13 @@ export function election(options: ElectionOptions): Primitive<ElectionView, Elec
     leaseToken: (token) => token,
     acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) => {
       const k = keysOf(resource)
-      return electionAcquire.run(exec, k.all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers]).then((reply): NodeGrant => {
-        const [code, value] = reply
-        const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
-        return maxTtl === undefined ? grant : { ...grant, node: nodeFacts(reply, 2) }
-      })
+      return electionAcquire
+        .run(exec, k.all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers])
+        .then((reply): NodeGrant => {
+          const [code, value] = reply
+          const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
+          return maxTtl === undefined ? grant : { ...grant, node: nodeFacts(reply, 2) }
+        })
     },
     async confirm(exec, resource, token, fence, waiter) {
       const k = keysOf(resource)

@@ -66,10 +66,13 @@ export interface Election {
 const MAX_VALUE_LENGTH = 512
 
 function checkValue(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH) throw new InvalidArgumentError(`Expected \`value\` to be a string of at most ${MAX_VALUE_LENGTH} characters, got ${describeValue(value)}`)
+  if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH)
+    throw new InvalidArgumentError(`Expected \`value\` to be a string of at most ${MAX_VALUE_LENGTH} characters, got ${describeValue(value)}`)
   // The value rides in the resource name (see election.ts): both must fit its limit.
   if (proclaimName(name, value, Number.MAX_SAFE_INTEGER).length > MAX_RESOURCE_LENGTH) {
-    throw new InvalidArgumentError(`Expected election name and \`value\` together to be shorter, got a name of ${name.length} and a value of ${value.length} characters`)
+    throw new InvalidArgumentError(
+      `Expected election name and \`value\` together to be shorter, got a name of ${name.length} and a value of ${value.length} characters`,
+    )
   }
   return value
 }

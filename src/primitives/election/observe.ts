@@ -84,7 +84,8 @@ export async function* observeElection(source: ObserveSource, signal: AbortSigna
       const info = await source.read()
       if (ended) return
       if (info.leader) offer([info.leader.fence, info.leader.version], info.leader)
-      else if (info.settling) recheckIn(RETRY_MS) // its confirmation brings a message sooner
+      else if (info.settling)
+        recheckIn(RETRY_MS) // its confirmation brings a message sooner
       // A vacancy ranks after the term that ended: on one node that is the last fence handed
       // out; on a quorum a node's fence may belong to a grant that never became a term, so the
       // vacancy is ranked after the last term this observer saw (reads are in order).

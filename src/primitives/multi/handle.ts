@@ -96,7 +96,12 @@ export function combinedLease(resources: readonly string[], leases: readonly (Le
  * and gives back everything taken if one cannot be had: all or nothing, and no deadlock, since
  * every caller takes them in the same order.
  */
-export async function acquireOrdered(resources: readonly string[], options: AcquireOptions, acquireOne: (resource: string, options: AcquireOptions) => Promise<Lease>, defaultWait: number): Promise<MultiLease> {
+export async function acquireOrdered(
+  resources: readonly string[],
+  options: AcquireOptions,
+  acquireOne: (resource: string, options: AcquireOptions) => Promise<Lease>,
+  defaultWait: number,
+): Promise<MultiLease> {
   const started = performance.now()
   const wait = options.wait ?? defaultWait
   const taken: Lease[] = []
@@ -117,6 +122,7 @@ export async function acquireOrdered(resources: readonly string[], options: Acqu
  * the resource rules, the whole may be longer than one resource name may be.
  */
 export function checkMultiName(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) throw new InvalidArgumentError(`Expected the resources of an all-or-nothing lock, got ${describeValue(value)}`)
+  if (typeof value !== 'string' || value.length === 0)
+    throw new InvalidArgumentError(`Expected the resources of an all-or-nothing lock, got ${describeValue(value)}`)
   return value
 }

@@ -43,7 +43,12 @@ export interface ReadWriteLock {
 
 /** The handle of `name`; `chain` answers nested acquisitions (see src/runtime/reentrancy.ts for the rules). */
 export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, write: Operations<ReadWriteInfo>, chain: CallChain): ReadWriteLock {
-  const within = async <T>(side: 'read' | 'write', ops: Operations<ReadWriteInfo>, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> => {
+  const within = async <T>(
+    side: 'read' | 'write',
+    ops: Operations<ReadWriteInfo>,
+    fn: (lease: Lease) => Promise<T> | T,
+    options?: AcquireOptions,
+  ): Promise<T> => {
     checkFunction(fn, 'fn')
     const reentered = chain.reenter(side, name)
     if (reentered) return fn(reentered)

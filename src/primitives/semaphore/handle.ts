@@ -43,7 +43,8 @@ export const MAX_LIMIT = 1_000
 const SEMAPHORE_OPTIONS = optionNames<SemaphoreOptions>('semaphore', { limit: true })
 
 export function checkLimit(options: unknown): number {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
   checkOptions(options, SEMAPHORE_OPTIONS)
   const { limit } = options as { limit?: unknown }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {

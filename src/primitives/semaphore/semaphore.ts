@@ -1,7 +1,15 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
 import { keyCache } from '../../util/keys.js'
 import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
-import { semaphoreAcquire, semaphoreConfirm, semaphoreExtend, semaphoreExtendMany, semaphoreInspect, semaphoreLeave, semaphoreRelease } from '../../lua/embedded.js'
+import {
+  semaphoreAcquire,
+  semaphoreConfirm,
+  semaphoreExtend,
+  semaphoreExtendMany,
+  semaphoreInspect,
+  semaphoreLeave,
+  semaphoreRelease,
+} from '../../lua/embedded.js'
 import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
 import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
 
@@ -95,7 +103,9 @@ type SemaphoreView = ReplyOf<typeof semaphoreInspect>
 type Permit = readonly [slot: number, token: string, pttl: number]
 
 const mismatch = (name: string, stored: unknown, limit: number) =>
-  new InvalidArgumentError(`Semaphore "${name}" is in use with limit ${String(stored)}; this handle asked for limit ${limit} (every caller of one semaphore must use the same limit while permits are held)`)
+  new InvalidArgumentError(
+    `Semaphore "${name}" is in use with limit ${String(stored)}; this handle asked for limit ${limit} (every caller of one semaphore must use the same limit while permits are held)`,
+  )
 
 /** semaphore-acquire's reply; the node's facts follow the slot when they were asked for. */
 function decodeGrant(name: string, limit: number, reply: ReplyOf<typeof semaphoreAcquire>, withFacts: boolean): NodeGrant {
@@ -110,7 +120,12 @@ function decodeGrant(name: string, limit: number, reply: ReplyOf<typeof semaphor
 }
 
 /** semaphore-extend-many over the leases whose token names a slot; the others hold nothing: false, as `extend` answers, unsent. */
-async function extendPermits(exec: Exec, leases: readonly ExtendItem[], keysOf: (name: string) => Keys, permitOf: (name: string, token: string) => { base: string; key: string | undefined }): Promise<boolean[]> {
+async function extendPermits(
+  exec: Exec,
+  leases: readonly ExtendItem[],
+  keysOf: (name: string) => Keys,
+  permitOf: (name: string, token: string) => { base: string; key: string | undefined },
+): Promise<boolean[]> {
   const answers = leases.map(() => false)
   const sent: number[] = []
   const keys: string[] = []
@@ -174,7 +189,16 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     channel: (name) => keysOf(name).channels,
     leaseToken: permitToken,
     async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
-      const reply = await semaphoreAcquire.run(exec, keysOf(name).all, [token, ttl, retention, waiter, grace, limit, score, maxTtl === undefined ? '' : String(maxTtl)])
+      const reply = await semaphoreAcquire.run(exec, keysOf(name).all, [
+        token,
+        ttl,
+        retention,
+        waiter,
+        grace,
+        limit,
+        score,
+        maxTtl === undefined ? '' : String(maxTtl),
+      ])
       return decodeGrant(name, limit, reply, maxTtl !== undefined)
     },
     async confirm(exec, name, token, fence, waiter) {

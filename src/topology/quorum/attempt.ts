@@ -35,14 +35,19 @@ export async function attempt(q: QuorumContext<unknown>, resource: string, token
   const ms = q.nodeTimeout(ttl)
   const request: AttemptRequest = { token, ttl, waiter, score: q.book.scoreOf(waiter), maxTtl: q.maxTtl }
   const counts = new Map<QuorumNode, number>() // node -> ms until it counts
-  const results = await decided(q, (node) => q.primitive.acquire(execOf(node), resource, request), ms, (grant, node) => {
-    const facts = grant.node
-    if (!facts) throw new Error(`${resource}: node #${node.index} did not say how it counts`)
-    q.book.sawServerTime(facts.now)
-    const wait = node.observe(facts.runId, facts.young, q.maxTtl)
-    counts.set(node, wait)
-    return grant.granted && wait === 0 ? grant.claim : undefined
-  })
+  const results = await decided(
+    q,
+    (node) => q.primitive.acquire(execOf(node), resource, request),
+    ms,
+    (grant, node) => {
+      const facts = grant.node
+      if (!facts) throw new Error(`${resource}: node #${node.index} did not say how it counts`)
+      q.book.sawServerTime(facts.now)
+      const wait = node.observe(facts.runId, facts.young, q.maxTtl)
+      counts.set(node, wait)
+      return grant.granted && wait === 0 ? grant.claim : undefined
+    },
+  )
   const tally = tallyOf(q, results, counts)
   const [claim, won] = [...tally.claims].sort(([, a], [, b]) => b.counted - a.counted)[0] ?? ['', undefined]
   if (won && won.counted >= q.majority) return confirmWon(q, resource, { token, waiter, claim, won, tally, ms })
@@ -95,7 +100,8 @@ async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, 
   const confirms = await Promise.all(won.nodes.map((node) => node.run(() => q.primitive.confirm(execOf(node), resource, leaseToken, won.fence, waiter), ms)))
   if (confirms.filter((c) => c.ok && c.value).length >= q.majority) {
     // Other claims this token won elsewhere (a semaphore's nodes disagreed on the slot) are given back.
-    if (tally.claims.size > 1) for (const node of tally.granted.filter((n) => !won.nodes.includes(n))) q.primitive.release(execOf(node), resource, token).catch(() => {})
+    if (tally.claims.size > 1)
+      for (const node of tally.granted.filter((n) => !won.nodes.includes(n))) q.primitive.release(execOf(node), resource, token).catch(() => {})
     if (waiter !== '') {
       // Where the lock was held by another, this waiter joined the queue: leave it, or it
       // would stand at the head there until its place expires and block everyone.

@@ -44,21 +44,23 @@ export const decided = <T>(
     let replied = 0
     let best = 0
     nodes.forEach((node, i) => {
-      void node.run(() => call(node), ms).then((result) => {
-        results[i] = result
-        pending--
-        if (result.ok) replied++
-        let key: string | undefined
-        try {
-          key = result.ok ? bucket(result.value, node) : undefined
-        } catch {} // a reply of an unexpected shape counts as no grant; it must not stall the call
-        if (key !== undefined) {
-          const count = (buckets.get(key) ?? 0) + 1
-          buckets.set(key, count)
-          best = Math.max(best, count)
-        }
-        if (best >= majority || pending === 0 || (replied >= majority && best + pending < majority)) resolve([...results])
-      })
+      void node
+        .run(() => call(node), ms)
+        .then((result) => {
+          results[i] = result
+          pending--
+          if (result.ok) replied++
+          let key: string | undefined
+          try {
+            key = result.ok ? bucket(result.value, node) : undefined
+          } catch {} // a reply of an unexpected shape counts as no grant; it must not stall the call
+          if (key !== undefined) {
+            const count = (buckets.get(key) ?? 0) + 1
+            buckets.set(key, count)
+            best = Math.max(best, count)
+          }
+          if (best >= majority || pending === 0 || (replied >= majority && best + pending < majority)) resolve([...results])
+        })
     })
   })
 
@@ -89,7 +91,12 @@ export const undo = (q: QuorumContext<unknown>, resource: string, token: string)
  * refusals alone leave no majority, else lost as 'unreachable' (the verdict to reject with): the
  * nodes that did not answer (timed out, failed) are why, and its QuorumError says what each did.
  */
-export const unconfirmed = (q: QuorumContext<unknown>, resource: string, token: string, results: readonly (NodeResult<boolean> | undefined)[]): false | LockLostError => {
+export const unconfirmed = (
+  q: QuorumContext<unknown>,
+  resource: string,
+  token: string,
+  results: readonly (NodeResult<boolean> | undefined)[],
+): false | LockLostError => {
   undo(q, resource, token)
   const { nodes, majority } = q
   const yes = results.filter((r) => r?.ok && r.value).length

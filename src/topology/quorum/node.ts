@@ -6,7 +6,10 @@ export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boole
 /** A node's call got no reply in time; where its client said why (ECONNREFUSED), the message says it and `cause` holds it. */
 export class NodeTimeoutError extends Error {
   constructor(ms: number, clientError?: Error) {
-    super(`No reply within ${ms} ms${clientError ? ` (the client last reported: ${clientError.message})` : ''}`, clientError ? { cause: clientError } : undefined)
+    super(
+      `No reply within ${ms} ms${clientError ? ` (the client last reported: ${clientError.message})` : ''}`,
+      clientError ? { cause: clientError } : undefined,
+    )
     this.name = 'NodeTimeoutError'
   }
 }

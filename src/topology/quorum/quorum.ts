@@ -30,7 +30,10 @@ export interface QuorumOptions {
  */
 export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
   // Per node: the acquisitions (and releases) one turn sends to a node share one script call there.
-  const primitive = groupCommit(kind, adapters.some((a) => a.isCluster))
+  const primitive = groupCommit(
+    kind,
+    adapters.some((a) => a.isCluster),
+  )
   const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
   const majority = Math.floor(nodes.length / 2) + 1
   const maxTtl = options.maxTtl
@@ -62,7 +65,14 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
       return false
     },
 
-    ...(primitive.extendMany && primitive.routeKey ? batched(q, primitive.extendMany, primitive.routeKey, adapters.some((a) => a.isCluster)) : {}),
+    ...(primitive.extendMany && primitive.routeKey
+      ? batched(
+          q,
+          primitive.extendMany,
+          primitive.routeKey,
+          adapters.some((a) => a.isCluster),
+        )
+      : {}),
 
     async release(resource, token) {
       const results = await decided(
@@ -72,7 +82,12 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
         (value) => (value.released ? '' : undefined),
       )
       if (results.every((r) => r !== undefined && !r.ok)) {
-        throw new QuorumError(resource, 'release', results.map((r, i) => vote(nodes[i]!, r!, 'replied')), majority)
+        throw new QuorumError(
+          resource,
+          'release',
+          results.map((r, i) => vote(nodes[i]!, r!, 'replied')),
+          majority,
+        )
       }
       const refused = results.find((r) => r?.ok && r.value.refused !== undefined)
       if (refused?.ok) throw wakeRefused(resource, refused.value.refused!)
@@ -88,7 +103,12 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
       const results = await onEvery(q, (node) => primitive.inspect(execOf(node), resource), options.nodeTimeout(maxTtl))
       const views = results.flatMap((r) => (r.ok ? [r.value] : []))
       if (views.length < majority) {
-        throw new QuorumError(resource, 'inspect', results.map((r, i) => vote(nodes[i]!, r, 'replied')), majority)
+        throw new QuorumError(
+          resource,
+          'inspect',
+          results.map((r, i) => vote(nodes[i]!, r, 'replied')),
+          majority,
+        )
       }
       return primitive.merge(resource, views, majority)
     },

@@ -79,4 +79,3 @@ export class WaiterBook {
     if (set?.delete(waiter) && set.size === 0) this.#queued.delete(resource)
   }
 }
-

@@ -17,11 +17,7 @@ const [clientName, url, prefix] = process.argv.slice(2)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The runtime as it names itself, so the test can check it ran where it meant to. */
-const runtime = globalThis.Deno
-  ? `deno ${globalThis.Deno.version.deno}`
-  : globalThis.Bun
-    ? `bun ${globalThis.Bun.version}`
-    : `node ${process.versions.node}`
+const runtime = globalThis.Deno ? `deno ${globalThis.Deno.version.deno}` : globalThis.Bun ? `bun ${globalThis.Bun.version}` : `node ${process.versions.node}`
 
 /** A connected client of the library under test, with the few raw commands the checks need. */
 async function connect() {
@@ -96,7 +92,10 @@ const steps = {
     check(lease.signal instanceof AbortSignal && !lease.signal.aborted, 'the lease has a live AbortSignal')
     check((await waiter.tryAcquire(resource)) === null, 'tryAcquire of a held lock gives null')
     const err = await rejection(() => waiter.acquire(resource, { wait: 100 }), 'acquire of a held lock with wait 100')
-    check(err instanceof LockTimeoutError && err instanceof FencelockError && err.code === 'LOCK_TIMEOUT', `a LockTimeoutError with code LOCK_TIMEOUT (got ${err?.name} ${err?.code}: ${err?.message})`)
+    check(
+      err instanceof LockTimeoutError && err instanceof FencelockError && err.code === 'LOCK_TIMEOUT',
+      `a LockTimeoutError with code LOCK_TIMEOUT (got ${err?.name} ${err?.code}: ${err?.message})`,
+    )
     check((await lease.release()) === true, 'release gives true')
     check(!lease.held, 'a released lease is no longer held')
     return { fence: lease.fence }
@@ -109,10 +108,13 @@ const steps = {
     const waiting = waiter.acquire(resource, { ttl: 10_000, wait: 8_000 })
     waiting.catch(() => {}) // awaited below; a failure must not be an unhandled rejection meanwhile
     await until('the second instance waits in the queue', async () => (await holder.inspect(resource)).waiters === 1)
-    await until('the waiter subscribed to its wake-up channel', async () => ((await holderClient.command('PUBSUB', 'CHANNELS', `${prefix}{${resource}}*`)) ?? []).length > 0)
+    await until(
+      'the waiter subscribed to its wake-up channel',
+      async () => ((await holderClient.command('PUBSUB', 'CHANNELS', `${prefix}{${resource}}*`)) ?? []).length > 0,
+    )
     // Its look after subscribing returns: wait until no script ran for 150 ms (at most 3 s).
     let before = await scriptCalls(holderClient)
-    for (let settled = false, started = performance.now(); !settled && performance.now() - started < 3_000;) {
+    for (let settled = false, started = performance.now(); !settled && performance.now() - started < 3_000; ) {
       await sleep(150)
       const now = await scriptCalls(holderClient)
       settled = now === before
@@ -141,7 +143,10 @@ const steps = {
       fences.push(lease.fence)
       await lease.release()
     }
-    check(fences.every((fence, i) => i === 0 || fence > fences[i - 1]), `fences strictly increase: ${fences.join(', ')}`)
+    check(
+      fences.every((fence, i) => i === 0 || fence > fences[i - 1]),
+      `fences strictly increase: ${fences.join(', ')}`,
+    )
     return { fences }
   },
 
@@ -166,11 +171,15 @@ const steps = {
 
   /** withLock holds the lock while fn runs, returns fn's value, and releases. */
   async withLock({ holder, waiter }) {
-    const result = await holder.withLock('with-lock', async (lease) => {
-      const info = await waiter.inspect('with-lock')
-      check(info.held && info.token === lease.token && info.fence === lease.fence, `inspect inside withLock shows its lease (${JSON.stringify(info)})`)
-      return 42
-    }, { ttl: 5_000 })
+    const result = await holder.withLock(
+      'with-lock',
+      async (lease) => {
+        const info = await waiter.inspect('with-lock')
+        check(info.held && info.token === lease.token && info.fence === lease.fence, `inspect inside withLock shows its lease (${JSON.stringify(info)})`)
+        return 42
+      },
+      { ttl: 5_000 },
+    )
     check(result === 42, `withLock returns fn's value (got ${result})`)
     const after = await holder.inspect('with-lock')
     check(!after.held, `withLock released the lock (${JSON.stringify(after)})`)
@@ -179,11 +188,15 @@ const steps = {
 
   /** withLocks takes several resources all or nothing, with a fence for each. */
   async withLocks({ holder, waiter }) {
-    const fences = await holder.withLocks(['transfer:b', 'transfer:a'], async (lease) => {
-      check(lease.resources.join() === 'transfer:a,transfer:b', `the resources, sorted (got ${lease.resources.join()})`)
-      check((await waiter.tryAcquire('transfer:a')) === null, 'a resource of a held withLocks is not free for others')
-      return lease.fences
-    }, { ttl: 5_000 })
+    const fences = await holder.withLocks(
+      ['transfer:b', 'transfer:a'],
+      async (lease) => {
+        check(lease.resources.join() === 'transfer:a,transfer:b', `the resources, sorted (got ${lease.resources.join()})`)
+        check((await waiter.tryAcquire('transfer:a')) === null, 'a resource of a held withLocks is not free for others')
+        return lease.fences
+      },
+      { ttl: 5_000 },
+    )
     check(fences['transfer:a'] > 0 && fences['transfer:b'] > 0, `a fence per resource (${JSON.stringify(fences)})`)
     const after = await waiter.tryAcquire('transfer:a', { ttl: 5_000 })
     check(after !== null, 'withLocks released everything')
@@ -242,7 +255,10 @@ const steps = {
     })
     clearTimeout(timer) // the check that the process exits by itself must measure fencelock, not us
     const after = Math.round(performance.now() - started)
-    check(reason instanceof LockLostError && reason.code === 'LOCK_LOST', `the signal's reason is a LockLostError (got ${reason?.name ?? reason}: ${reason?.message})`)
+    check(
+      reason instanceof LockLostError && reason.code === 'LOCK_LOST',
+      `the signal's reason is a LockLostError (got ${reason?.name ?? reason}: ${reason?.message})`,
+    )
     check(!lease.held, 'a lost lease is not held')
     check((await lease.release()) === false, 'releasing a lost lease gives false')
     return { after, reason: reason.reason }
@@ -252,15 +268,26 @@ const steps = {
   async reentry({ holderClient, holder }) {
     const reentrant = createLocks({ redis: holderClient.raw, prefix, reentrant: true })
     instances.push(reentrant)
-    const fences = await reentrant.withLock('reentry', async (outer) => {
-      await sleep(5)
-      const inner = await reentrant.withLock('reentry', (lease) => lease.fence)
-      const inTimer = await new Promise((resolve, reject) => setTimeout(() => reentrant.withLock('reentry', (lease) => lease.fence).then(resolve, reject), 5))
-      return [outer.fence, inner, inTimer]
-    }, { ttl: 5_000 })
+    const fences = await reentrant.withLock(
+      'reentry',
+      async (outer) => {
+        await sleep(5)
+        const inner = await reentrant.withLock('reentry', (lease) => lease.fence)
+        const inTimer = await new Promise((resolve, reject) => setTimeout(() => reentrant.withLock('reentry', (lease) => lease.fence).then(resolve, reject), 5))
+        return [outer.fence, inner, inTimer]
+      },
+      { ttl: 5_000 },
+    )
     check(fences[1] === fences[0] && fences[2] === fences[0], `nested withLock re-enters the outer lease (fences ${fences.join(', ')})`)
-    const err = await holder.withLock('reentry-refused', async () => rejection(() => holder.acquire('reentry-refused', { wait: 2_000 }), 'a nested acquire without reentrant'), { ttl: 5_000 })
-    check(err instanceof LockReentryError && err.code === 'LOCK_REENTRY', `a nested acquire without reentrant fails at once with LockReentryError (got ${err?.name}: ${err?.message})`)
+    const err = await holder.withLock(
+      'reentry-refused',
+      async () => rejection(() => holder.acquire('reentry-refused', { wait: 2_000 }), 'a nested acquire without reentrant'),
+      { ttl: 5_000 },
+    )
+    check(
+      err instanceof LockReentryError && err.code === 'LOCK_REENTRY',
+      `a nested acquire without reentrant fails at once with LockReentryError (got ${err?.name}: ${err?.message})`,
+    )
     return { fence: fences[0] }
   },
 
@@ -283,7 +310,7 @@ const steps = {
   /** The CommonJS build, as `require('fencelock')` loads it, works too. */
   async commonjs({ holderClient }) {
     const cjs = createRequire(import.meta.url)('fencelock')
-    check(typeof cjs.createLocks === 'function', 'require(\'fencelock\') exports createLocks')
+    check(typeof cjs.createLocks === 'function', "require('fencelock') exports createLocks")
     const locks = cjs.createLocks({ redis: holderClient.raw, prefix })
     instances.push(locks)
     const lease = await locks.tryAcquire('commonjs', { ttl: 5_000 })
@@ -337,7 +364,10 @@ await step('close', async () => {
   const closing = await Promise.allSettled(instances.map((locks) => locks.close()))
   const quitting = await Promise.allSettled(clients.map((client) => client.quit()))
   for (const outcome of [...closing, ...quitting]) if (outcome.status === 'rejected') throw outcome.reason
-  check(instances.every((locks) => locks.closed), 'every instance reports closed')
+  check(
+    instances.every((locks) => locks.closed),
+    'every instance reports closed',
+  )
   check(context !== undefined, 'connected')
   return { failed }
 })

@@ -35,7 +35,8 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
     })
     let n = 0
     const name = (base: string) => `${base}-${++n}`
-    const candidate = (election: string, value: string, ready = false) => spawnWorker('candidate', adapter.name, redis.url, { prefix, election, value, ttl: TTL, ready })
+    const candidate = (election: string, value: string, ready = false) =>
+      spawnWorker('candidate', adapter.name, redis.url, { prefix, election, value, ttl: TTL, ready })
     /** Two candidates started at once (a process takes a while to start); the second campaigns once the first leads. */
     const pair = async (election: string) => {
       const [first, second] = [candidate(election, 'first', true), candidate(election, 'second', true)]
@@ -58,7 +59,8 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
     }
     const expectMonotonic = (seen: readonly (Leader | null)[]) => {
       const terms = seen.flatMap((l) => (l ? [[l.fence, l.version] as const] : []))
-      for (let i = 1; i < terms.length; i++) expect(terms[i]![0] > terms[i - 1]![0] || (terms[i]![0] === terms[i - 1]![0] && terms[i]![1] > terms[i - 1]![1])).toBe(true)
+      for (let i = 1; i < terms.length; i++)
+        expect(terms[i]![0] > terms[i - 1]![0] || (terms[i]![0] === terms[i - 1]![0] && terms[i]![1] > terms[i - 1]![1])).toBe(true)
     }
 
     it('one leader at a time: each candidate is elected only after the one before resigned, with a larger term', async () => {

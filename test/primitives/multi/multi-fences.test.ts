@@ -32,7 +32,7 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing fences', () => {
       await client?.quit()
     })
 
-    it('with one resource\'s fence ahead of the clock: the lease\'s fence is above it, and later single leases of every resource are above the lease\'s', async () => {
+    it("with one resource's fence ahead of the clock: the lease's fence is above it, and later single leases of every resource are above the lease's", async () => {
       const [seconds, micros] = (await client.command('TIME')) as [string, string]
       const ahead = Number(seconds) * 1_000_000 + Number(micros) + 1_000_000_000_000 // ~11 days
       await client.command('SET', keysOf(prefix, 'b').fence, String(ahead), 'PX', 600_000)

@@ -76,14 +76,21 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
       const { first, second } = names('order')
       const order: string[] = []
       const take = (who: string, resources: string[]) =>
-        locks.withLocks(resources, async (lease) => {
-          expect(lease.resources).toEqual([first, second])
-          order.push(`${who} in`)
-          await new Promise((resolve) => setTimeout(resolve, 100))
-          order.push(`${who} out`)
-        }, { wait: 3_000 })
+        locks.withLocks(
+          resources,
+          async (lease) => {
+            expect(lease.resources).toEqual([first, second])
+            order.push(`${who} in`)
+            await new Promise((resolve) => setTimeout(resolve, 100))
+            order.push(`${who} out`)
+          },
+          { wait: 3_000 },
+        )
       await Promise.all([take('x', [first, second]), take('y', [second, first])])
-      expect([order.slice(0, 2), order.slice(2)]).toEqual([[order[0], order[0]!.replace('in', 'out')], [order[2], order[2]!.replace('in', 'out')]])
+      expect([order.slice(0, 2), order.slice(2)]).toEqual([
+        [order[0], order[0]!.replace('in', 'out')],
+        [order[2], order[2]!.replace('in', 'out')],
+      ])
     })
 
     it('the wait for the second name runs out: LockTimeoutError, and the first is free at once', async () => {

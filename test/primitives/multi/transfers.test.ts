@@ -40,9 +40,18 @@ function worker(params: Record<string, unknown>, ms: number): Promise<Done> {
     const timer = setTimeout(() => child.kill('SIGKILL'), ms)
     child.once('close', (code, signal) => {
       clearTimeout(timer)
-      const done = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string } & Done).find((e) => e.event === 'done')
+      const done = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string } & Done)
+        .find((e) => e.event === 'done')
       if (done) resolve(done)
-      else reject(new Error(`transfer worker ended without done (exit ${code}, ${signal ?? 'no signal'}${signal === 'SIGKILL' ? `, killed after ${ms} ms: deadlock?` : ''}); stderr: ${stderr.slice(-2_000)}`))
+      else
+        reject(
+          new Error(
+            `transfer worker ended without done (exit ${code}, ${signal ?? 'no signal'}${signal === 'SIGKILL' ? `, killed after ${ms} ms: deadlock?` : ''}); stderr: ${stderr.slice(-2_000)}`,
+          ),
+        )
     })
   })
 }
@@ -82,8 +91,17 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
     const bank = useIoredis(server)
 
     it('no deadlock; the sum and every balance exact', async () => {
-      const done = await transfers('single', [server.url], bank.client, accountsNamed((i) => `account:${i}`), 5_000)
-      expect(done.reduce((sum, d) => sum + d.ordered, 0), 'one script took both locks').toBe(0)
+      const done = await transfers(
+        'single',
+        [server.url],
+        bank.client,
+        accountsNamed((i) => `account:${i}`),
+        5_000,
+      )
+      expect(
+        done.reduce((sum, d) => sum + d.ordered, 0),
+        'one script took both locks',
+      ).toBe(0)
     }, 60_000)
   })
 
@@ -101,8 +119,17 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
     const urls = () => cluster.nodes.map((n) => n.url)
 
     it('names sharing a hash tag ({bank}:1 ... {bank}:4): taken atomically in one slot; no deadlock; sums exact', async () => {
-      const done = await transfers('cluster', urls(), bank, accountsNamed((i) => `{bank}:${i}`), 5_000)
-      expect(done.reduce((sum, d) => sum + d.ordered, 0), 'one script took both locks').toBe(0)
+      const done = await transfers(
+        'cluster',
+        urls(),
+        bank,
+        accountsNamed((i) => `{bank}:${i}`),
+        5_000,
+      )
+      expect(
+        done.reduce((sum, d) => sum + d.ordered, 0),
+        'one script took both locks',
+      ).toBe(0)
     }, 60_000)
 
     it('names on different slots: taken one by one in sorted order; no deadlock; sums exact', async () => {
@@ -111,7 +138,10 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
       const owners = new Set(await Promise.all(slots.map(async (s) => (await cluster.nodeForSlot(s)).port)))
       expect(owners.size, `slots ${slots.join(', ')} on more than one node`).toBeGreaterThan(1)
       const done = await transfers('cluster', urls(), bank, accounts, 5_000)
-      expect(done.reduce((sum, d) => sum + d.ordered, 0), 'the ordered path was taken').toBeGreaterThan(0)
+      expect(
+        done.reduce((sum, d) => sum + d.ordered, 0),
+        'the ordered path was taken',
+      ).toBeGreaterThan(0)
     }, 60_000)
   })
 
@@ -129,7 +159,13 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
     })
 
     it(`${TRANSFERS} transfers per process: no deadlock; the sum and every balance exact`, async () => {
-      await transfers('quorum', nodes.map((n) => n.url), bank!, accountsNamed((i) => `account:${i}`), 2_000)
+      await transfers(
+        'quorum',
+        nodes.map((n) => n.url),
+        bank!,
+        accountsNamed((i) => `account:${i}`),
+        2_000,
+      )
     }, 60_000)
   })
 })

@@ -47,7 +47,7 @@ describe.skipIf(!requireRedisOrSkip())('semaphore FIFO', () => {
       ahead = createLocks({ redis: slow.raw, prefix, ...OPTIONS })
     }
 
-    it('a permit freed while a waiter is queued goes to that waiter: a newcomer\'s tryAcquire and first acquire attempt are refused', async () => {
+    it("a permit freed while a waiter is queued goes to that waiter: a newcomer's tryAcquire and first acquire attempt are refused", async () => {
       await setup('sem-fifo')
       const pool = locks.semaphore('fifo', { limit: 1 })
       const holder = await pool.acquire()

@@ -42,7 +42,8 @@ function worker(params: Record<string, unknown>): Run {
       for (;;) {
         const found = events.find((e) => e.event === event)
         if (found) return found
-        if (performance.now() > until || child.exitCode !== null) throw new Error(`worker: no ${event} within ${ms} ms (exit ${child.exitCode}); stderr: ${stderr.slice(-2_000)}`)
+        if (performance.now() > until || child.exitCode !== null)
+          throw new Error(`worker: no ${event} within ${ms} ms (exit ${child.exitCode}); stderr: ${stderr.slice(-2_000)}`)
         await sleep(20)
       }
     },
@@ -107,7 +108,11 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
       const { Cluster } = await import('ioredis')
       const control = new Cluster(cluster.nodes.map((n) => ({ host: n.host, port: n.port })))
       try {
-        await crowd('cluster', cluster.nodes.map((n) => n.url), control)
+        await crowd(
+          'cluster',
+          cluster.nodes.map((n) => n.url),
+          control,
+        )
       } finally {
         control.disconnect()
       }
@@ -128,7 +133,11 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
     })
 
     it('never more than the limit inside', async () => {
-      await crowd('quorum', nodes.map((n) => n.url), clients[0]!)
+      await crowd(
+        'quorum',
+        nodes.map((n) => n.url),
+        clients[0]!,
+      )
     }, 120_000)
 
     it('14. 3 nodes, limit 2, disjoint majorities {A,B}, {B,C}, {A,C}: never 3 permits (per-node counting would grant them)', async () => {
@@ -155,7 +164,10 @@ describe.skipIf(!requireRedisOrSkip())(`semaphore across ${PROCESSES} processes 
         per[1]![0]!.disconnect()
         per[2]![1]!.disconnect()
         for (const [i, locks] of instances.entries()) {
-          const permit = await locks.semaphore('pool', { limit: 2 }).tryAcquire({ ttl: 2_000 }).catch(() => null)
+          const permit = await locks
+            .semaphore('pool', { limit: 2 })
+            .tryAcquire({ ttl: 2_000 })
+            .catch(() => null)
           if (permit) held.push(permit)
           // Naive per-node counting: {A,B} count 1, {B,C}: B 2, C 1, {A,C}: A 2, C 2 -> 3 permits.
           expect(held.filter((p) => p.held).length, `after instance ${i}`).toBeLessThanOrEqual(2)

@@ -7,138 +7,148 @@ import { sleep, waitUntil } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 describeRedis('semaphore', (server) => {
-  perAdapter(server, (t) => {
-    let n = 0
-    const name = (base: string) => `${base}-${++n}`
+  perAdapter(
+    server,
+    (t) => {
+      let n = 0
+      const name = (base: string) => `${base}-${++n}`
 
-    it('grants at most `limit` permits; each is a Lease with a larger fence than every earlier one', async () => {
-      const pool = t.locks.semaphore(name('basic'), { limit: 2 })
-      const a = await pool.acquire({ ttl: 5_000 })
-      const b = await pool.acquire({ ttl: 5_000 })
-      expect(b.fence).toBeGreaterThan(a.fence)
-      expect(a.token).not.toBe(b.token)
-      expect(await pool.tryAcquire()).toBeNull()
-      expect(await t.other.semaphore(pool.name, { limit: 2 }).tryAcquire()).toBeNull()
-      const info = await pool.inspect()
-      expect(info.limit).toBe(2)
-      expect(info.held).toBe(2)
-      expect(info.permits.map((p) => p.token).sort()).toEqual([a.token, b.token].sort())
-      for (const p of info.permits) expect(p.ttl).toBeGreaterThan(4_000)
-      expect(await a.release()).toBe(true)
-      const c = (await pool.tryAcquire())!
-      expect(c).not.toBeNull()
-      expect(c.fence).toBeGreaterThan(b.fence)
-      await Promise.all([b.release(), c.release()])
-      expect((await pool.inspect()).held).toBe(0)
-    })
+      it('grants at most `limit` permits; each is a Lease with a larger fence than every earlier one', async () => {
+        const pool = t.locks.semaphore(name('basic'), { limit: 2 })
+        const a = await pool.acquire({ ttl: 5_000 })
+        const b = await pool.acquire({ ttl: 5_000 })
+        expect(b.fence).toBeGreaterThan(a.fence)
+        expect(a.token).not.toBe(b.token)
+        expect(await pool.tryAcquire()).toBeNull()
+        expect(await t.other.semaphore(pool.name, { limit: 2 }).tryAcquire()).toBeNull()
+        const info = await pool.inspect()
+        expect(info.limit).toBe(2)
+        expect(info.held).toBe(2)
+        expect(info.permits.map((p) => p.token).sort()).toEqual([a.token, b.token].sort())
+        for (const p of info.permits) expect(p.ttl).toBeGreaterThan(4_000)
+        expect(await a.release()).toBe(true)
+        const c = (await pool.tryAcquire())!
+        expect(c).not.toBeNull()
+        expect(c.fence).toBeGreaterThan(b.fence)
+        await Promise.all([b.release(), c.release()])
+        expect((await pool.inspect()).held).toBe(0)
+      })
 
-    it('a waiter is woken by a release within milliseconds; two releases wake two waiters', async () => {
-      const pool = t.locks.semaphore(name('wake'), { limit: 2 })
-      const theirs = t.other.semaphore(pool.name, { limit: 2 })
-      const held = [await pool.acquire({ ttl: 10_000 }), await pool.acquire({ ttl: 10_000 })]
-      const first = theirs.acquire({ ttl: 5_000, wait: 8_000 })
-      const second = t.locks.semaphore(pool.name, { limit: 2 }).acquire({ ttl: 5_000, wait: 8_000 })
-      await waitUntil('both wait in line', async () => (await pool.inspect()).waiters === 2, 3_000)
-      const releasedAt = performance.now()
-      await Promise.all(held.map((p) => p.release()))
-      const got = await Promise.all([first, second])
-      // The holders' ttl was 10 s: without wake-ups this would take that long.
-      expect(performance.now() - releasedAt).toBeLessThan(1_000)
-      await Promise.all(got.map((p) => p.release()))
-    })
-
-    it('a parked waiter costs a handful of Redis commands, not polling', async () => {
-      const pool = t.locks.semaphore(name('idle'), { limit: 1 })
-      const holder = await pool.acquire({ ttl: 10_000 })
-      const waiting = t.other.semaphore(pool.name, { limit: 1 }).acquire({ ttl: 5_000, wait: 8_000 })
-      await sleep(200)
-      const before = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
-      await sleep(2_000)
-      const after = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
-      expect(after - before - 1, 'commands while one waiter waited 2 s').toBeLessThanOrEqual(5)
-      await holder.release()
-      await (await waiting).release()
-    })
-
-    it('a permit that is not extended expires alone (by the server clock); its signal aborts; another takes its slot', async () => {
-      const pool = t.locks.semaphore(name('expire'), { limit: 1 })
-      const short = await pool.acquire({ ttl: 300 })
-      const reason = await new Promise<unknown>((resolve) => short.signal.addEventListener('abort', () => resolve(short.signal.reason)))
-      expect(reason).toBeInstanceOf(LockLostError)
-      await sleep(20)
-      const next = (await pool.tryAcquire())!
-      expect(next).not.toBeNull()
-      expect(next.fence).toBeGreaterThan(short.fence)
-      expect(await short.release()).toBe(false)
-      await next.release()
-    })
-
-    it('withPermit runs fn auto-extended and releases; extend and release by token', async () => {
-      const pool = t.locks.semaphore(name('with'), { limit: 1 })
-      const fence = await pool.withPermit(async (permit) => {
-        await sleep(500)
-        expect(permit.held).toBe(true)
-        return permit.fence
-      }, { ttl: 200 })
-      expect(fence).toBeGreaterThan(0)
-      expect((await pool.inspect()).held).toBe(0)
-      const permit = await pool.acquire({ ttl: 1_000 })
-      const theirs = t.other.semaphore(pool.name, { limit: 1 })
-      expect(await theirs.extend(permit.token, 20_000)).toBe(true)
-      expect((await pool.inspect()).permits[0]!.ttl).toBeGreaterThan(15_000)
-      expect(await theirs.release(permit.token)).toBe(true)
-      expect(await theirs.release(permit.token)).toBe(false)
-      expect((await pool.inspect()).held).toBe(0)
-    })
-
-    it('refuses another limit for the same name while permits are held, in this instance and across instances; the next caller\'s limit applies once none is held', async () => {
-      const pool = t.locks.semaphore(name('limit'), { limit: 2 })
-      expect(() => t.locks.semaphore(pool.name, { limit: 3 })).toThrow(InvalidArgumentError)
-      const permit = await pool.acquire()
-      const err = await t.other.semaphore(pool.name, { limit: 3 }).acquire({ wait: 500 }).catch((e: unknown) => e)
-      expect(err).toBeInstanceOf(InvalidArgumentError)
-      expect((err as Error).message).toMatch(/limit 2.*limit 3/)
-      await permit.release()
-      const three = t.other.semaphore(pool.name, { limit: 3 })
-      const taken = await Promise.all([three.acquire(), three.acquire(), three.acquire()])
-      expect((await three.inspect()).limit).toBe(3)
-      await Promise.all(taken.map((p) => p.release()))
-    })
-
-    it('bad input gets a typed error naming the value', () => {
-      expect(() => t.locks.semaphore('', { limit: 1 })).toThrow(/`name`.*got ""/)
-      expect(() => t.locks.semaphore('x', { limit: 0 })).toThrow(/`limit`.*got 0/)
-      expect(() => t.locks.semaphore('x', { limit: 1.5 })).toThrow(/`limit`.*got 1.5/)
-      expect(() => t.locks.semaphore('x', { limit: 1_001 })).toThrow(/`limit`.*got 1001/)
-      expect(() => t.locks.semaphore('x', undefined as unknown as { limit: number })).toThrow(InvalidArgumentError)
-    })
-
-    it('a semaphore and a mutex of the same name never share a key', async () => {
-      const shared = name('same-name')
-      const lock = await t.locks.acquire(shared, { ttl: 5_000 })
-      const permit = (await t.locks.semaphore(shared, { limit: 1 }).tryAcquire())!
-      expect(permit).not.toBeNull()
-      expect((await t.locks.inspect(shared)).token).toBe(lock.token)
-      await Promise.all([lock.release(), permit.release()])
-    })
-
-    it('a client whose wall clock is hours off neither steals nor leaks permits (no Date.now in any decision)', async () => {
-      const pool = t.locks.semaphore(name('skew'), { limit: 1 })
-      const realNow = Date.now
-      const held: Lease[] = []
-      try {
-        Date.now = () => realNow() + 5 * 3_600_000
-        held.push(await pool.acquire({ ttl: 400 }))
-        Date.now = () => realNow() - 5 * 3_600_000
-        expect(await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire()).toBeNull() // not stolen
-        await sleep(500)
-        const next = (await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire())! // not leaked: expired by the server
-        expect(next).not.toBeNull()
-        held.push(next)
-      } finally {
-        Date.now = realNow
+      it('a waiter is woken by a release within milliseconds; two releases wake two waiters', async () => {
+        const pool = t.locks.semaphore(name('wake'), { limit: 2 })
+        const theirs = t.other.semaphore(pool.name, { limit: 2 })
+        const held = [await pool.acquire({ ttl: 10_000 }), await pool.acquire({ ttl: 10_000 })]
+        const first = theirs.acquire({ ttl: 5_000, wait: 8_000 })
+        const second = t.locks.semaphore(pool.name, { limit: 2 }).acquire({ ttl: 5_000, wait: 8_000 })
+        await waitUntil('both wait in line', async () => (await pool.inspect()).waiters === 2, 3_000)
+        const releasedAt = performance.now()
         await Promise.all(held.map((p) => p.release()))
-      }
-    })
-  }, { prefix: 'sem' })
+        const got = await Promise.all([first, second])
+        // The holders' ttl was 10 s: without wake-ups this would take that long.
+        expect(performance.now() - releasedAt).toBeLessThan(1_000)
+        await Promise.all(got.map((p) => p.release()))
+      })
+
+      it('a parked waiter costs a handful of Redis commands, not polling', async () => {
+        const pool = t.locks.semaphore(name('idle'), { limit: 1 })
+        const holder = await pool.acquire({ ttl: 10_000 })
+        const waiting = t.other.semaphore(pool.name, { limit: 1 }).acquire({ ttl: 5_000, wait: 8_000 })
+        await sleep(200)
+        const before = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
+        await sleep(2_000)
+        const after = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
+        expect(after - before - 1, 'commands while one waiter waited 2 s').toBeLessThanOrEqual(5)
+        await holder.release()
+        await (await waiting).release()
+      })
+
+      it('a permit that is not extended expires alone (by the server clock); its signal aborts; another takes its slot', async () => {
+        const pool = t.locks.semaphore(name('expire'), { limit: 1 })
+        const short = await pool.acquire({ ttl: 300 })
+        const reason = await new Promise<unknown>((resolve) => short.signal.addEventListener('abort', () => resolve(short.signal.reason)))
+        expect(reason).toBeInstanceOf(LockLostError)
+        await sleep(20)
+        const next = (await pool.tryAcquire())!
+        expect(next).not.toBeNull()
+        expect(next.fence).toBeGreaterThan(short.fence)
+        expect(await short.release()).toBe(false)
+        await next.release()
+      })
+
+      it('withPermit runs fn auto-extended and releases; extend and release by token', async () => {
+        const pool = t.locks.semaphore(name('with'), { limit: 1 })
+        const fence = await pool.withPermit(
+          async (permit) => {
+            await sleep(500)
+            expect(permit.held).toBe(true)
+            return permit.fence
+          },
+          { ttl: 200 },
+        )
+        expect(fence).toBeGreaterThan(0)
+        expect((await pool.inspect()).held).toBe(0)
+        const permit = await pool.acquire({ ttl: 1_000 })
+        const theirs = t.other.semaphore(pool.name, { limit: 1 })
+        expect(await theirs.extend(permit.token, 20_000)).toBe(true)
+        expect((await pool.inspect()).permits[0]!.ttl).toBeGreaterThan(15_000)
+        expect(await theirs.release(permit.token)).toBe(true)
+        expect(await theirs.release(permit.token)).toBe(false)
+        expect((await pool.inspect()).held).toBe(0)
+      })
+
+      it("refuses another limit for the same name while permits are held, in this instance and across instances; the next caller's limit applies once none is held", async () => {
+        const pool = t.locks.semaphore(name('limit'), { limit: 2 })
+        expect(() => t.locks.semaphore(pool.name, { limit: 3 })).toThrow(InvalidArgumentError)
+        const permit = await pool.acquire()
+        const err = await t.other
+          .semaphore(pool.name, { limit: 3 })
+          .acquire({ wait: 500 })
+          .catch((e: unknown) => e)
+        expect(err).toBeInstanceOf(InvalidArgumentError)
+        expect((err as Error).message).toMatch(/limit 2.*limit 3/)
+        await permit.release()
+        const three = t.other.semaphore(pool.name, { limit: 3 })
+        const taken = await Promise.all([three.acquire(), three.acquire(), three.acquire()])
+        expect((await three.inspect()).limit).toBe(3)
+        await Promise.all(taken.map((p) => p.release()))
+      })
+
+      it('bad input gets a typed error naming the value', () => {
+        expect(() => t.locks.semaphore('', { limit: 1 })).toThrow(/`name`.*got ""/)
+        expect(() => t.locks.semaphore('x', { limit: 0 })).toThrow(/`limit`.*got 0/)
+        expect(() => t.locks.semaphore('x', { limit: 1.5 })).toThrow(/`limit`.*got 1.5/)
+        expect(() => t.locks.semaphore('x', { limit: 1_001 })).toThrow(/`limit`.*got 1001/)
+        expect(() => t.locks.semaphore('x', undefined as unknown as { limit: number })).toThrow(InvalidArgumentError)
+      })
+
+      it('a semaphore and a mutex of the same name never share a key', async () => {
+        const shared = name('same-name')
+        const lock = await t.locks.acquire(shared, { ttl: 5_000 })
+        const permit = (await t.locks.semaphore(shared, { limit: 1 }).tryAcquire())!
+        expect(permit).not.toBeNull()
+        expect((await t.locks.inspect(shared)).token).toBe(lock.token)
+        await Promise.all([lock.release(), permit.release()])
+      })
+
+      it('a client whose wall clock is hours off neither steals nor leaks permits (no Date.now in any decision)', async () => {
+        const pool = t.locks.semaphore(name('skew'), { limit: 1 })
+        const realNow = Date.now
+        const held: Lease[] = []
+        try {
+          Date.now = () => realNow() + 5 * 3_600_000
+          held.push(await pool.acquire({ ttl: 400 }))
+          Date.now = () => realNow() - 5 * 3_600_000
+          expect(await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire()).toBeNull() // not stolen
+          await sleep(500)
+          const next = (await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire())! // not leaked: expired by the server
+          expect(next).not.toBeNull()
+          held.push(next)
+        } finally {
+          Date.now = realNow
+          await Promise.all(held.map((p) => p.release()))
+        }
+      })
+    },
+    { prefix: 'sem' },
+  )
 })

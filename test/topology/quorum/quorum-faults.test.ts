@@ -60,7 +60,6 @@ async function locksOn(nodes: RedisProcess[], offset = 0, urls = nodes.map((n) =
   return locks
 }
 
-
 describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
   it('keeps granting, one holder at a time, while one of 5 nodes is killed with -9', async () => {
     const nodes = await servers(5)
@@ -123,7 +122,10 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const a = await locksOn(nodes, 0, undefined, maxTtl)
     // B's clients connect now, but B runs no script before node 2's restart: it never sees node
     // 2's old run_id, so only the server-side uptime check can keep node 2 out.
-    const bClients = await clients(nodes.map((n) => n.url), 1)
+    const bClients = await clients(
+      nodes.map((n) => n.url),
+      1,
+    )
     const b = createLocks({ redis: bClients, ...OPTIONS, maxTtl, ttl: maxTtl })
     teardown.push(() => b.close())
     await mature(nodes, maxTtl)
@@ -183,7 +185,10 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     expect(refused).toBeInstanceOf(QuorumError)
     // (A client still reconnecting to a restarted node reports it as timeout or error instead.)
     const votes = (refused as QuorumError).votes
-    expect(votes.some((v) => v.outcome === 'restarting'), JSON.stringify(votes)).toBe(true)
+    expect(
+      votes.some((v) => v.outcome === 'restarting'),
+      JSON.stringify(votes),
+    ).toBe(true)
     expect(votes.filter((v) => v.outcome === 'held' || v.outcome === 'acquired').length, JSON.stringify(votes)).toBeLessThanOrEqual(1)
     const lease = await a.acquire('f:runid', { wait: 3_000 })
     expect(performance.now() - started).toBeGreaterThan(MAX_TTL - 100)
@@ -218,7 +223,11 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
   it("aborts a holder's signal before its deadline when it is cut off from the majority", async () => {
     const nodes = await servers(3)
     const proxies = await proxiesFor(nodes)
-    const locks = await locksOn(nodes, 0, proxies.map((p) => p.url))
+    const locks = await locksOn(
+      nodes,
+      0,
+      proxies.map((p) => p.url),
+    )
     const observer = await locksOn(nodes, 1)
     await mature(nodes, MAX_TTL)
     const lease = await locks.acquire('f:partition', { autoExtend: true })

@@ -15,7 +15,6 @@ import { acquireMany, closeQuietly, sleep, uniquePrefix, waitUntil } from '../..
 const MAX_TTL = 1_000
 const TTL = 1_000
 
-
 describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes)', () => {
   let servers: RedisProcess[] = []
   beforeAll(async () => {
@@ -84,7 +83,8 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes
       await mature(servers, 8_000)
       locks = createLocks({ redis: clients.map((c) => c.raw), prefix, maxTtl: 8_000, quorum: { nodeTimeout: 250 } })
       const leases: Lease[] = []
-      for (let i = 0; i < 10_000; i += 200) leases.push(...(await Promise.all(Array.from({ length: 200 }, (_, j) => locks!.acquire(`c${i + j}`, { ttl: 8_000 })))))
+      for (let i = 0; i < 10_000; i += 200)
+        leases.push(...(await Promise.all(Array.from({ length: 200 }, (_, j) => locks!.acquire(`c${i + j}`, { ttl: 8_000 })))))
       expect(leases.filter((l) => !l.held)).toEqual([])
       await locks.close({ release: true })
       locks = undefined

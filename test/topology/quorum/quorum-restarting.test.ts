@@ -46,7 +46,12 @@ describe.skipIf(!requireRedisOrSkip())('quorum on freshly started nodes', () => 
   })
 
   it('tryAcquire and acquire with wait 0 throw the same QuorumError instead of answering "held"', async () => {
-    expectRestarting(await locks.tryAcquire('fresh-try').then((v) => v, (e: unknown) => e))
+    expectRestarting(
+      await locks.tryAcquire('fresh-try').then(
+        (v) => v,
+        (e: unknown) => e,
+      ),
+    )
     expectRestarting(await locks.acquire('fresh-zero', { wait: 0 }).catch((e: unknown) => e))
   })
 })

@@ -17,7 +17,9 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
   }
   // token, ttl, retention, waiter, grace, score, maxTtl
   const acquire = (resource: string, token: string, waiter = '', score = '', maxTtl = 0) =>
-    run(scripts.mutexAcquire, keysOf(resource), [token, 5_000, 60_000, waiter, 2_000, score, maxTtl]) as Promise<[number, string | number, number, string, string]>
+    run(scripts.mutexAcquire, keysOf(resource), [token, 5_000, 60_000, waiter, 2_000, score, maxTtl]) as Promise<
+      [number, string | number, number, string, string]
+    >
 
   it('reports the node as young until its uptime reaches maxTtl, and its run_id', async () => {
     const info = await direct.client.info('server')

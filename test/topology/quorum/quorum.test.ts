@@ -35,7 +35,6 @@ async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: R
   return { raw, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
 }
 
-
 describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   let servers: RedisProcess[] = []
   const cleanup: Closable[] = []
@@ -216,10 +215,11 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   })
 })
 
-const tryQuorum = (locks: Locks) => locks.tryAcquire('q:down').then(
-  () => undefined,
-  (e: unknown) => e,
-)
+const tryQuorum = (locks: Locks) =>
+  locks.tryAcquire('q:down').then(
+    () => undefined,
+    (e: unknown) => e,
+  )
 
 describe.skipIf(!requireRedisOrSkip())('quorum over 4 masters', () => {
   // With an even number of nodes, half is not a majority: two holders of two nodes each could
