@@ -35,7 +35,7 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
   stop.abort()
   await observing
   // Every state in order; a quorum's observer reads the merged view, so it may skip one that came and went.
-  const values = seen.map((l) => l?.value)
+  const values = seen.map((l) => (l === null ? null : l.value))
   expect(values[0]).toBeNull()
   expect(values.at(-1)).toBeNull()
   expect(values.filter((v) => v !== null)).toEqual(expect.arrayContaining(['a2', 'b']))
