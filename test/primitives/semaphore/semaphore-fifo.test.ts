@@ -2,54 +2,26 @@
 // when that waiter is slow to come for it; a newcomer's tryAcquire, or the first attempt of its
 // acquire, does not overtake it. The waiter ahead sits behind a hung fault proxy, so it cannot
 // react to the wake-up and only the queue can keep its turn.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, type Lease, type Locks } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
-import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Lease } from '../../../src/index.js'
+import { adapters } from '../../../harness/clients.js'
+import { sleep, waitUntil } from '../../../harness/util.js'
+import { describeRedis, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 
 // Long enough that the waiter ahead keeps its place while its proxy hangs.
 const OPTIONS = { waiterGrace: 5_000, ttl: 10_000 }
 
-describe.skipIf(!requireRedisOrSkip())('semaphore FIFO', () => {
-  let redis: RedisProcess
-  let proxy: FaultProxy
-  beforeAll(async () => {
-    redis = await startRedis()
-    proxy = await startFaultProxy(redis)
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await redis?.stop()
-  })
+describeRedis('semaphore FIFO', (server) => {
+  const proxy = useFaultProxy(server)
 
   describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
-    let slow: TestClient // through the proxy
-    let locks: Locks
-    let ahead: Locks
-    let prefix: string
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-    })
-    afterEach(async () => {
-      proxy.heal()
-      await closeQuietly([locks, ahead])
-      await slow?.disconnect()
-    })
-    afterAll(() => client?.quit())
-
-    const setup = async (name: string) => {
-      prefix = uniquePrefix(name)
-      slow = await adapter.connect(proxy.url)
-      locks = createLocks({ redis: client.raw, prefix, ...OPTIONS })
-      ahead = createLocks({ redis: slow.raw, prefix, ...OPTIONS })
-    }
+    const t = useClient(adapter, server, { prefix: 'sem-fifo', locks: OPTIONS })
+    const slow = useClient(adapter, proxy, { end: 'disconnect' }) // through the proxy
+    afterEach(() => proxy.heal())
 
     it("a permit freed while a waiter is queued goes to that waiter: a newcomer's tryAcquire and first acquire attempt are refused", async () => {
-      await setup('sem-fifo')
-      const pool = locks.semaphore('fifo', { limit: 1 })
+      const ahead = slow.open({ prefix: t.prefix, ...OPTIONS })
+      const pool = t.locks.semaphore('fifo', { limit: 1 })
       const holder = await pool.acquire()
       const first = ahead.semaphore('fifo', { limit: 1 }).acquire({ wait: 15_000 })
       await waitUntil('the first waiter is in line', async () => (await pool.inspect()).waiters === 1, 3_000)

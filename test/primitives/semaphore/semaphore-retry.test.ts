@@ -2,46 +2,22 @@
 // command on its new connection, node-redis fails it and the runtime attempts again with that
 // token): the retry gets its own permit back, never a second slot, or a lost reply would leak a
 // permit until its ttl and a limit of n would admit fewer than n. Once per client adapter.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, type Locks } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
-import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { adapters } from '../../../harness/clients.js'
+import { waitUntil } from '../../../harness/util.js'
+import { describeRedis, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 
-describe.skipIf(!requireRedisOrSkip())('semaphore acquire retried after a lost reply', () => {
-  let redis: RedisProcess
-  let proxy: FaultProxy
-  beforeAll(async () => {
-    redis = await startRedis()
-    proxy = await startFaultProxy(redis)
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await redis?.stop()
-  })
+describeRedis('semaphore acquire retried after a lost reply', (server) => {
+  const proxy = useFaultProxy(server)
 
   describe.each(adapters)('$name', (adapter) => {
-    let control: TestClient // straight to Redis
-    let faulty: TestClient // through the proxy
-    let direct: Locks
-    let locks: Locks
-    beforeAll(async () => {
-      control = await adapter.connect(redis.url)
-    })
-    afterEach(async () => {
-      proxy.heal()
-      await closeQuietly([locks, direct])
-      await faulty?.disconnect()
-    })
-    afterAll(() => control?.quit())
+    const control = useClient(adapter, server, { prefix: 'sem-retry' }) // straight to Redis
+    const faulty = useClient(adapter, proxy, { end: 'disconnect' }) // through the proxy
+    afterEach(() => proxy.heal())
 
     it('the retry gets back the permit its lost attempt took: one slot held, and the other of a limit of 2 stays free', async () => {
-      const prefix = uniquePrefix('sem-retry')
-      faulty = await adapter.connect(proxy.url)
-      locks = createLocks({ redis: faulty.raw, prefix })
-      direct = createLocks({ redis: control.raw, prefix })
-      const pool = direct.semaphore('retry', { limit: 2 })
+      const locks = faulty.open({ prefix: control.prefix })
+      const pool = control.locks.semaphore('retry', { limit: 2 })
       proxy.drop({ direction: 'down' })
       const acquiring = locks.semaphore('retry', { limit: 2 }).acquire({ ttl: 20_000, wait: 10_000 })
       acquiring.catch(() => {})
