@@ -1,12 +1,11 @@
 // Redis Cluster with ioredis `Cluster` and node-redis `createCluster`, on a real 3-master cluster:
 // every key of a resource in one slot, waiting across the cluster, and locks that keep working
 // while the resource's slot migrates (ASK and TRYAGAIN during the move, MOVED after it).
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
+import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../src/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
-import { requireRedisOrSkip, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { requireRedisOrSkip, type RedisProcess } from '../../harness/redis-server.js'
+import { clusterAdapters, type ClusterClient } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -20,40 +19,11 @@ function sameSlotAs(resource: string): string {
   for (let i = 0; ; i++) if (slotOfTag(`${resource}-${i}`) === slot) return `${resource}-${i}`
 }
 
-interface Client {
-  raw: RedisClient
-  close(): Promise<void>
-}
-
-const adapters: { name: string; connect(cluster: RedisCluster): Promise<Client> }[] = [
-  {
-    name: 'ioredis',
-    async connect(cluster) {
-      const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-      client.on('error', () => {})
-      await new Promise<void>((resolve, reject) => {
-        client.once('ready', resolve)
-        client.once('end', () => reject(new Error('cluster client ended')))
-      })
-      return { raw: client, close: async () => client.disconnect() }
-    },
-  },
-  {
-    name: 'node-redis',
-    async connect(cluster) {
-      const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { raw: client, close: async () => void client.destroy() }
-    },
-  },
-]
-
 describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
   const cluster = useCluster({ masters: 3 })
 
-  describe.each(adapters)('with $name', ({ name, connect }) => {
-    const clients: Client[] = []
+  describe.each(clusterAdapters)('with $name', ({ name, connect }) => {
+    const clients: ClusterClient[] = []
     let locks: Locks
     let other: Locks
     beforeAll(async () => {

@@ -2,56 +2,21 @@
 // `createCluster`: the names are taken one by one in sorted order, and when a later one cannot be
 // had (the wait runs out, the signal aborts) every lock already taken is released at once, not
 // left to expire at its ttl.
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockAbortedError, LockTimeoutError, type Locks, type RedisClient } from '../../../src/index.js'
+import { createLocks, LockAbortedError, LockTimeoutError, type Locks } from '../../../src/index.js'
 import { clusterSlot } from '../../../src/util/keys.js'
-import { requireRedisOrSkip, startCluster, type RedisCluster } from '../../../harness/redis-server.js'
-
-interface Client {
-  raw: RedisClient
-  close(): Promise<void>
-}
-
-const adapters: { name: string; connect(cluster: RedisCluster): Promise<Client> }[] = [
-  {
-    name: 'ioredis',
-    async connect(cluster) {
-      const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-      client.on('error', () => {})
-      await new Promise<void>((resolve, reject) => {
-        client.once('ready', resolve)
-        client.once('end', () => reject(new Error('cluster client ended')))
-      })
-      return { raw: client, close: async () => client.disconnect() }
-    },
-  },
-  {
-    name: 'node-redis',
-    async connect(cluster) {
-      const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { raw: client, close: async () => void client.destroy() }
-    },
-  },
-]
+import { requireRedisOrSkip } from '../../../harness/redis-server.js'
+import { clusterAdapters, type ClusterClient } from '../../../harness/cluster-clients.js'
+import { useCluster } from '../../../harness/per-adapter.js'
 
 // Far longer than each test: a lock left behind would still be held when the test looks.
 const TTL = 20_000
 
 describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Redis Cluster', () => {
-  let cluster: RedisCluster
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 })
-  })
-  afterAll(async () => {
-    await cluster?.stop()
-  })
+  const cluster = useCluster({ masters: 3 })
 
-  describe.each(adapters)('with $name', ({ name, connect }) => {
-    const clients: Client[] = []
+  describe.each(clusterAdapters)('with $name', ({ name, connect }) => {
+    const clients: ClusterClient[] = []
     let locks: Locks
     let other: Locks
     beforeAll(async () => {
