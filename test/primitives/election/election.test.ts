@@ -1,12 +1,11 @@
 // Leader election on one Redis, once per client adapter: one leader at a time, FIFO handover on
 // resign with a larger term, proclaim and observe in order, an observer that never goes backwards,
 // the cost of observing a quiet election, maxHold, and typed errors for bad input.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, LockLostError, LockTimeoutError, type Leader, type Locks } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
 import { callsOfAll } from '../../../harness/commandstats.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 /** Collects what an observer yields until it is stopped. */
 function watch(locks: Locks, name: string) {
@@ -18,139 +17,130 @@ function watch(locks: Locks, name: string) {
   return { seen, stop: async () => (stop.abort(), await done) }
 }
 
-describe.skipIf(!requireRedisOrSkip())('election', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(() => redis?.stop())
-
-  describe.each(adapters)('$name', (adapter) => {
-    let client: TestClient
-    let a: Locks
-    let b: Locks
-    let c: Locks
-    beforeAll(async () => {
-      client = await adapter.connect(redis.url)
-      const prefix = uniquePrefix('elect')
-      a = createLocks({ redis: client.raw, prefix })
-      b = createLocks({ redis: client.raw, prefix })
-      c = createLocks({ redis: client.raw, prefix })
-    })
-    afterAll(async () => {
-      await closeQuietly([a, b, c])
-      await client?.quit()
-    })
-    let n = 0
-    const name = (base: string) => `${base}-${++n}`
-
-    it('one leader at a time; resign hands over to the first in line at once, with a larger term', async () => {
-      const e = name('handover')
-      const first = await a.election(e, { ttl: 5_000 }).campaign('a')
-      expect(await a.election(e).leader()).toMatchObject({ value: 'a', fence: first.fence, version: 0 })
-      const second = b.election(e, { ttl: 5_000 }).campaign('b', { wait: 10_000 })
-      await sleep(30)
-      const third = c.election(e, { ttl: 5_000 }).campaign('c', { wait: 10_000 })
-      await sleep(30)
-      await expect(a.election(e).campaign('x', { wait: 0 })).rejects.toBeInstanceOf(LockTimeoutError)
-      const resigned = performance.now()
-      expect(await first.resign()).toBe(true)
-      const next = await second
-      const handover = performance.now() - resigned
-      expect(next.value).toBe('b')
-      expect(next.fence).toBeGreaterThan(first.fence)
-      expect(handover).toBeLessThan(250)
-      expect(await a.election(e).leader()).toMatchObject({ value: 'b', fence: next.fence })
-      await next.resign()
-      const last = await third
-      expect(last.fence).toBeGreaterThan(next.fence)
-      await last.resign()
-      expect(await a.election(e).leader()).toBeNull()
-    })
-
-    it('observe yields the current leader, then every proclaim, term and vacancy in order', async () => {
-      const e = name('observe')
-      const term = await a.election(e, { ttl: 5_000 }).campaign('v0')
-      const o = watch(b, e)
-      await waitUntil('the first state', () => o.seen.length === 1)
-      for (const v of ['v1', 'v2', 'v3']) await term.proclaim(v)
-      expect(term.value).toBe('v3')
-      await term.resign()
-      const next = await c.election(e, { ttl: 5_000 }).campaign('w0')
-      await waitUntil('the new term', () => o.seen.length === 6)
-      await next.resign()
-      await waitUntil('the vacancy', () => o.seen.length === 7)
-      await o.stop()
-      expect(o.seen.map((l) => l && [l.value, l.version])).toEqual([['v0', 0], ['v1', 1], ['v2', 2], ['v3', 3], null, ['w0', 0], null])
-      const fences = o.seen.flatMap((l) => (l ? [l.fence] : []))
-      expect(fences.slice(0, 4).every((f) => f === term.fence)).toBe(true)
-      expect(fences[4]).toBeGreaterThan(term.fence)
-    })
-
-    it('a proclaim of a term that lost the election rejects with LockLostError', async () => {
-      const e = name('lost')
-      const term = await a.election(e, { ttl: 5_000 }).campaign('a')
-      await term.resign()
-      await expect(term.proclaim('late')).rejects.toBeInstanceOf(LockLostError)
-    })
-
-    it('withLeadership runs fn as the leader and resigns after', async () => {
-      const e = name('with')
-      const fence = await a.election(e).withLeadership('w', async (term) => {
-        expect(await b.election(e).leader()).toMatchObject({ value: 'w', fence: term.fence })
-        return term.fence
+describeRedis('election', (server) => {
+  perAdapter(
+    server,
+    (t) => {
+      let a: Locks
+      let b: Locks
+      let c: Locks
+      beforeAll(() => {
+        a = t.locks
+        b = t.other
+        c = t.open()
       })
-      expect(fence).toBeGreaterThan(0)
-      expect(await b.election(e).leader()).toBeNull()
-    })
+      let n = 0
+      const name = (base: string) => `${base}-${++n}`
 
-    it('an observer of a quiet election sends a handful of commands over seconds, and ends when the instance closes', async () => {
-      const e = name('quiet')
-      const prefix = uniquePrefix('quiet')
-      const leader = createLocks({ redis: client.raw, prefix })
-      const observer = createLocks({ redis: client.raw, prefix })
-      const term = await leader.election(e, { ttl: 1_000 }).campaign('q')
-      const seen: (Leader | null)[] = []
-      const done = (async () => {
-        for await (const l of observer.election(e).observe()) seen.push(l)
-      })()
-      await waitUntil('the first state', () => seen.length === 1)
-      const before = await callsOfAll(redis, ['evalsha', 'eval'])
-      await sleep(3_000)
-      const after = await callsOfAll(redis, ['evalsha', 'eval'])
-      const scripts = after[0]! + after[1]! - before[0]! - before[1]!
-      if (process.env.ELECTION_COST) console.log(`script calls over 3 s: ${scripts}`)
-      // The leader renews every ttl/3 (about 9 renewals in 3 s); the observer reads once per lapse of the ttl it last saw.
-      const renewals = 9
-      expect(scripts - renewals).toBeLessThanOrEqual(6)
-      expect(seen).toHaveLength(1)
-      await observer.close()
-      await done
-      await term.resign()
-      await leader.close()
-    })
+      it('one leader at a time; resign hands over to the first in line at once, with a larger term', async () => {
+        const e = name('handover')
+        const first = await a.election(e, { ttl: 5_000 }).campaign('a')
+        expect(await a.election(e).leader()).toMatchObject({ value: 'a', fence: first.fence, version: 0 })
+        const second = b.election(e, { ttl: 5_000 }).campaign('b', { wait: 10_000 })
+        await sleep(30)
+        const third = c.election(e, { ttl: 5_000 }).campaign('c', { wait: 10_000 })
+        await sleep(30)
+        await expect(a.election(e).campaign('x', { wait: 0 })).rejects.toBeInstanceOf(LockTimeoutError)
+        const resigned = performance.now()
+        expect(await first.resign()).toBe(true)
+        const next = await second
+        const handover = performance.now() - resigned
+        expect(next.value).toBe('b')
+        expect(next.fence).toBeGreaterThan(first.fence)
+        expect(handover).toBeLessThan(250)
+        expect(await a.election(e).leader()).toMatchObject({ value: 'b', fence: next.fence })
+        await next.resign()
+        const last = await third
+        expect(last.fence).toBeGreaterThan(next.fence)
+        await last.resign()
+        expect(await a.election(e).leader()).toBeNull()
+      })
 
-    it('maxHold: auto-extension stops after it, the term ends and its signal aborts', async () => {
-      const e = name('maxhold')
-      const term = await a.election(e, { ttl: 300 }).campaign('m', { maxHold: 400 })
-      const lost = new Promise<unknown>((resolve) => term.signal.addEventListener('abort', () => resolve(term.signal.reason)))
-      const started = performance.now()
-      expect(await lost).toBeInstanceOf(LockLostError)
-      const after = performance.now() - started
-      expect(after).toBeGreaterThan(400)
-      expect(after).toBeLessThan(400 + 300 + 200)
-      const lease = await a.acquire(name('lock'), { ttl: 300, autoExtend: true, maxHold: 200 })
-      await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
-      await expect(async () => createLocks({ redis: client.raw, maxHold: -1 })).rejects.toThrow(/maxHold.*-1/)
-    })
+      it('observe yields the current leader, then every proclaim, term and vacancy in order', async () => {
+        const e = name('observe')
+        const term = await a.election(e, { ttl: 5_000 }).campaign('v0')
+        const o = watch(b, e)
+        await waitUntil('the first state', () => o.seen.length === 1)
+        for (const v of ['v1', 'v2', 'v3']) await term.proclaim(v)
+        expect(term.value).toBe('v3')
+        await term.resign()
+        const next = await c.election(e, { ttl: 5_000 }).campaign('w0')
+        await waitUntil('the new term', () => o.seen.length === 6)
+        await next.resign()
+        await waitUntil('the vacancy', () => o.seen.length === 7)
+        await o.stop()
+        expect(o.seen.map((l) => l && [l.value, l.version])).toEqual([['v0', 0], ['v1', 1], ['v2', 2], ['v3', 3], null, ['w0', 0], null])
+        const fences = o.seen.flatMap((l) => (l ? [l.fence] : []))
+        expect(fences.slice(0, 4).every((f) => f === term.fence)).toBe(true)
+        expect(fences[4]).toBeGreaterThan(term.fence)
+      })
 
-    it('bad input gets a typed error naming the value', () => {
-      expect(() => a.election('')).toThrow(InvalidArgumentError)
-      expect(() => a.election('x', { ttl: -5 })).toThrow(/ttl.*-5/)
-      return Promise.all([
-        expect(a.election('x').campaign(42 as unknown as string)).rejects.toThrow(/value.*42/),
-        expect(a.election('x').campaign('v', { maxHold: 0 })).rejects.toThrow(/maxHold.*0/),
-      ])
-    })
-  })
+      it('a proclaim of a term that lost the election rejects with LockLostError', async () => {
+        const e = name('lost')
+        const term = await a.election(e, { ttl: 5_000 }).campaign('a')
+        await term.resign()
+        await expect(term.proclaim('late')).rejects.toBeInstanceOf(LockLostError)
+      })
+
+      it('withLeadership runs fn as the leader and resigns after', async () => {
+        const e = name('with')
+        const fence = await a.election(e).withLeadership('w', async (term) => {
+          expect(await b.election(e).leader()).toMatchObject({ value: 'w', fence: term.fence })
+          return term.fence
+        })
+        expect(fence).toBeGreaterThan(0)
+        expect(await b.election(e).leader()).toBeNull()
+      })
+
+      it('an observer of a quiet election sends a handful of commands over seconds, and ends when the instance closes', async () => {
+        const e = name('quiet')
+        const prefix = uniquePrefix('quiet')
+        const leader = createLocks({ redis: t.client.raw, prefix })
+        const observer = createLocks({ redis: t.client.raw, prefix })
+        const term = await leader.election(e, { ttl: 1_000 }).campaign('q')
+        const seen: (Leader | null)[] = []
+        const done = (async () => {
+          for await (const l of observer.election(e).observe()) seen.push(l)
+        })()
+        await waitUntil('the first state', () => seen.length === 1)
+        const before = await callsOfAll(server.redis, ['evalsha', 'eval'])
+        await sleep(3_000)
+        const after = await callsOfAll(server.redis, ['evalsha', 'eval'])
+        const scripts = after[0]! + after[1]! - before[0]! - before[1]!
+        if (process.env.ELECTION_COST) console.log(`script calls over 3 s: ${scripts}`)
+        // The leader renews every ttl/3 (about 9 renewals in 3 s); the observer reads once per lapse of the ttl it last saw.
+        const renewals = 9
+        expect(scripts - renewals).toBeLessThanOrEqual(6)
+        expect(seen).toHaveLength(1)
+        await observer.close()
+        await done
+        await term.resign()
+        await leader.close()
+      })
+
+      it('maxHold: auto-extension stops after it, the term ends and its signal aborts', async () => {
+        const e = name('maxhold')
+        const term = await a.election(e, { ttl: 300 }).campaign('m', { maxHold: 400 })
+        const lost = new Promise<unknown>((resolve) => term.signal.addEventListener('abort', () => resolve(term.signal.reason)))
+        const started = performance.now()
+        expect(await lost).toBeInstanceOf(LockLostError)
+        const after = performance.now() - started
+        expect(after).toBeGreaterThan(400)
+        expect(after).toBeLessThan(400 + 300 + 200)
+        const lease = await a.acquire(name('lock'), { ttl: 300, autoExtend: true, maxHold: 200 })
+        await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
+        await expect(async () => createLocks({ redis: t.client.raw, maxHold: -1 })).rejects.toThrow(/maxHold.*-1/)
+      })
+
+      it('bad input gets a typed error naming the value', () => {
+        expect(() => a.election('')).toThrow(InvalidArgumentError)
+        expect(() => a.election('x', { ttl: -5 })).toThrow(/ttl.*-5/)
+        return Promise.all([
+          expect(a.election('x').campaign(42 as unknown as string)).rejects.toThrow(/value.*42/),
+          expect(a.election('x').campaign('v', { maxHold: 0 })).rejects.toThrow(/maxHold.*0/),
+        ])
+      })
+    },
+    { prefix: 'elect' },
+  )
 })
