@@ -5,28 +5,14 @@
 // never accepts an older term, terms grow, observers never go back, every lost term is signalled;
 // the same schedule with unguarded writes must make the checker report violations. The checker is
 // also fed small hand-made histories, one per rule, so that each rule is seen to fail.
-import { mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { checkElection } from '../../verify/election-checker.js'
 import type { HistoryEvent } from '../../verify/history.js'
-import { ELECTION_QUICK_MS, ELECTION_QUICK_SEED, verify } from '../../verify/main.js'
-import { findPg } from '../../verify/pg-target.js'
+import { ELECTION_QUICK_MS, ELECTION_QUICK_SEED } from '../../verify/main.js'
 import type { FinalState, LedgerRow } from '../../verify/run.js'
+import { pgReady, quickVerify } from './quick-run.js'
 
-/** CI must never skip: a missing PostgreSQL fails loudly there; elsewhere it skips with the reason. */
-async function ready(): Promise<boolean> {
-  if (!requireRedisOrSkip()) return false
-  const pg = await findPg()
-  if (!('error' in pg)) return true
-  if (process.env.CI === 'true') throw new Error(`[fencelock verify election test] ${pg.error}. In CI this is fatal: install it instead of skipping.`)
-  console.warn(`[fencelock verify election test] skipping: ${pg.error}`)
-  return false
-}
-
-const env = await ready()
+const env = await pgReady('verify election')
 
 describe('the election checker on hand-made histories', () => {
   const R = 'leader'
@@ -103,59 +89,41 @@ describe('the election checker on hand-made histories', () => {
 
 describe.skipIf(!env)('npm run verify -- --primitive election (quick form)', () => {
   it('one leader at a time as the resource tells it, terms that grow, observers in order; caught without the guard', async () => {
-    const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-election-'))
-    try {
-      const result = await verify({
-        seed: ELECTION_QUICK_SEED,
-        chaosMs: ELECTION_QUICK_MS,
-        quorum: false,
-        nodes: 1,
-        workers: 4,
-        ttl: 1_000,
-        guard: 'claim',
-        control: true,
-        outDir,
-        quiet: true,
-        primitive: 'election',
-      })
-      const fenced = result.fenced.check
-      const control = result.control!.check
-      const summary = (label: string, c: typeof fenced) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
-      console.log(`[verify election] ${summary('fenced', fenced)}\n[verify election] ${summary('control', control)}`)
+    await quickVerify(
+      { tag: 'verify election', options: { seed: ELECTION_QUICK_SEED, chaosMs: ELECTION_QUICK_MS, primitive: 'election' } },
+      (fenced, control, result) => {
+        // The run did something: terms, writes, both pauses and a kill of a candidate, observers.
+        const el = fenced.election!
+        expect(fenced.stats.faults['pause-worker']).toBe(2)
+        expect(fenced.stats.faults['kill-worker']).toBe(1)
+        expect(el.terms).toBeGreaterThan(5)
+        expect(el.writes).toBeGreaterThan(30)
+        expect(el.resigned.ok).toBeGreaterThan(0)
+        expect(el.observers).toBeGreaterThanOrEqual(4)
+        expect(el.observed).toBeGreaterThan(el.terms)
 
-      // The run did something: terms, writes, both pauses and a kill of a candidate, observers.
-      const el = fenced.election!
-      expect(fenced.stats.faults['pause-worker']).toBe(2)
-      expect(fenced.stats.faults['kill-worker']).toBe(1)
-      expect(el.terms).toBeGreaterThan(5)
-      expect(el.writes).toBeGreaterThan(30)
-      expect(el.resigned.ok).toBeGreaterThan(0)
-      expect(el.observers).toBeGreaterThanOrEqual(4)
-      expect(el.observed).toBeGreaterThan(el.terms)
+        // (a) the resource: no older term accepted, terms contiguous and one process's, no lost update.
+        expect(fenced.staleAccepted).toEqual([])
+        expect(el.interleaved).toEqual([])
+        expect(el.sharedTerms).toEqual([])
+        expect(el.counter).toBe(el.writes)
+        // A paused leader's term was refused by the resource once the next leader had claimed the row.
+        expect(fenced.stats.staleRejected.claim + fenced.stats.staleRejected.write).toBeGreaterThan(0)
+        // (a) terms grow; observers never went back.
+        expect(el.fenceRegressions).toEqual([])
+        expect(el.duplicateFences).toEqual([])
+        expect(el.observerRegressions).toEqual([])
+        // (c) and (d)
+        expect(fenced.liveness.ok, fenced.violations.join(' | ')).toBe(true)
+        expect(fenced.signals.lost).toBeGreaterThan(0)
+        expect(fenced.signals.missing).toEqual([])
+        expect(fenced.ok, fenced.violations.join(' | ')).toBe(true)
 
-      // (a) the resource: no older term accepted, terms contiguous and one process's, no lost update.
-      expect(fenced.staleAccepted).toEqual([])
-      expect(el.interleaved).toEqual([])
-      expect(el.sharedTerms).toEqual([])
-      expect(el.counter).toBe(el.writes)
-      // A paused leader's term was refused by the resource once the next leader had claimed the row.
-      expect(fenced.stats.staleRejected.claim + fenced.stats.staleRejected.write).toBeGreaterThan(0)
-      // (a) terms grow; observers never went back.
-      expect(el.fenceRegressions).toEqual([])
-      expect(el.duplicateFences).toEqual([])
-      expect(el.observerRegressions).toEqual([])
-      // (c) and (d)
-      expect(fenced.liveness.ok, fenced.violations.join(' | ')).toBe(true)
-      expect(fenced.signals.lost).toBeGreaterThan(0)
-      expect(fenced.signals.missing).toEqual([])
-      expect(fenced.ok, fenced.violations.join(' | ')).toBe(true)
-
-      // Control run, same schedule, writes the resource does not check against the term: caught.
-      expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
-      expect(control.staleAccepted.length).toBeGreaterThan(0)
-      expect(result.exitCode).toBe(0)
-    } finally {
-      rmSync(outDir, { recursive: true, force: true })
-    }
+        // Control run, same schedule, writes the resource does not check against the term: caught.
+        expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
+        expect(control.staleAccepted.length).toBeGreaterThan(0)
+        expect(result.exitCode).toBe(0)
+      },
+    )
   }, 120_000)
 })

@@ -4,48 +4,15 @@
 // holder until just past its deadline). With fencing, money is conserved, no write with an older
 // fence is accepted, no update is lost, the locks come back, and every lost lease was signalled;
 // the same schedule with fencing off must make the checker report violations.
-import { mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { requireRedisOrSkip } from '../../harness/redis-server.js'
-import { findPg } from '../../verify/pg-target.js'
-import { MULTI_ACCOUNTS, MULTI_QUICK_MS, MULTI_QUICK_SEED, verify } from '../../verify/main.js'
+import { MULTI_ACCOUNTS, MULTI_QUICK_MS, MULTI_QUICK_SEED } from '../../verify/main.js'
+import { pgReady, quickVerify } from './quick-run.js'
 
-/** CI must never skip: a missing PostgreSQL fails loudly there; elsewhere it skips with the reason. */
-async function ready(): Promise<boolean> {
-  if (!requireRedisOrSkip()) return false
-  const pg = await findPg()
-  if (!('error' in pg)) return true
-  if (process.env.CI === 'true') throw new Error(`[fencelock verify multi test] ${pg.error}. In CI this is fatal: install it instead of skipping.`)
-  console.warn(`[fencelock verify multi test] skipping: ${pg.error}`)
-  return false
-}
-
-const env = await ready()
+const env = await pgReady('verify multi')
 
 describe.skipIf(!env)('npm run verify -- --primitive multi (quick form)', () => {
   it('transfers under acquireAll keep money and fences intact with fencing, and violations are caught without it', async () => {
-    const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-multi-'))
-    try {
-      const result = await verify({
-        seed: MULTI_QUICK_SEED,
-        chaosMs: MULTI_QUICK_MS,
-        quorum: false,
-        nodes: 1,
-        workers: 4,
-        ttl: 1_000,
-        guard: 'claim',
-        control: true,
-        outDir,
-        quiet: true,
-        primitive: 'multi',
-      })
-      const fenced = result.fenced.check
-      const control = result.control!.check
-      const summary = (label: string, c: typeof fenced) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
-      console.log(`[verify multi] ${summary('fenced', fenced)}\n[verify multi] ${summary('control', control)}`)
-
+    await quickVerify({ tag: 'verify multi', options: { seed: MULTI_QUICK_SEED, chaosMs: MULTI_QUICK_MS, primitive: 'multi' } }, (fenced, control, result) => {
       // The run did something: transfers between the accounts, both pauses, leases lost to them.
       expect(fenced.stats.transfers).toBeGreaterThan(30)
       expect(fenced.stats.faults['pause-worker']).toBe(2)
@@ -69,8 +36,6 @@ describe.skipIf(!env)('npm run verify -- --primitive multi (quick form)', () => 
       // Control run, same schedule, fencing off: the checker must catch the damage.
       expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
       expect(result.exitCode).toBe(0)
-    } finally {
-      rmSync(outDir, { recursive: true, force: true })
-    }
+    })
   }, 120_000)
 })

@@ -3,15 +3,13 @@
 // 2 permits believed valid or 2 holders inside at once, and the same schedule with the workers'
 // permit checks turned off must make the checker report violations. The checker itself is also
 // fed small hand-made histories, one per rule, so that each rule is seen to fail.
-import { mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import type { HistoryEvent } from '../../verify/history.js'
-import { SEMAPHORE_QUICK_MS, SEMAPHORE_QUICK_SEED, verify } from '../../verify/main.js'
+import { SEMAPHORE_QUICK_MS, SEMAPHORE_QUICK_SEED } from '../../verify/main.js'
 import type { FinalState } from '../../verify/run.js'
 import { checkSemaphore } from '../../verify/semaphore-checker.js'
+import { quickVerify } from './quick-run.js'
 
 const hasRedis = requireRedisOrSkip()
 
@@ -112,49 +110,33 @@ describe('the semaphore checker on hand-made histories', () => {
 
 describe.skipIf(!hasRedis)('npm run verify -- --primitive semaphore (quick form)', () => {
   it('never more than `limit` permits with the permit checks, violations caught without them', async () => {
-    const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-semaphore-'))
-    try {
-      const result = await verify({
-        seed: SEMAPHORE_QUICK_SEED,
-        chaosMs: SEMAPHORE_QUICK_MS,
-        quorum: false,
-        nodes: 1,
-        workers: 4,
-        ttl: 1_000,
-        guard: 'claim',
-        control: true,
-        outDir,
-        quiet: true,
-        primitive: 'semaphore',
-        limit: 2,
-        controlKind: 'expiry',
-      })
-      const checked = result.fenced.check
-      const control = result.control!.check
-      const summary = (label: string, c: typeof checked) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
-      console.log(`[verify semaphore] ${summary('checked', checked)}\n[verify semaphore] ${summary('control', control)}`)
+    await quickVerify(
+      {
+        tag: 'verify semaphore',
+        guarded: 'checked',
+        options: { seed: SEMAPHORE_QUICK_SEED, chaosMs: SEMAPHORE_QUICK_MS, primitive: 'semaphore', limit: 2, controlKind: 'expiry' },
+      },
+      (checked, control, result) => {
+        // The run did something: faults, permits, units of work, lost permits.
+        expect(Object.values(checked.stats.faults).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3)
+        expect(checked.leases.length).toBeGreaterThan(15)
+        expect(checked.semaphore!.units).toBeGreaterThan(40)
+        expect(checked.semaphore!.maxBelieved).toBe(2)
 
-      // The run did something: faults, permits, units of work, lost permits.
-      expect(Object.values(checked.stats.faults).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3)
-      expect(checked.leases.length).toBeGreaterThan(15)
-      expect(checked.semaphore!.units).toBeGreaterThan(40)
-      expect(checked.semaphore!.maxBelieved).toBe(2)
+        // With the checks: never more than 2, no work on a lost permit, fences grow, liveness, signals.
+        expect(checked.semaphore!.excess).toEqual([])
+        expect(checked.semaphore!.insideExcess).toEqual([])
+        expect(checked.semaphore!.workOnLost).toEqual([])
+        expect(checked.semaphore!.fenceRegressions).toEqual([])
+        expect(checked.liveness.ok, checked.violations.join(' | ')).toBe(true)
+        expect(checked.signals.missing).toEqual([])
+        expect(checked.ok, checked.violations.join(' | ')).toBe(true)
 
-      // With the checks: never more than 2, no work on a lost permit, fences grow, liveness, signals.
-      expect(checked.semaphore!.excess).toEqual([])
-      expect(checked.semaphore!.insideExcess).toEqual([])
-      expect(checked.semaphore!.workOnLost).toEqual([])
-      expect(checked.semaphore!.fenceRegressions).toEqual([])
-      expect(checked.liveness.ok, checked.violations.join(' | ')).toBe(true)
-      expect(checked.signals.missing).toEqual([])
-      expect(checked.ok, checked.violations.join(' | ')).toBe(true)
-
-      // Same schedule, workers that never look at their permit: the checker must catch it.
-      expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
-      expect(control.semaphore!.workOnLost.length).toBeGreaterThan(0)
-      expect(result.exitCode).toBe(0)
-    } finally {
-      rmSync(outDir, { recursive: true, force: true })
-    }
+        // Same schedule, workers that never look at their permit: the checker must catch it.
+        expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
+        expect(control.semaphore!.workOnLost.length).toBeGreaterThan(0)
+        expect(result.exitCode).toBe(0)
+      },
+    )
   }, 120_000)
 })
