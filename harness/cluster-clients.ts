@@ -2,7 +2,8 @@
 // ready (slots known) before a test uses it: ioredis `Cluster` and node-redis `createCluster`.
 import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
-import type { RedisClient } from '../src/index.js'
+import { afterAll, beforeAll } from 'vitest'
+import { createLocks, type Locks, type LocksOptions, type RedisClient } from '../src/index.js'
 import type { RedisCluster } from './redis-server.js'
 
 export interface ClusterClient {
@@ -38,3 +39,44 @@ export const clusterAdapters: ClusterAdapter[] = [
     },
   },
 ]
+
+export interface ClusterLocks {
+  /** The first of the two clients: the one `locks` is on. */
+  readonly client: ClusterClient
+  /** `createLocks` on the first client. */
+  readonly locks: Locks
+  /** `createLocks` on a second client: another process, as the cluster can tell. */
+  readonly other: Locks
+}
+
+/** Two clients of `adapter` on `cluster` and an instance on each, for the enclosing describe. */
+export function useClusterLocks(adapter: ClusterAdapter, cluster: RedisCluster, options: Omit<LocksOptions, 'redis'> = {}): ClusterLocks {
+  const clients: ClusterClient[] = []
+  let locks: Locks | undefined
+  let other: Locks | undefined
+  beforeAll(async () => {
+    clients.push(await adapter.connect(cluster), await adapter.connect(cluster))
+    locks = createLocks({ redis: clients[0]!.raw, ...options })
+    other = createLocks({ redis: clients[1]!.raw, ...options })
+  })
+  afterAll(async () => {
+    await locks?.close()
+    await other?.close()
+    for (const c of clients) await c.close()
+  })
+  const made = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the cluster clients are made in beforeAll: read them inside a test or a hook')
+    return value
+  }
+  return {
+    get client() {
+      return made(clients[0])
+    },
+    get locks() {
+      return made(locks)
+    },
+    get other() {
+      return made(other)
+    },
+  }
+}

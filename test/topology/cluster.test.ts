@@ -1,11 +1,11 @@
 // Redis Cluster with ioredis `Cluster` and node-redis `createCluster`, on a real 3-master cluster:
 // every key of a resource in one slot, waiting across the cluster, and locks that keep working
 // while the resource's slot migrates (ASK and TRYAGAIN during the move, MOVED after it).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, type Lease } from '../../src/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
 import { requireRedisOrSkip, type RedisProcess } from '../../harness/redis-server.js'
-import { clusterAdapters, type ClusterClient } from '../../harness/cluster-clients.js'
+import { clusterAdapters, useClusterLocks } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -22,20 +22,9 @@ function sameSlotAs(resource: string): string {
 describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
   const cluster = useCluster({ masters: 3 })
 
-  describe.each(clusterAdapters)('with $name', ({ name, connect }) => {
-    const clients: ClusterClient[] = []
-    let locks: Locks
-    let other: Locks
-    beforeAll(async () => {
-      clients.push(await connect(cluster), await connect(cluster))
-      locks = createLocks({ redis: clients[0]!.raw, ttl: 2_000 })
-      other = createLocks({ redis: clients[1]!.raw, ttl: 2_000 })
-    })
-    afterAll(async () => {
-      await locks?.close()
-      await other?.close()
-      for (const c of clients) await c.close()
-    })
+  describe.each(clusterAdapters)('with $name', (adapter) => {
+    const { name } = adapter
+    const t = useClusterLocks(adapter, cluster, { ttl: 2_000 })
 
     const owner = async (resource: string): Promise<RedisProcess> => cluster.nodeForSlot(slotOfTag(resource))
     /** `node` stores the lease's token in the lock key and its fence in the fence key. */
@@ -45,10 +34,10 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     }
     /** The lease keeps the other client out, extends, releases, and the other client gets a larger fence. */
     const expectHandsOver = async (resource: string, lease: Lease) => {
-      expect(await other.tryAcquire(resource)).toBeNull()
+      expect(await t.other.tryAcquire(resource)).toBeNull()
       await lease.extend(2_000)
       expect(await lease.release()).toBe(true)
-      const next = await other.acquire(resource)
+      const next = await t.other.acquire(resource)
       expect(next.fence).toBeGreaterThan(lease.fence)
       await next.release()
     }
@@ -56,16 +45,16 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     it('keeps every key of a resource on the node that owns its slot', async () => {
       const resource = `c:${name}:basic`
       expect(await cluster.slotOf(`fencelock:{${resource}}:L`)).toBe(slotOfTag(resource))
-      const lease = await locks.acquire(resource)
+      const lease = await t.locks.acquire(resource)
       await expectStoredOn(await owner(resource), resource, lease)
-      expect(await other.inspect(resource)).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
+      expect(await t.other.inspect(resource)).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
       await expectHandsOver(resource, lease)
     })
 
     it('wakes a waiter on another client through cluster pub/sub', async () => {
       const resource = `c:${name}:wake`
-      const holder = await locks.acquire(resource)
-      const waiting = other.acquire(resource, { wait: 3_000 })
+      const holder = await t.locks.acquire(resource)
+      const waiting = t.other.acquire(resource, { wait: 3_000 })
       await sleep(150)
       const released = performance.now()
       await holder.release()
@@ -77,7 +66,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
 
     it('13. keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
       const resource = `c:${name}:moved`
-      const lease = await locks.acquire(resource, { ttl: 10_000 })
+      const lease = await t.locks.acquire(resource, { ttl: 10_000 })
       const slot = slotOfTag(resource)
       const from = await owner(resource)
       const to = cluster.nodes.find((n) => n !== from)!
@@ -89,7 +78,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     it('13. keeps working while the slot migrates for longer than the client retries (ASK, TRYAGAIN): extend, release, wait and a new lock', async () => {
       const resource = `c:${name}:ask`
       const neighbour = sameSlotAs(resource) // no keys yet: its commands are sent on with ASK
-      const lease = await locks.acquire(resource, { ttl: 10_000 })
+      const lease = await t.locks.acquire(resource, { ttl: 10_000 })
       const slot = slotOfTag(resource)
       const from = await owner(resource)
       const to = cluster.nodes.find((n) => n !== from)!
@@ -103,8 +92,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
           (err: unknown) => err,
         )
       const extended = settle(lease.extend(10_000).then(() => lease.release()))
-      const waited = other.acquire(resource, { wait: 8_000 })
-      const fresh = locks.acquire(neighbour, { wait: 8_000 })
+      const waited = t.other.acquire(resource, { wait: 8_000 })
+      const fresh = t.locks.acquire(neighbour, { wait: 8_000 })
       // Longer than the clients' own TRYAGAIN retries (ioredis: 16 x 100 ms): a big slot, or a
       // loaded machine, keeps a slot migrating for seconds.
       await sleep(2_500)
@@ -120,7 +109,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     })
 
     it('refuses the replicas option (WAIT cannot be routed to the slot owner)', () => {
-      expect(() => createLocks({ redis: clients[0]!.raw, replicas: { count: 1, timeout: 100 } })).toThrow(InvalidArgumentError)
+      expect(() => createLocks({ redis: t.client.raw, replicas: { count: 1, timeout: 100 } })).toThrow(InvalidArgumentError)
     })
   })
 })

@@ -2,11 +2,11 @@
 // `createCluster`: the names are taken one by one in sorted order, and when a later one cannot be
 // had (the wait runs out, the signal aborts) every lock already taken is released at once, not
 // left to expire at its ttl.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, LockAbortedError, LockTimeoutError, type Locks } from '../../../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { LockAbortedError, LockTimeoutError } from '../../../src/index.js'
 import { clusterSlot } from '../../../src/util/keys.js'
 import { requireRedisOrSkip } from '../../../harness/redis-server.js'
-import { clusterAdapters, type ClusterClient } from '../../../harness/cluster-clients.js'
+import { clusterAdapters, useClusterLocks } from '../../../harness/cluster-clients.js'
 import { useCluster } from '../../../harness/per-adapter.js'
 
 // Far longer than each test: a lock left behind would still be held when the test looks.
@@ -15,20 +15,9 @@ const TTL = 20_000
 describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Redis Cluster', () => {
   const cluster = useCluster({ masters: 3 })
 
-  describe.each(clusterAdapters)('with $name', ({ name, connect }) => {
-    const clients: ClusterClient[] = []
-    let locks: Locks
-    let other: Locks
-    beforeAll(async () => {
-      clients.push(await connect(cluster), await connect(cluster))
-      locks = createLocks({ redis: clients[0]!.raw, ttl: TTL })
-      other = createLocks({ redis: clients[1]!.raw, ttl: TTL })
-    })
-    afterAll(async () => {
-      await locks?.close()
-      await other?.close()
-      for (const c of clients) await c.close()
-    })
+  describe.each(clusterAdapters)('with $name', (adapter) => {
+    const { name } = adapter
+    const t = useClusterLocks(adapter, cluster, { ttl: TTL })
 
     /** Two names on different slots: `first` sorts before `second`, so it is taken first. */
     const names = (test: string) => {
@@ -41,7 +30,7 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
       const { first, second } = names('order')
       const order: string[] = []
       const take = (who: string, resources: string[]) =>
-        locks.withLocks(
+        t.locks.withLocks(
           resources,
           async (lease) => {
             expect(lease.resources).toEqual([first, second])
@@ -60,23 +49,23 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
 
     it('the wait for the second name runs out: LockTimeoutError, and the first is free at once', async () => {
       const { first, second } = names('timeout')
-      const holder = await other.acquire(second)
-      await expect(locks.acquireAll([second, first], { wait: 300 })).rejects.toBeInstanceOf(LockTimeoutError)
-      expect((await other.inspect(first)).held).toBe(false)
-      const next = await other.tryAcquire(first)
+      const holder = await t.other.acquire(second)
+      await expect(t.locks.acquireAll([second, first], { wait: 300 })).rejects.toBeInstanceOf(LockTimeoutError)
+      expect((await t.other.inspect(first)).held).toBe(false)
+      const next = await t.other.tryAcquire(first)
       expect(next).not.toBeNull()
       await Promise.all([next!.release(), holder.release()])
     })
 
     it('the signal aborts while waiting for the second name: the first is free at once', async () => {
       const { first, second } = names('abort')
-      const holder = await other.acquire(second)
+      const holder = await t.other.acquire(second)
       const controller = new AbortController()
-      const acquiring = locks.acquireAll([first, second], { wait: 10_000, signal: controller.signal })
-      await expect.poll(async () => (await other.inspect(first)).held, { timeout: 3_000 }).toBe(true)
+      const acquiring = t.locks.acquireAll([first, second], { wait: 10_000, signal: controller.signal })
+      await expect.poll(async () => (await t.other.inspect(first)).held, { timeout: 3_000 }).toBe(true)
       controller.abort()
       await expect(acquiring).rejects.toBeInstanceOf(LockAbortedError)
-      expect((await other.inspect(first)).held).toBe(false)
+      expect((await t.other.inspect(first)).held).toBe(false)
       await holder.release()
     })
   })
