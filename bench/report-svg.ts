@@ -47,178 +47,141 @@ const short = (label: string) =>
     .replace('@sesamecare-oss/redlock', 'sesamecare redlock')
     .replace('seed SET NX + Lua', 'seed SET NX')
 
-export function renderSvg(r: Results): string {
-  const W = 1000
-  const colW = W / 2 - 20
-  const col: [string[], string[]] = [[], []]
-  const heights: [number, number] = [20, 20]
-  const put = (c: 0 | 1, p: { svg: string; height: number }) => {
-    col[c].push(`<g>${p.svg}</g>`)
-    heights[c] += p.height + 18
-  }
-  const bars = <T extends { label: string; lib: string }>(rows: T[] | undefined, pick: (x: T) => number): Bar[] =>
-    (rows ?? []).map((x) => ({ label: short(x.label), value: pick(x), highlight: x.lib === 'fencelock' }))
+/** One panel before layout: which column it goes in, and what it shows. */
+interface PanelSpec {
+  col: 0 | 1
+  title: string
+  unit: string
+  bars: Bar[]
+  log: boolean
+}
+
+const W = 1000
+
+const bars = <T extends { label: string; lib: string }>(rows: T[] | undefined, pick: (x: T) => number): Bar[] =>
+  (rows ?? []).map((x) => ({ label: short(x.label), value: pick(x), highlight: x.lib === 'fencelock' }))
+
+/** C, D and A: contended and uncontended single locks. */
+function lockPanels(r: Results): PanelSpec[] {
+  const out: PanelSpec[] = []
   if (r.C)
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        'C. Contended handoffs per second (8 processes, 1 key)',
-        'handoffs/s, higher is better',
-        bars(r.C, (x) => x.handoffsPerSec),
-        true,
-      ),
-    )
+    out.push({
+      col: 0,
+      title: 'C. Contended handoffs per second (8 processes, 1 key)',
+      unit: 'handoffs/s, higher is better',
+      bars: bars(r.C, (x) => x.handoffsPerSec),
+      log: true,
+    })
   if (r.C)
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        'C. Handoff gap p99 (release -> next acquired)',
-        'ms, lower is better',
-        bars(r.C, (x) => x.gapP99),
-        true,
-      ),
-    )
+    out.push({ col: 0, title: 'C. Handoff gap p99 (release -> next acquired)', unit: 'ms, lower is better', bars: bars(r.C, (x) => x.gapP99), log: true })
   if (r.D)
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`,
-        'commands, lower is better',
-        bars(r.D, (x) => x.redisCommands),
-        true,
-      ),
-    )
+    out.push({
+      col: 1,
+      title: `D. Redis commands while 8 waiters wait ${r.D[0]?.seconds ?? ''} s`,
+      unit: 'commands, lower is better',
+      bars: bars(r.D, (x) => x.redisCommands),
+      log: true,
+    })
   if (r.A)
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        'A. Uncontended acquire+release, one worker',
-        'cycles/s, higher is better',
-        bars(r.A, (x) => x.cyclesPerSec),
-        false,
-      ),
-    )
+    out.push({
+      col: 1,
+      title: 'A. Uncontended acquire+release, one worker',
+      unit: 'cycles/s, higher is better',
+      bars: bars(r.A, (x) => x.cyclesPerSec),
+      log: false,
+    })
+  return out
+}
+
+/** S, T and R: the semaphore, transfers under two locks, read/write locks. */
+function sharingPanels(r: Results): PanelSpec[] {
+  const out: PanelSpec[] = []
   if (r.S)
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`,
-        'per second, higher is better',
-        bars(r.S, (x) => x.handoffsPerSec),
-        false,
-      ),
-    )
+    out.push({
+      col: 0,
+      title: `S. Semaphore (limit ${r.S[0]?.limit ?? ''}, ${r.S[0]?.procs ?? ''} processes): permits handed over per second`,
+      unit: 'per second, higher is better',
+      bars: bars(r.S, (x) => x.handoffsPerSec),
+      log: false,
+    })
   if (r.S)
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`,
-        'commands, lower is better',
-        bars(r.S, (x) => x.idle.redisCommands),
-        true,
-      ),
-    )
+    out.push({
+      col: 0,
+      title: `S. Semaphore: Redis commands while ${r.S[0]?.idle.waiters ?? ''} waiters wait ${r.S[0]?.idle.seconds ?? ''} s`,
+      unit: 'commands, lower is better',
+      bars: bars(r.S, (x) => x.idle.redisCommands),
+      log: true,
+    })
   if (r.T)
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        `T. Transfers (${r.T[0]?.procs ?? ''} processes, ${r.T[0]?.accounts ?? ''} accounts, two locked at once)`,
-        'transfers/s, higher is better',
-        r.T.map((x) => ({ label: short(x.label.replace(' acquire([a, b])', '')), value: x.transfersPerSec, highlight: x.lib.startsWith('fencelock') })),
-        false,
-      ),
-    )
+    out.push({
+      col: 1,
+      title: `T. Transfers (${r.T[0]?.procs ?? ''} processes, ${r.T[0]?.accounts ?? ''} accounts, two locked at once)`,
+      unit: 'transfers/s, higher is better',
+      bars: r.T.map((x) => ({ label: short(x.label.replace(' acquire([a, b])', '')), value: x.transfersPerSec, highlight: x.lib.startsWith('fencelock') })),
+      log: false,
+    })
   if (r.R)
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        `R. Read-heavy (${Math.round((r.R[0]?.readShare ?? 0) * 100)}% reads, ${r.R[0]?.procs ?? ''} processes)`,
-        'sections/s, higher is better',
-        r.R.map((x) => ({ label: x.label, value: x.opsPerSec, highlight: x.lib === 'fencelock-rw' })),
-        false,
-      ),
-    )
+    out.push({
+      col: 1,
+      title: `R. Read-heavy (${Math.round((r.R[0]?.readShare ?? 0) * 100)}% reads, ${r.R[0]?.procs ?? ''} processes)`,
+      unit: 'sections/s, higher is better',
+      bars: r.R.map((x) => ({ label: x.label, value: x.opsPerSec, highlight: x.lib === 'fencelock-rw' })),
+      log: false,
+    })
+  return out
+}
+
+/** E, C against the floor, L and M: how fencelock holds up as waiters, leases and resources grow. */
+function scalePanels(r: Results): PanelSpec[] {
+  const out: PanelSpec[] = []
   if (r.E) {
-    const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, lib: 'fencelock', gap: x.gapP50 }))
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        'E. fencelock handoff gap p50 vs waiting processes',
-        'ms, lower is better',
-        e.map((x) => ({ label: x.label, value: x.gap, highlight: true })),
-        false,
-      ),
-    )
+    const e = r.E.filter((x) => x.lib === 'fencelock').map((x) => ({ label: `fencelock ${x.procs} x ${x.perProc}`, value: x.gapP50, highlight: true }))
+    out.push({ col: 1, title: 'E. fencelock handoff gap p50 vs waiting processes', unit: 'ms, lower is better', bars: e, log: false })
   }
   if (r.C && r.H) {
     const floorP50 = r.H.p50
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        `C. Handoff gap p50 in handoff floors (floor ${fmt(floorP50)} ms; target 1.5)`,
-        'multiples of the floor, lower is better',
-        bars(r.C, (x) => x.gapP50 / floorP50),
-        true,
-      ),
-    )
+    out.push({
+      col: 0,
+      title: `C. Handoff gap p50 in handoff floors (floor ${fmt(floorP50)} ms; target 1.5)`,
+      unit: 'multiples of the floor, lower is better',
+      bars: bars(r.C, (x) => x.gapP50 / floorP50),
+      log: true,
+    })
   }
   if (r.L?.length)
-    put(
-      0,
-      panel(
-        10,
-        heights[0],
-        colW,
-        `L. Wire commands per 100 leases per renewal period (${fmt(r.L[0]!.leases)} leases; target 1)`,
-        'commands, lower is better',
-        bars(r.L, (x) => x.wirePer100PerPeriod),
-        true,
-      ),
-    )
+    out.push({
+      col: 0,
+      title: `L. Wire commands per 100 leases per renewal period (${fmt(r.L[0]!.leases)} leases; target 1)`,
+      unit: 'commands, lower is better',
+      bars: bars(r.L, (x) => x.wirePer100PerPeriod),
+      log: true,
+    })
   if (r.M?.length)
-    put(
-      1,
-      panel(
-        W / 2 + 10,
-        heights[1],
-        colW,
-        `M. Redis memory per resource locked once (${fmt(r.M[0]!.resources)} resources; target 150 B)`,
-        'bytes, lower is better',
-        bars(r.M, (x) => Math.max(0, x.bytesPerResource)),
-        false,
-      ),
-    )
-  const H = Math.max(...heights) + 30
+    out.push({
+      col: 1,
+      title: `M. Redis memory per resource locked once (${fmt(r.M[0]!.resources)} resources; target 150 B)`,
+      unit: 'bytes, lower is better',
+      bars: bars(r.M, (x) => Math.max(0, x.bytesPerResource)),
+      log: false,
+    })
+  return out
+}
+
+/** Stacks the panels down their columns, in the order given. */
+function layout(specs: PanelSpec[]): { col: [string[], string[]]; height: number } {
+  const colW = W / 2 - 20
+  const col: [string[], string[]] = [[], []]
+  const heights: [number, number] = [20, 20]
+  for (const s of specs) {
+    const p = panel(s.col === 0 ? 10 : W / 2 + 10, heights[s.col], colW, s.title, s.unit, s.bars, s.log)
+    col[s.col].push(`<g>${p.svg}</g>`)
+    heights[s.col] += p.height + 18
+  }
+  return { col, height: Math.max(...heights) + 30 }
+}
+
+export function renderSvg(r: Results): string {
+  const { col, height: H } = layout([...lockPanels(r), ...sharingPanels(r), ...scalePanels(r)])
   const m = r.machine
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif">`,
