@@ -42,89 +42,112 @@ function keyspaceRatios(r: Results) {
   })
 }
 
-export function costTargets(r: Results): Target[] {
-  const out: Target[] = []
-  const add = (id: string, target: string, measured: string, pass: boolean | null) => out.push({ id, target, measured, pass })
+const target = (id: string, text: string, measured: string, pass: boolean | null): Target => ({ id, target: text, measured, pass })
+
+/** C / H: fencelock's handoff gap in multiples of the handoff floor. */
+function floorTargets(r: Results): Target[] {
   const c = r.C?.find((row) => row.lib === 'fencelock')
-  if (c && r.H) {
-    const m50 = c.gapP50 / r.H.p50
-    add(
+  if (!c || !r.H) return []
+  const m50 = c.gapP50 / r.H.p50
+  return [
+    target(
       'C / H',
       `handoff gap p50 <= ${FLOOR_MULTIPLE}x the handoff floor p50 (pub/sub wake-up + one round trip)`,
       `${fmt(c.gapP50)} ms vs floor ${fmt(r.H.p50)} ms = ${m50.toFixed(2)}x (p99: ${fmt(c.gapP99)} vs ${fmt(r.H.p99)} ms = ${(c.gapP99 / r.H.p99).toFixed(2)}x)`,
       m50 <= FLOOR_MULTIPLE,
-    )
-  }
-  if (r.E) {
-    const { first, last } = curve(r.E, 'fencelock')
-    if (first && last && first !== last) {
-      const f = flatness(first, last)
-      const span = `${last.procs * last.perProc} vs ${first.procs * first.perProc} waiters`
-      // A point where acquires failed (a stall: a waiter not woken) compares nothing.
-      const stalled = [first, last].filter((p) => p.failedAcquires > 0)
-      const note = stalled.length
-        ? ` (not comparable: ${stalled.map((p) => `${p.procs} x ${p.perProc} had ${p.failedAcquires} failed acquires`).join('; ')})`
-        : ''
-      const judge = (ok: boolean) => (stalled.length ? null : ok)
-      add(
-        'E',
-        `flat: sections/s at ${span} within ${FLAT}x`,
-        `${fmt(last.sectionsPerSec)} vs ${fmt(first.sectionsPerSec)} /s: ${f.speed.toFixed(2)}x fewer${note}`,
-        judge(f.speed <= FLAT),
-      )
-      add(
-        'E',
-        `flat: handoff gap p50 at ${span} within ${FLAT}x`,
-        `${fmt(last.gapP50)} vs ${fmt(first.gapP50)} ms = ${f.gap.toFixed(2)}x${note}`,
-        judge(f.gap <= FLAT),
-      )
-      add(
-        'E',
-        `flat: wire commands per handoff at ${span} within ${FLAT}x`,
-        `${fmt(last.wirePerHandoff)} vs ${fmt(first.wirePerHandoff)} = ${f.wire.toFixed(2)}x${note}`,
-        judge(f.wire <= FLAT),
-      )
-    }
-  }
+    ),
+  ]
+}
+
+/** E: throughput, gap and wire commands flat from the fewest waiters to the most. */
+function curveTargets(r: Results): Target[] {
+  if (!r.E) return []
+  const { first, last } = curve(r.E, 'fencelock')
+  if (!first || !last || first === last) return []
+  const f = flatness(first, last)
+  const span = `${last.procs * last.perProc} vs ${first.procs * first.perProc} waiters`
+  // A point where acquires failed (a stall: a waiter not woken) compares nothing.
+  const stalled = [first, last].filter((p) => p.failedAcquires > 0)
+  const note = stalled.length ? ` (not comparable: ${stalled.map((p) => `${p.procs} x ${p.perProc} had ${p.failedAcquires} failed acquires`).join('; ')})` : ''
+  const judge = (ok: boolean) => (stalled.length ? null : ok)
+  return [
+    target(
+      'E',
+      `flat: sections/s at ${span} within ${FLAT}x`,
+      `${fmt(last.sectionsPerSec)} vs ${fmt(first.sectionsPerSec)} /s: ${f.speed.toFixed(2)}x fewer${note}`,
+      judge(f.speed <= FLAT),
+    ),
+    target(
+      'E',
+      `flat: handoff gap p50 at ${span} within ${FLAT}x`,
+      `${fmt(last.gapP50)} vs ${fmt(first.gapP50)} ms = ${f.gap.toFixed(2)}x${note}`,
+      judge(f.gap <= FLAT),
+    ),
+    target(
+      'E',
+      `flat: wire commands per handoff at ${span} within ${FLAT}x`,
+      `${fmt(last.wirePerHandoff)} vs ${fmt(first.wirePerHandoff)} = ${f.wire.toFixed(2)}x${note}`,
+      judge(f.wire <= FLAT),
+    ),
+  ]
+}
+
+/** K: time per uncontended cycle flat from the fewest resources to the most. */
+function keyspaceTargets(r: Results): Target[] {
   const k = keyspaceRatios(r).find((row) => row.lib === 'fencelock')
-  if (k && k.first !== k.last) {
-    add(
+  if (!k || k.first === k.last) return []
+  return [
+    target(
       'K',
       `flat: time per uncontended acquire+release at ${k.last.resources.toLocaleString('en-US')} vs ${k.first.resources} resources within ${FLAT}x`,
       `${fmt(k.last.usPerCycle)} vs ${fmt(k.first.usPerCycle)} µs = ${k.cost.toFixed(2)}x (client CPU ${k.cpu.toFixed(2)}x; ${k.last.keys.toLocaleString('en-US')} keys in Redis)`,
       k.cost <= FLAT,
-    )
-  }
+    ),
+  ]
+}
+
+/** L: renewal commands, event-loop delay and leases kept while holding many leases. */
+function renewalTargets(r: Results): Target[] {
   const l = r.L?.find((row) => row.lib === 'fencelock')
-  if (l) {
-    add(
+  if (!l) return []
+  return [
+    target(
       'L',
       `<= ${PER_100_TARGET} command per 100 leases per renewal period (wire: what the holder sends)`,
       `${fmt(l.wirePer100PerPeriod)} wire (${fmt(l.redisPer100PerPeriod)} in INFO commandstats, in-script calls included), ${l.acquired.toLocaleString('en-US')} leases, period ${fmt(l.periodMs / 1000)} s`,
       l.wirePer100PerPeriod <= PER_100_TARGET,
-    )
-    add(
+    ),
+    target(
       'L',
       `event-loop delay p99 <= ${LOOP_DELAY_TARGET} ms while holding ${l.acquired.toLocaleString('en-US')} leases`,
       `${fmt(l.loopDelayP99)} ms (max ${fmt(l.loopDelayMax)} ms)`,
       l.loopDelayP99 <= LOOP_DELAY_TARGET,
-    )
-    add(
+    ),
+    target(
       'L',
       'every lease still held after the hold',
       `${l.held.toLocaleString('en-US')} of ${l.leases.toLocaleString('en-US')} (lost ${l.lost})`,
       l.held === l.leases,
-    )
-  }
+    ),
+  ]
+}
+
+/** M: Redis memory per resource locked once. */
+function memoryTargets(r: Results): Target[] {
   const m = r.M?.find((row) => row.lib === 'fencelock')
-  if (m)
-    add(
+  if (!m) return []
+  return [
+    target(
       'M',
       `<= ${BYTES_PER_RESOURCE_TARGET} B of Redis memory per resource locked once`,
       `${m.bytesPerResource.toFixed(1)} B over ${m.resources.toLocaleString('en-US')} resources (${m.keys.toLocaleString('en-US')} keys left)`,
       m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET,
-    )
-  return out
+    ),
+  ]
+}
+
+export function costTargets(r: Results): Target[] {
+  return [...floorTargets(r), ...curveTargets(r), ...keyspaceTargets(r), ...renewalTargets(r), ...memoryTargets(r)]
 }
 
 /** H, and C's gaps in multiples of it. */
