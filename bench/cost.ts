@@ -6,7 +6,7 @@
 import { libLabel, type LibKind, type LibSpec } from './libs.js'
 import { type Pool, Worker } from './pool.js'
 import { RENEW_LABELS, renewPeriod, type RenewKind } from './renew-tasks.js'
-import { counters, delta, type Server } from './redis.js'
+import { type Counters, counters, delta, type Server } from './redis.js'
 import { SINGLE, type Config } from './bench-config.js'
 import { sleep } from './stats.js'
 
@@ -165,68 +165,12 @@ export interface RenewRow {
 
 /** One process holds `n` auto-extended leases for a few renewal periods; per library, a fresh --expose-gc worker. */
 export async function renewalsAtScale(server: Server, cfg: Config): Promise<RenewRow[]> {
-  const leases = cfg.quick ? 5_000 : 50_000
-  const ttl = cfg.quick ? 3_000 : 6_000
-  const holdMs = cfg.quick ? 4_000 : 20_000
+  const plan: RenewPlan = { leases: cfg.quick ? 5_000 : 50_000, ttl: cfg.quick ? 3_000 : 6_000, holdMs: cfg.quick ? 4_000 : 20_000 }
   const rows: RenewRow[] = []
   for (const { kind } of chosen(cfg, RENEWERS)) {
     const w = new Worker({ exposeGc: true })
     try {
-      const start = await w.run<{ acquired: number; acquireSeconds: number; errors: string[] }>({
-        type: 'renew-start',
-        lib: kind,
-        url: server.url,
-        n: leases,
-        ttl,
-        concurrency: 500,
-        prefix: `l:${kind}`,
-      })
-      const before = await counters(server)
-      const hold = await w.run<{
-        seconds: number
-        wire: number
-        cpuMs: number
-        loopDelayP50: number
-        loopDelayP99: number
-        loopDelayMax: number
-        heapPerLease: number
-        held: number
-        lost: number
-      }>({ type: 'renew-hold', ms: holdMs })
-      const used = delta(await counters(server), before)
-      const finish = await w.run<{ released: number; errors: string[] }>({ type: 'renew-finish' })
-      const periodMs = renewPeriod(kind, ttl)
-      const periods = (hold.seconds * 1000) / periodMs
-      const per100 = (x: number) => x / periods / (start.acquired / 100)
-      const scripts = (used.byCommand.evalsha ?? 0) + (used.byCommand.eval ?? 0)
-      const row: RenewRow = {
-        lib: kind,
-        label: RENEW_LABELS[kind],
-        leases,
-        ttl,
-        periodMs,
-        acquired: start.acquired,
-        acquireSeconds: start.acquireSeconds,
-        holdSeconds: hold.seconds,
-        periods,
-        redisCommands: used.commands,
-        redisPerPeriod: used.commands / periods,
-        redisPer100PerPeriod: per100(used.commands),
-        wireCommands: hold.wire,
-        wirePerPeriod: hold.wire / periods,
-        wirePer100PerPeriod: per100(hold.wire),
-        scriptsPerPeriod: scripts / periods,
-        redisCpuMsPerPeriod: used.cpuMs / periods,
-        clientCpuMsPerPeriod: hold.cpuMs / periods,
-        loopDelayP50: hold.loopDelayP50,
-        loopDelayP99: hold.loopDelayP99,
-        loopDelayMax: hold.loopDelayMax,
-        heapPerLease: hold.heapPerLease,
-        held: hold.held,
-        lost: hold.lost,
-        released: finish.released,
-        errors: [...start.errors, ...finish.errors],
-      }
+      const row = await renewIn(w, server, kind, plan)
       log(
         `  L ${row.label}: ${row.acquired} leases in ${row.acquireSeconds.toFixed(1)} s; per 100 leases per period ${row.wirePer100PerPeriod.toFixed(2)} wire / ${row.redisPer100PerPeriod.toFixed(2)} Redis commands; loop delay p99 ${row.loopDelayP99.toFixed(1)} ms; ${Math.round(row.heapPerLease)} B/lease; held ${row.held}/${row.acquired}`,
       )
@@ -237,6 +181,86 @@ export async function renewalsAtScale(server: Server, cfg: Config): Promise<Rene
     }
   }
   return rows
+}
+
+interface RenewPlan {
+  leases: number
+  ttl: number
+  holdMs: number
+}
+
+/** What the worker reports after holding its leases for `holdMs`. */
+interface RenewHold {
+  seconds: number
+  wire: number
+  cpuMs: number
+  loopDelayP50: number
+  loopDelayP99: number
+  loopDelayMax: number
+  heapPerLease: number
+  held: number
+  lost: number
+}
+
+/** One library's run in its worker: acquire the leases, hold them (Redis counted around the hold only), release them. */
+async function renewIn(w: Worker, server: Server, kind: RenewKind, plan: RenewPlan): Promise<RenewRow> {
+  const { leases, ttl, holdMs } = plan
+  const start = await w.run<{ acquired: number; acquireSeconds: number; errors: string[] }>({
+    type: 'renew-start',
+    lib: kind,
+    url: server.url,
+    n: leases,
+    ttl,
+    concurrency: 500,
+    prefix: `l:${kind}`,
+  })
+  const before = await counters(server)
+  const hold = await w.run<RenewHold>({ type: 'renew-hold', ms: holdMs })
+  const used = delta(await counters(server), before)
+  const finish = await w.run<{ released: number; errors: string[] }>({ type: 'renew-finish' })
+  return renewRow(kind, plan, start, hold, used, finish)
+}
+
+function renewRow(
+  kind: RenewKind,
+  plan: RenewPlan,
+  start: { acquired: number; acquireSeconds: number; errors: string[] },
+  hold: RenewHold,
+  used: Counters,
+  finish: { released: number; errors: string[] },
+): RenewRow {
+  const periodMs = renewPeriod(kind, plan.ttl)
+  const periods = (hold.seconds * 1000) / periodMs
+  const per100 = (x: number) => x / periods / (start.acquired / 100)
+  const scripts = (used.byCommand.evalsha ?? 0) + (used.byCommand.eval ?? 0)
+  return {
+    lib: kind,
+    label: RENEW_LABELS[kind],
+    leases: plan.leases,
+    ttl: plan.ttl,
+    periodMs,
+    acquired: start.acquired,
+    acquireSeconds: start.acquireSeconds,
+    holdSeconds: hold.seconds,
+    periods,
+    redisCommands: used.commands,
+    redisPerPeriod: used.commands / periods,
+    redisPer100PerPeriod: per100(used.commands),
+    wireCommands: hold.wire,
+    wirePerPeriod: hold.wire / periods,
+    wirePer100PerPeriod: per100(hold.wire),
+    scriptsPerPeriod: scripts / periods,
+    redisCpuMsPerPeriod: used.cpuMs / periods,
+    clientCpuMsPerPeriod: hold.cpuMs / periods,
+    loopDelayP50: hold.loopDelayP50,
+    loopDelayP99: hold.loopDelayP99,
+    loopDelayMax: hold.loopDelayMax,
+    heapPerLease: hold.heapPerLease,
+    held: hold.held,
+    lost: hold.lost,
+    released: finish.released,
+    errors: [...start.errors, ...finish.errors],
+  }
 }
 
 // ------------------------------------------------------------------ M
