@@ -82,8 +82,8 @@ export function parseDuration(text: string): number {
   return Math.round(n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1))
 }
 
-export function parseCli(argv: string[]): VerifyOptions {
-  const { values } = parseArgs({
+function readArgs(argv: string[]) {
+  return parseArgs({
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
@@ -101,60 +101,63 @@ export function parseCli(argv: string[]): VerifyOptions {
       control: { type: 'string', default: 'expiry' },
       help: { type: 'boolean', short: 'h', default: false },
     },
-  })
+  }).values
+}
+
+type Values = ReturnType<typeof readArgs>
+
+function int(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback
+  const n = Number(text)
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: expected a non-negative integer, got "${text}"`)
+  return n
+}
+
+/** --mode and --nodes: one node, or a quorum of 3 or 5. */
+function topology(values: Values): { quorum: boolean; nodes: number } {
+  const quorum = values.mode === 'quorum'
+  const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
+  if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
+  if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
+  return { quorum, nodes }
+}
+
+/** --primitive and the options that only some primitives take. */
+function primitiveOf(values: Values): { primitive: Primitive; limit: number; controlKind: SemaphoreControl } {
+  const primitives = ['mutex', 'semaphore', 'multi', 'election']
+  if (!primitives.includes(values.primitive!)) throw new Error(`--primitive: expected mutex, semaphore, multi or election, got "${values.primitive}"`)
+  const primitive = values.primitive as Primitive
+  if ((primitive === 'multi' || primitive === 'election') && values.guard !== 'claim')
+    throw new Error(`--guard: --primitive ${values.primitive} always claims the row with its fence before reading it (claim)`)
+  if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
+  if (primitive !== 'semaphore' && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
+  const limit = int('limit', values.limit, 2)
+  if (primitive === 'semaphore' && limit < 1) throw new Error('--limit: expected at least 1')
+  return { primitive, limit, controlKind: values.control }
+}
+
+/** --quick's seed and fault phase per primitive. */
+const QUICK: Record<Primitive, { seed: number; ms: number }> = {
+  mutex: { seed: QUICK_SEED, ms: 15_000 },
+  semaphore: { seed: SEMAPHORE_QUICK_SEED, ms: SEMAPHORE_QUICK_MS },
+  multi: { seed: MULTI_QUICK_SEED, ms: MULTI_QUICK_MS },
+  election: { seed: ELECTION_QUICK_SEED, ms: ELECTION_QUICK_MS },
+}
+
+export function parseCli(argv: string[]): VerifyOptions {
+  const values = readArgs(argv)
   if (values.help) {
     console.log(USAGE)
     process.exit(0)
   }
   if (values.mode !== 'single' && values.mode !== 'quorum') throw new Error(`--mode: expected single or quorum, got "${values.mode}"`)
-  const quorum = values.mode === 'quorum'
   if (values.guard !== 'claim' && values.guard !== 'txn') throw new Error(`--guard: expected claim or txn, got "${values.guard}"`)
-  const int = (name: string, text: string | undefined, fallback: number) => {
-    if (text === undefined) return fallback
-    const n = Number(text)
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: expected a non-negative integer, got "${text}"`)
-    return n
-  }
-  const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
-  if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
-  if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
-  const primitives = ['mutex', 'semaphore', 'multi', 'election']
-  if (!primitives.includes(values.primitive!)) throw new Error(`--primitive: expected mutex, semaphore, multi or election, got "${values.primitive}"`)
-  const semaphore = values.primitive === 'semaphore'
-  const multi = values.primitive === 'multi'
-  const election = values.primitive === 'election'
-  if ((multi || election) && values.guard !== 'claim')
-    throw new Error(`--guard: --primitive ${values.primitive} always claims the row with its fence before reading it (claim)`)
-  if (values.control !== 'expiry' && values.control !== 'limit') throw new Error(`--control: expected expiry or limit, got "${values.control}"`)
-  if (!semaphore && values.limit !== undefined) throw new Error('--limit: only with --primitive semaphore')
-  const limit = int('limit', values.limit, 2)
-  if (semaphore && limit < 1) throw new Error('--limit: expected at least 1')
+  const { quorum, nodes } = topology(values)
+  const { primitive, limit, controlKind } = primitiveOf(values)
+  const quick = values.quick ? QUICK[primitive] : undefined
   return {
-    seed: int(
-      'seed',
-      values.seed,
-      values.quick
-        ? semaphore
-          ? SEMAPHORE_QUICK_SEED
-          : multi
-            ? MULTI_QUICK_SEED
-            : election
-              ? ELECTION_QUICK_SEED
-              : QUICK_SEED
-        : Math.floor(Math.random() * 1_000_000),
-    ),
-    chaosMs:
-      values.duration !== undefined
-        ? parseDuration(values.duration)
-        : values.quick
-          ? semaphore
-            ? SEMAPHORE_QUICK_MS
-            : multi
-              ? MULTI_QUICK_MS
-              : election
-                ? ELECTION_QUICK_MS
-                : 15_000
-          : 60_000,
+    seed: int('seed', values.seed, quick ? quick.seed : Math.floor(Math.random() * 1_000_000)),
+    chaosMs: values.duration !== undefined ? parseDuration(values.duration) : quick ? quick.ms : 60_000,
     quorum,
     nodes,
     workers: int('workers', values.workers, 4),
@@ -163,10 +166,10 @@ export function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
-    ...(semaphore
-      ? { primitive: 'semaphore' as const, limit, controlKind: values.control }
-      : multi || election
-        ? { primitive: values.primitive as 'multi' | 'election' }
+    ...(primitive === 'semaphore'
+      ? { primitive: 'semaphore' as const, limit, controlKind }
+      : primitive === 'multi' || primitive === 'election'
+        ? { primitive }
         : {}),
   }
 }
