@@ -36,7 +36,8 @@ export async function quickVerify(run: QuickRun, checks: (guarded: CheckResult, 
     const guarded = result.fenced.check
     const control = result.control!.check
     const summary = (label: string, c: CheckResult) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
-    console.log(`[${run.tag}] ${summary(run.guarded ?? 'fenced', guarded)}\n[${run.tag}] ${summary('control', control)}`)
+    const tries = result.control!.attempts > 1 ? ` (try ${result.control!.attempts})` : ''
+    console.log(`[${run.tag}] ${summary(run.guarded ?? 'fenced', guarded)}\n[${run.tag}] ${summary(`control${tries}`, control)}`)
     checks(guarded, control, result)
   } finally {
     rmSync(outDir, { recursive: true, force: true })

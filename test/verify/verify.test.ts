@@ -10,7 +10,7 @@ import { inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { findPg } from '../../verify/pg-target.js'
-import { QUICK_SEED, verify } from '../../verify/main.js'
+import { CONTROL_ATTEMPTS, QUICK_SEED, verify } from '../../verify/main.js'
 
 function findChromium(): string | undefined {
   if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium'
@@ -196,4 +196,40 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
       rmSync(outDir, { recursive: true, force: true })
     }
   }, 180_000)
+  it('tries a control run that shows nothing again, CONTROL_ATTEMPTS times, then exits 3 and says so', async () => {
+    // 100 ms of fault phase: the first fault is planned at 200 ms or later, so no run gets one, and
+    // a control without faults cannot show damage however often it is tried.
+    const outDir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-verify-nofault-'))
+    const lines: string[] = []
+    const log = console.log
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '))
+    try {
+      const result = await verify({
+        seed: QUICK_SEED,
+        chaosMs: 100,
+        quorum: false,
+        nodes: 1,
+        workers: 2,
+        ttl: 1_000,
+        guard: 'claim',
+        control: true,
+        outDir,
+        quiet: false,
+      })
+      console.log = log
+      expect(result.fenced.check.stats.faults).toEqual({})
+      expect(result.control!.attempts).toBe(CONTROL_ATTEMPTS)
+      expect(result.control!.check.violations.filter((v) => v.startsWith('(a)'))).toEqual([])
+      expect(result.exitCode).toBe(3)
+      const dir = path.dirname(result.reportPath)
+      for (let n = 2; n <= CONTROL_ATTEMPTS; n++) expect(existsSync(path.join(dir, `history-control-${n}.jsonl`))).toBe(true)
+      const summary = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8')) as { runs: { label: string }[] }
+      expect(summary.runs.map((r) => r.label)).toEqual(['fenced', 'control', 'control (attempt 2)', 'control (attempt 3)'])
+      expect(lines.filter((l) => l.includes('running it again'))).toHaveLength(CONTROL_ATTEMPTS - 1)
+      expect(lines.some((l) => l.includes(`${CONTROL_ATTEMPTS} control runs showed no safety violation`))).toBe(true)
+    } finally {
+      console.log = log
+      rmSync(outDir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
