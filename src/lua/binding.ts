@@ -19,8 +19,15 @@ export interface LuaScript {
   readonly moreArgs?: string
 }
 
-/** Runs a script on one node: how a topology lends a node to a primitive (plain, or followed by WAIT). */
-export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[]) => Promise<unknown>
+/** Reads a script's reply where it arrives: the decoding runs in the same handler as the reply's checks. */
+export type Decode = (reply: never) => unknown
+
+/**
+ * Runs a script on one node: how a topology lends a node to a primitive (plain, or followed by
+ * WAIT). With `decode`, the promise holds what `decode` made of the reply (one promise per call
+ * on the hot path instead of one more `.then` per layer); a `decode` that throws rejects it.
+ */
+export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode?: Decode) => Promise<unknown>
 
 /**
  * The typed binding of one script, generated from its header into src/lua/embedded.ts: `K` and `A`
@@ -29,6 +36,8 @@ export type Exec = (script: LuaScript, keys: readonly string[], args: readonly A
  */
 export interface Script<K extends readonly string[], A extends readonly Arg[], R> extends LuaScript {
   run(exec: Exec, keys: K, args: A): Promise<R>
+  /** The same, the reply read by `decode` in the handler that receives it. */
+  run<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T): Promise<T>
 }
 
 /** What a script's binding answers. */
@@ -36,6 +45,6 @@ export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], inf
 
 export function script<K extends readonly string[], A extends readonly Arg[], R>(described: LuaScript): Script<K, A, R> {
   // The types carry the counts: nothing to check per call on the hot path.
-  const bound: Script<K, A, R> = { ...described, run: (exec, keys, args) => exec(bound, keys, args) as Promise<R> }
+  const bound: Script<K, A, R> = { ...described, run: (exec: Exec, keys: K, args: A, decode?: Decode) => exec(bound, keys, args, decode) as Promise<never> }
   return bound
 }

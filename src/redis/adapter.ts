@@ -1,4 +1,4 @@
-import type { LuaScript } from '../lua/index.js'
+import type { Decode, LuaScript } from '../lua/index.js'
 import { classify, type FailureKind } from '../errors/redis-failure.js'
 
 /** Receives pub/sub messages of one channel. */
@@ -16,7 +16,7 @@ export interface RedisAdapter {
   /** The client's last 'error' event (ECONNREFUSED while it reconnects) since it was last ready: why a call gets no reply. */
   clientError(): Error | undefined
   /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown>
   /** `evalScript` followed by a pipelined `WAIT count timeout`: the reply and the replicas that acknowledged. */
   evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
   /** A plain command (TIME, WAIT, INFO ...); `key` routes it on a cluster. */

@@ -1,4 +1,4 @@
-import type { LuaScript } from '../lua/index.js'
+import type { Decode, LuaScript } from '../lua/index.js'
 import { isNoScript, leaving } from './adapter.js'
 
 /** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */
@@ -9,8 +9,8 @@ export interface ScriptSender {
 }
 
 export interface ScriptRunner {
-  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply. */
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown>
   /** The same, with `WAIT numreplicas timeout` written right behind it: the reply and the acknowledgements. */
   evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
 }
@@ -35,24 +35,26 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
   const fail = (err: unknown): never => {
     throw leaving(err, isClosed)
   }
-  const evalOnce = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
+  const evalOnce = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode: Decode | undefined): Promise<unknown> => {
     try {
-      return sender.eval(script.source, keys, args).then(undefined, fail)
+      return sender.eval(script.source, keys, args).then(decode as ((reply: unknown) => unknown) | undefined, fail)
     } catch (err) {
       return fail(err)
     }
   }
   return {
-    evalScript(script, keys, args) {
-      if (first(script)) return evalOnce(script, keys, args)
+    evalScript(script, keys, args, decode) {
+      if (first(script)) return evalOnce(script, keys, args, decode)
       let sent: Promise<unknown>
       try {
         sent = sender.evalsha(script.sha, keys, args)
       } catch (err) {
         return fail(err)
       }
-      // A handler instead of an async function: one promise less on every call of the hot path.
-      return sent.then(undefined, (err: unknown) => (isNoScript(err) ? evalOnce(script, keys, args) : fail(err)))
+      // Handlers instead of an async function, the reply decoded in the first: one promise per call.
+      return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
+        isNoScript(err) ? evalOnce(script, keys, args, decode) : fail(err),
+      )
     },
     async evalThenWait(script, keys, args, [count, timeout]) {
       const wait = ['WAIT', String(count), String(timeout)]

@@ -1,4 +1,4 @@
-import { Alarm, cancelAlarm, NO_REPLY, replyWithin, setAlarm } from '../util/alarms.js'
+import { Alarm, cancelAlarm, setAlarm, settleWithin } from '../util/alarms.js'
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
 import { extendFailed, noReplyError, redisFailure } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
@@ -195,23 +195,25 @@ export class LeaseState implements Lease {
     if (as === 'release') reportRelease(this.#context.kind, this, this.#acquiredAt, wasHeld, releasing)
     // Bounded by the deadline, releases come due about in the order they are sent: a lane of
     // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
-    // Handlers, not an async function: one promise and one hop less on every release.
-    return replyWithin(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit).then(
-      (outcome) => {
-        if (outcome === NO_REPLY) throw noReplyError(this.#silence(limit), ` to the release of lock "${this.resource}"; it expires at its ttl`)
-        if (!outcome && wasHeld && this.#reason === undefined) {
+    // One promise from the reply (or its silence) to the outcome, on every release.
+    return settleWithin<boolean, boolean>(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit, {
+      silent: () => {
+        throw noReplyError(this.#silence(limit), ` to the release of lock "${this.resource}"; it expires at its ttl`)
+      },
+      value: (released) => {
+        if (!released && wasHeld && this.#reason === undefined) {
           // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
           const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
           this.#abort(new LockLostError(this.resource, reason))
           this.#emitLost(reason)
         }
-        return outcome && wasHeld
+        return released && wasHeld
       },
       // A FencelockError already says what happened (a quorum's votes, a refused wake-up).
-      (err: unknown) => {
+      error: (err: unknown) => {
         throw redisFailure(`release lock "${this.resource}"`, err)
       },
-    )
+    })
   }
 
   /**

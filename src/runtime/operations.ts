@@ -7,7 +7,7 @@ import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { NO_REPLY, replyWithin } from '../util/alarms.js'
+import { NO_REPLY, replyWithin, settleWithin } from '../util/alarms.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
@@ -291,25 +291,25 @@ export class Operations<Info> {
     } catch (err) {
       return Promise.reject(err)
     }
-    // Handlers, not an async function: the hot path makes one promise less per attempt.
-    return replyWithin(attempt, limit).then(
-      (outcome): TryResult => {
+    // One promise from the reply (or its silence) to the result: the hot path of every attempt.
+    return settleWithin<Attempt, TryResult>(attempt, limit, Math.round(limit), {
+      silent: () => {
+        // Still in flight: a lock that this late attempt is granted is released at once.
+        attempt.then(
+          (late) => {
+            if (late.acquired) void this.#backend.release(resource, late.token).catch(() => {})
+          },
+          () => {},
+        )
+        const error = noReplyError(
+          { kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() },
+          '',
+          ' (Redis down, paused or unreachable, or the client is reconnecting)',
+        )
+        return { error, permanent: false, silent: limit }
+      },
+      value: (outcome) => {
         try {
-          if (outcome === NO_REPLY) {
-            // Still in flight: a lock that this late attempt is granted is released at once.
-            attempt.then(
-              (late) => {
-                if (late.acquired) void this.#backend.release(resource, late.token).catch(() => {})
-              },
-              () => {},
-            )
-            const error = noReplyError(
-              { kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() },
-              '',
-              ' (Redis down, paused or unreachable, or the client is reconnecting)',
-            )
-            return { error, permanent: false, silent: limit }
-          }
           if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
           if (performance.now() - start >= budget) {
             void this.#backend.release(resource, outcome.token).catch(() => {})
@@ -331,7 +331,7 @@ export class Operations<Info> {
       },
       // The attempt may have run before the connection failed: retry with the same token. (Not
       // after a timeout: that attempt is still in flight and its late grant is released above.)
-      (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
-    )
+      error: (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
+    })
   }
 }

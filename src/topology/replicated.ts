@@ -32,10 +32,10 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
   /** A node whose script calls are each followed by WAIT; `acks()` is the last call's acknowledgements. */
   const waitingNode = () => {
     let acks = 0
-    const exec: Exec = async (script, keys, args) => {
+    const exec: Exec = async (script, keys, args, decode) => {
       const [reply, acknowledged] = await redis.evalThenWait(script, keys, args, wait)
       acks = acknowledged
-      return reply
+      return decode ? (decode as (reply: unknown) => unknown)(reply) : reply
     }
     return { exec, acks: () => acks }
   }

@@ -194,3 +194,47 @@ export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(m
     )
   })
 }
+
+/** What `settleWithin` makes of each outcome; a handler that throws rejects the settled promise. */
+export interface Settle<T, R> {
+  value(value: T): R
+  error(err: unknown): R
+  /** No outcome within the limit (a later one is dropped). */
+  silent(): R
+}
+
+/**
+ * `replyWithin` and its reading in one: `work`'s value, its failure, or its silence for `ms`,
+ * each turned into the caller's result by `settle` as it comes. One promise on the hot path where
+ * `replyWithin(...).then(...)` makes two (and takes one more hop).
+ */
+export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    const alarm = new Alarm(() => {
+      try {
+        resolve(settle.silent())
+      } catch (err) {
+        reject(err)
+      }
+    }, true)
+    timeline.set(alarm, performance.now() + ms, lane)
+    work.then(
+      (value) => {
+        timeline.cancel(alarm)
+        try {
+          resolve(settle.value(value))
+        } catch (err) {
+          reject(err)
+        }
+      },
+      (failure: unknown) => {
+        timeline.cancel(alarm)
+        try {
+          resolve(settle.error(failure))
+        } catch (err) {
+          reject(err)
+        }
+      },
+    )
+  })
+}

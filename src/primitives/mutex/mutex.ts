@@ -50,7 +50,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
     acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) =>
-      mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '']).then((reply) => grantOf(reply, maxTtl)),
+      mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? ''], (reply) => grantOf(reply, maxTtl)),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
       const args: Arg[] = []
@@ -79,7 +79,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     routeKey: (resource) => keysOf(resource).lock,
     release: (exec, resource, token) => {
       const k = keysOf(resource)
-      return mutexRelease.run(exec, k.line, [token, k.channel, grace]).then(decodeRelease)
+      return mutexRelease.run(exec, k.line, [token, k.channel, grace], decodeRelease)
     },
     async releaseMany(exec, leases) {
       const keys: string[] = []
