@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto'
-import type { Attempt, Backend } from '../topology/backend.js'
+import type { Backend } from '../topology/backend.js'
 import { reportAcquire, unreported } from './acquire-report.js'
 import { LockAbortedError, LockLostError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
-import { attemptError, isPermanent, lateReply, noReply, noReplyError, redisFailure } from '../errors/failures.js'
+import { attemptError, noReply, redisFailure } from '../errors/failures.js'
 import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
 import { drift, type LeaseContext } from './lease-context.js'
-import { LeaseState } from './lease-state.js'
-import { NO_REPLY, replyWithin, settleWithin } from '../util/alarms.js'
+import type { LeaseState } from './lease-state.js'
+import { attemptOnce } from './attempt.js'
+import { NO_REPLY, replyWithin } from '../util/alarms.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
@@ -34,20 +34,6 @@ export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 const limitHold = (lease: LeaseState, maxHold: number): LeaseState => {
   if (maxHold !== Infinity) lease.limitHold(maxHold)
   return lease
-}
-
-/**
- * One attempt's terms. `id`: the waiter that joins the fair queue if it fails (none for a caller
- * that does not wait); `retryToken`: the token of an attempt whose outcome is unknown (see TryResult).
- * A waiter is one (it never auto-extends: its lease is set to after it is granted).
- */
-interface AttemptRequest {
-  readonly resource: string
-  readonly ttl: number
-  readonly id: string | undefined
-  readonly autoExtend?: boolean
-  readonly deadline: number
-  readonly retryToken: string | undefined
 }
 
 /**
@@ -94,7 +80,7 @@ export class Operations<Info> {
         return backend.channel(resource).map((c) => `${c}:${instance}`)
       }),
       attempt: (waiter) => {
-        const attempt = this.#try(waiter)
+        const attempt = attemptOnce(this.#leases, waiter)
         if (waiter.stats) this.#count(waiter.stats, attempt)
         return attempt
       },
@@ -135,7 +121,7 @@ export class Operations<Info> {
       // Fast path: nobody in this process waits for it, so try at once (one script call).
       // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
       this.#waiting.begin(resource, id)
-      const attempt = this.#try({ resource, ttl, id, autoExtend, deadline: wait > 0 ? started + wait : Infinity, retryToken: undefined })
+      const attempt = attemptOnce(this.#leases, { resource, ttl, id, autoExtend, deadline: wait > 0 ? started + wait : Infinity, retryToken: undefined })
       if (stats) this.#count(stats, attempt)
       const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
       if (outcome === ABORTED) {
@@ -178,7 +164,7 @@ export class Operations<Info> {
     this.#runtime.checkOpen(this.#backend)
     const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
     const maxHold = options.maxHold === undefined ? this.#runtime.defaults.maxHold : checkMaxHold(options.maxHold)
-    const attempt = this.#try({ resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined })
+    const attempt = attemptOnce(this.#leases, { resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined })
     if (stats) this.#count(stats, attempt)
     const result = await attempt
     if ('lease' in result) return limitHold(result.lease, maxHold)
@@ -270,68 +256,5 @@ export class Operations<Info> {
     }
     if (outcome === NO_REPLY) throw noReply(what, limit, this.#backend.clientError?.())
     return outcome
-  }
-
-  /**
-   * One attempt. Validity is counted from before the request was sent: a reply that arrives after
-   * the ttl minus drift is worthless, so the attempt gives up then, and a lock that such a late
-   * reply grants is released at once.
-   */
-  #try(request: AttemptRequest): Promise<TryResult> {
-    const { resource, ttl } = request
-    const start = performance.now()
-    const token = request.retryToken ?? randomUUID()
-    const budget = ttl - drift(this.#leases, ttl)
-    // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
-    const limit = Math.max(0, Math.min(budget, request.deadline - start))
-    let attempt: Promise<Attempt>
-    try {
-      // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
-      attempt = this.#backend.attempt(resource, token, ttl, request.id ?? '')
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    // One promise from the reply (or its silence) to the result: the hot path of every attempt.
-    return settleWithin<Attempt, TryResult>(attempt, limit, Math.round(limit), {
-      silent: () => {
-        // Still in flight: a lock that this late attempt is granted is released at once.
-        attempt.then(
-          (late) => {
-            if (late.acquired) void this.#backend.release(resource, late.token).catch(() => {})
-          },
-          () => {},
-        )
-        const error = noReplyError(
-          { kind: 'no-reply', ms: limit, clientError: this.#backend.clientError?.() },
-          '',
-          ' (Redis down, paused or unreachable, or the client is reconnecting)',
-        )
-        return { error, permanent: false, silent: limit }
-      },
-      value: (outcome) => {
-        try {
-          if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
-          if (performance.now() - start >= budget) {
-            void this.#backend.release(resource, outcome.token).catch(() => {})
-            return { error: lateReply(resource), permanent: false }
-          }
-          const lease = new LeaseState(this.#leases, {
-            resource,
-            token: outcome.token,
-            fence: outcome.fence,
-            ttl,
-            start,
-            autoExtend: request.autoExtend ?? false,
-          })
-          this.#runtime.leases.add(lease)
-          return { lease }
-        } catch (err) {
-          return { error: err, permanent: isPermanent(err), token }
-        }
-      },
-      // The attempt may have run before the connection failed: retry with the same token. (Not
-      // after a timeout: that attempt is still in flight and its late grant is released above.)
-      error: (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
-    })
   }
 }
