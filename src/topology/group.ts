@@ -40,9 +40,21 @@ export class Batcher<Item, Answer> {
     this.#calls = calls
   }
 
-  run(item: Item): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject })
+  /** `item`'s answer, or what `finish` makes of it (read in the handler that settles it: no promise more). */
+  run(item: Item): Promise<Answer>
+  run<R>(item: Item, finish: (answer: Answer) => R): Promise<R>
+  run<R>(item: Item, finish?: (answer: Answer) => R): Promise<R | Answer> {
+    return new Promise<R | Answer>((resolve, reject) => {
+      const settle = finish
+        ? (answer: Answer) => {
+            try {
+              resolve(finish(answer))
+            } catch (err) {
+              reject(err)
+            }
+          }
+        : resolve
+      this.#queue.push({ item, resolve: settle, reject })
       if (!this.#scheduled) {
         this.#scheduled = true
         queueMicrotask(this.#flush)
@@ -115,14 +127,20 @@ interface ReleaseCall {
 }
 
 /**
- * `primitive` with its acquisitions and releases grouped per node (per `Exec`) and, on a Redis
- * Cluster, per slot: the calls of one turn for one node share one acquire-many or release-many
- * script call. A primitive without `acquireMany`/`releaseMany`/`routeKey` is returned as it is.
+ * A primitive's acquisitions and releases, each answer read by the caller's `finish` where it
+ * settles: grouped per node (per `Exec`) and, on a Redis Cluster, per slot where the primitive has
+ * `acquireMany`/`releaseMany`/`routeKey` (the calls of one turn for one node share one acquire-many
+ * or release-many script call), one script call each otherwise.
  */
-export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): Primitive<NodeInfo, Info> {
+export interface GroupedCalls {
+  acquire<R>(exec: Exec, resource: string, request: AttemptRequest, finish: (grant: NodeGrant) => R): Promise<R>
+  release<R>(exec: Exec, resource: string, token: string, finish: (released: Released) => R): Promise<R>
+}
+
+export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): GroupedCalls {
   const { acquireMany, releaseMany, routeKey } = primitive
-  if (!routeKey || (!acquireMany && !releaseMany)) return primitive
-  const key = cluster ? (call: { readonly resource: string }) => clusterSlot(routeKey(call.resource)) : undefined
+  const grouping = routeKey !== undefined && (acquireMany !== undefined || releaseMany !== undefined)
+  const key = grouping && cluster ? (call: { readonly resource: string }) => clusterSlot(routeKey(call.resource)) : undefined
   const perNode = <Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>) => {
     const batchers = new Map<Exec, Batcher<Item, Answer>>()
     return (exec: Exec): Batcher<Item, Answer> => {
@@ -131,23 +149,45 @@ export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>
       return batcher
     }
   }
-  const acquirer = acquireMany
-    ? perNode<AcquireCall, NodeGrant>((exec) => ({
-        one: (call) => primitive.acquire(exec, call.resource, call.request),
-        many: (calls) => acquireMany.call(primitive, exec, calls),
-        ...(key ? { key } : {}),
-      }))
-    : undefined
-  const releaser = releaseMany
-    ? perNode<ReleaseCall, Released>((exec) => ({
-        one: (call) => primitive.release(exec, call.resource, call.token),
-        many: (calls) => releaseMany.call(primitive, exec, calls),
-        ...(key ? { key } : {}),
-      }))
-    : undefined
+  const acquirer =
+    grouping && acquireMany
+      ? perNode<AcquireCall, NodeGrant>((exec) => ({
+          one: (call) => primitive.acquire(exec, call.resource, call.request),
+          many: (calls) => acquireMany.call(primitive, exec, calls),
+          ...(key ? { key } : {}),
+        }))
+      : undefined
+  const releaser =
+    grouping && releaseMany
+      ? perNode<ReleaseCall, Released>((exec) => ({
+          one: (call) => primitive.release(exec, call.resource, call.token),
+          many: (calls) => releaseMany.call(primitive, exec, calls),
+          ...(key ? { key } : {}),
+        }))
+      : undefined
+  return {
+    acquire: acquirer
+      ? (exec, resource, request, finish) => acquirer(exec).run({ resource, request }, finish)
+      : (exec, resource, request, finish) => primitive.acquire(exec, resource, request).then(finish),
+    release: releaser
+      ? (exec, resource, token, finish) => releaser(exec).run({ resource, token }, finish)
+      : (exec, resource, token, finish) => primitive.release(exec, resource, token).then(finish),
+  }
+}
+
+const same = <T>(value: T): T => value
+
+/**
+ * `primitive` with its acquisitions and releases grouped as `groupedCalls` groups them. A
+ * primitive without `acquireMany`/`releaseMany`/`routeKey` is returned as it is.
+ */
+export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): Primitive<NodeInfo, Info> {
+  const { acquireMany, releaseMany, routeKey } = primitive
+  if (!routeKey || (!acquireMany && !releaseMany)) return primitive
+  const calls = groupedCalls(primitive, cluster)
   return {
     ...primitive,
-    ...(acquirer ? { acquire: (exec, resource, request) => acquirer(exec).run({ resource, request }) } : {}),
-    ...(releaser ? { release: (exec, resource, token) => releaser(exec).run({ resource, token }) } : {}),
+    ...(acquireMany ? { acquire: (exec, resource, request) => calls.acquire(exec, resource, request, same) } : {}),
+    ...(releaseMany ? { release: (exec, resource, token) => calls.release(exec, resource, token, same) } : {}),
   }
 }

@@ -1,7 +1,7 @@
-import type { Backend } from './backend.js'
+import type { Attempt, Backend } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
-import { groupCommit } from './group.js'
+import { groupedCalls } from './group.js'
 import type { Primitive } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
@@ -12,7 +12,8 @@ import { subscriberFor } from '../redis/subscriber.js'
  * acquisitions (or releases) made in one turn of the event loop (see group.ts).
  */
 export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
-  const primitive = groupCommit(kind, redis.isCluster)
+  const primitive = kind
+  const calls = groupedCalls(kind, redis.isCluster)
   const exec = redis.evalScript
   const many = primitive.extendMany
   const routeKey = primitive.routeKey
@@ -22,7 +23,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
     isClosed: () => redis.isClosed(),
     clientError: () => redis.clientError(),
     attempt: (resource, token, ttl, waiter) =>
-      primitive.acquire(exec, resource, { token, ttl, waiter }).then((grant) => {
+      calls.acquire(exec, resource, { token, ttl, waiter }, (grant): Attempt => {
         if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
         if (grant.refusal) throw grant.refusal
         return { acquired: false, retry: grant.retry }
@@ -36,7 +37,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
         }
       : {}),
     release: (resource, token) =>
-      primitive.release(exec, resource, token).then((reply) => {
+      calls.release(exec, resource, token, (reply) => {
         if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
         return reply.released
       }),
