@@ -1,6 +1,8 @@
 // The worker side of the uncontended scenarios (bench/worker.ts hands these tasks over): the
 // round-trip floor, A (sequential acquire+release), B (concurrent cycles) and F (heap per item).
+import { createHook } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
+import { Session } from 'node:inspector/promises'
 import { openLib, type Held, type LibSpec } from './libs.js'
 import { percentile, sleep } from './stats.js'
 import { wireCount } from './wire.js'
@@ -60,6 +62,7 @@ async function latency(task: Extract<Task, { type: 'latency' }>) {
   const elapsed = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
   const wire = wireCount() - wire0
+  const made = await madePerCycle((i) => lib.acquire(`${task.prefix}:made:${i}`, 10_000, 5_000).then((held) => held.release()))
   await lib.close()
   await closeClients()
   return {
@@ -70,8 +73,51 @@ async function latency(task: Extract<Task, { type: 'latency' }>) {
     releaseP99: percentile(release, 99),
     wirePerCycle: wire / task.n,
     clientCpuUsPerCycle: (cpu.user + cpu.system) / task.n,
+    ...made,
   }
 }
+
+/** Cycles counted for promises and sampled for allocations, after the timed ones (neither slows those). */
+const MADE_CYCLES = 500
+/** Heap sampling interval, bytes: small, so that the sampled bytes estimate the allocated ones closely. */
+const SAMPLE_BYTES = 64
+
+/**
+ * What one sequential acquire+release makes, the client library's own work included: promises
+ * (async_hooks: every promise created, exact) and bytes allocated on the JS heap (V8's sampling
+ * heap profiler, every SAMPLE_BYTES on average: an estimate), each per cycle over MADE_CYCLES.
+ */
+async function madePerCycle(cycle: (i: number) => Promise<unknown>): Promise<{ promisesPerCycle: number; heapBytesPerCycle: number }> {
+  let promises = 0
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'PROMISE') promises++
+    },
+  })
+  hook.enable()
+  for (let i = 0; i < MADE_CYCLES; i++) await cycle(i)
+  hook.disable()
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: SAMPLE_BYTES,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  })
+  for (let i = 0; i < MADE_CYCLES; i++) await cycle(MADE_CYCLES + i)
+  const { profile } = await session.post('HeapProfiler.stopSampling')
+  session.disconnect()
+  const bytes = sampledBytes(profile.head)
+  return { promisesPerCycle: promises / MADE_CYCLES, heapBytesPerCycle: bytes / MADE_CYCLES }
+}
+
+interface SampledNode {
+  selfSize: number
+  children: SampledNode[]
+}
+
+/** The bytes a sampling heap profile's call tree attributes, all nodes together. */
+const sampledBytes = (node: SampledNode): number => node.children.reduce((sum, child) => sum + sampledBytes(child), node.selfSize)
 
 async function throughput(task: Extract<Task, { type: 'throughput' }>) {
   const lib = openLib(task.lib, await connect(task.urls))

@@ -39,6 +39,10 @@ export interface LatencyRow {
   clientCpuUsPerCycle: number
   /** INFO cpu (user+sys) of the Redis server per cycle, µs. */
   redisCpuUsPerCycle: number
+  /** Promises created per cycle, the client library's included (async_hooks, exact; a round of its own after the timed one). */
+  promisesPerCycle?: number
+  /** Bytes allocated on the JS heap per cycle (V8 sampling heap profiler: an estimate). */
+  heapBytesPerCycle?: number
   /** All rounds' cycles/s, in order; the row shows the median round. */
   rounds: number[]
   /** All rounds' client CPU µs per cycle, in order (A). */
@@ -79,7 +83,9 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
       const list = all.get(label) ?? []
       list.push({ lib: lib.kind, label, ...(lib.telemetry ? { telemetry: true } : {}), ...r, rounds: [] })
       all.set(label, list)
-      log(`  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
+      log(
+        `  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle, ${r.promisesPerCycle ?? '?'} promises/cycle`,
+      )
     }
   }
   return [...all.values()].map((rounds) => ({ ...medianRound(rounds), cpuRounds: rounds.map((x) => x.clientCpuUsPerCycle) }))

@@ -40,6 +40,8 @@ export function latencyTables(r: Results): Table[] {
         'client CPU µs/cycle',
         'client CPU vs seed',
         'Redis CPU µs/cycle',
+        'promises/cycle',
+        'heap KB/cycle',
       ],
       rows: r.A.map((x) => [
         x.label,
@@ -53,8 +55,10 @@ export function latencyTables(r: Results): Table[] {
         fmt(x.clientCpuUsPerCycle),
         seedA ? `${(x.clientCpuUsPerCycle / seedA.clientCpuUsPerCycle).toFixed(2)}x` : '-',
         fmt(x.redisCpuUsPerCycle),
+        x.promisesPerCycle === undefined ? '-' : fmt(x.promisesPerCycle),
+        x.heapBytesPerCycle === undefined ? '-' : (x.heapBytesPerCycle / 1024).toFixed(1),
       ]),
-      note: 'latencies in ms; client CPU: process.cpuUsage (user+system) of the worker over the measured cycles, per cycle, every library alike; Redis CPU: INFO cpu delta of the server. "+ telemetry subscriber": fencelock with a subscriber on every fencelock:* diagnostics channel.',
+      note: 'latencies in ms; client CPU: process.cpuUsage (user+system) of the worker over the measured cycles, per cycle, every library alike; Redis CPU: INFO cpu delta of the server; promises/cycle: every promise created per cycle, the client library\'s and the caller\'s own await included (async_hooks, 500 more cycles after the timed ones); heap KB/cycle: bytes allocated on the JS heap per cycle (V8 sampling heap profiler at 64 bytes, 500 more cycles: an estimate). "+ telemetry subscriber": fencelock with a subscriber on every fencelock:* diagnostics channel.',
     })
     const tel = telemetryCost(r)
     if (tel) {
