@@ -7,7 +7,8 @@
 //   npm run mutants -- --only fence,undo mutants whose id contains one of those
 //   npm run mutants -- --no-baseline     skip the unmutated run of the named tests
 //   npm run mutants -- --file list.json  another list (same shape as scripts/mutants.json)
-// Exit code 1 if a mutant survived or the baseline failed.
+// Each mutant's tests stop at their first failure (--bail=1): one failing test kills it.
+// Exit code 1 if a mutant survived or the baseline failed (its failing tests are named).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,18 +27,22 @@ const selected = mutants.filter((m) => !only || only.split(',').some((part) => m
 const dir = mkdtempSync(join(tmpdir(), 'fencelock-mutants-'))
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...opts })
 
-function vitest(tests) {
+/** `bail`: stop at the first failing test (a mutant is killed by one; the rest would only cost time). */
+function vitest(tests, bail = false) {
   const started = performance.now()
   // One file at a time, as the tests start their own redis-server processes (2 cores).
-  const r = run('npx', ['vitest', 'run', '--maxWorkers=1', ...tests], { env: { ...process.env, FORCE_COLOR: '0' } })
+  const r = run('npx', ['vitest', 'run', '--maxWorkers=1', ...(bail ? ['--bail=1'] : []), ...tests], { env: { ...process.env, FORCE_COLOR: '0' } })
   const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]
   // The first failing test, as evidence that the kill came from an assertion and not a crash.
   const first = /(?:FAIL|×)\s+(.+)/.exec(out)?.[1]?.trim() ?? null
+  // Every failing test by name (vitest's summary lines: FAIL file > describe > test).
+  const failures = [...new Set([...out.matchAll(/^\s*FAIL\s+(.+)$/gm)].map((m) => m[1].trim()))]
   return {
     pass: r.status === 0,
     failed: failed ? Number(failed) : r.status === 0 ? 0 : null,
     first,
+    failures,
     seconds: Math.round((performance.now() - started) / 1000),
     out,
   }
@@ -61,7 +66,10 @@ try {
     const base = vitest(tests)
     console.log(`baseline (no mutant): ${tests.length} test files ${base.pass ? 'pass' : 'FAIL'} in ${base.seconds} s`)
     if (!base.pass) {
-      console.log(base.out.slice(-4000))
+      // Which tests failed without any mutant: a mutant's kill by one of them proves nothing.
+      console.log(`baseline failures (${base.failures.length}):`)
+      for (const name of base.failures) console.log(`  ${name}`)
+      if (base.failures.length === 0) console.log(base.out.slice(-4000))
       broken = true
     }
   }
@@ -79,8 +87,8 @@ try {
     writeFileSync(path, parts.join(m.replace))
     try {
       if (m.file.endsWith('.lua')) embed()
-      const r = vitest(m.tests)
-      const outcome = r.pass ? 'SURVIVED' : `killed (${r.failed ?? '?'} failed)`
+      const r = vitest(m.tests, true)
+      const outcome = r.pass ? 'SURVIVED' : 'killed'
       if (r.pass) broken = true
       rows.push({ ...m, outcome, seconds: r.seconds, first: r.first })
       console.log(`${m.id}: ${outcome}, ${r.seconds} s${r.first ? `; first failure: ${r.first}` : ''}`)

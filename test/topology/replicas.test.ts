@@ -5,6 +5,7 @@ import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks, type RedisClient } from '../../src/index.js'
+import { callsOfAll } from '../../harness/commandstats.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -108,6 +109,26 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
       pair.replica.resume()
       const lease = await locks.acquire('r:paused', { wait: 2_000 })
       await lease.release()
+    })
+
+    it('acquisitions of one turn share one script call and one WAIT; with the replica paused, each of them fails with ReplicationError and is rolled back', async () => {
+      const names = Array.from({ length: 8 }, (_, i) => `r:batch:${i}`)
+      await pair.primary.cli('CONFIG', 'RESETSTAT')
+      const leases = await Promise.all(names.map((name) => locks.tryAcquire(name)))
+      const [evalsha, evals, waits] = await callsOfAll(pair.primary, ['evalsha', 'eval', 'wait'])
+      expect([evalsha! + evals!, waits]).toEqual([1, 1])
+      // Each lease is its own, on the replica with its own fence, as the WAIT said.
+      expect(new Set(leases.map((l) => l!.fence)).size).toBe(names.length)
+      for (const [i, lease] of leases.entries()) expect(await pair.replica.cli('GET', `fencelock:{${names[i]}}:L`)).toBe(lease!.token)
+      await Promise.all(leases.map((l) => l!.release()))
+
+      pair.replica.pause()
+      const failed = await Promise.all(names.map((name) => locks.tryAcquire(name).catch((e: unknown) => e)))
+      for (const [i, err] of failed.entries()) {
+        expect(err).toBeInstanceOf(ReplicationError)
+        expect(err).toMatchObject({ acknowledged: 0, required: 1, resource: names[i] })
+        expect(await pair.primary.cli('EXISTS', `fencelock:{${names[i]}}:L`)).toBe('0')
+      }
     })
 
     it('an extension the replica did not acknowledge fails and keeps the old deadline', async () => {
