@@ -182,8 +182,16 @@ export async function mature(servers: readonly RedisProcess[], maxTtl: number): 
   }
 }
 
-export async function startRedis(opts: { args?: string[]; port?: number } = {}): Promise<RedisProcess> {
-  if (!hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH')
+/**
+ * The redis-server binary the harness starts: `FENCELOCK_REDIS_SERVER` (a path, e.g. a build of
+ * ../shared/servers/build.sh, to run a suite on another server version), else redis-server on PATH.
+ */
+export const defaultServer = (): string => process.env.FENCELOCK_REDIS_SERVER || 'redis-server'
+
+/** `server`: the redis-server binary (default: `defaultServer()`). */
+export async function startRedis(opts: { args?: string[]; port?: number; server?: string } = {}): Promise<RedisProcess> {
+  const server = opts.server ?? defaultServer()
+  if (server === 'redis-server' && !hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH')
   installExitHook()
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-redis-'))
   tempDirs.add(dir)
@@ -193,8 +201,8 @@ export async function startRedis(opts: { args?: string[]; port?: number } = {}):
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freePort())
     try {
-      const child = await spawnServer(port, dir, extra)
-      return makeHandle(port, dir, extra, child)
+      const child = await spawnServer(port, dir, extra, server)
+      return makeHandle(port, dir, extra, child, server)
     } catch (err) {
       const portClash = err instanceof Error && /Address already in use/i.test(err.message)
       if (!portClash || opts.port !== undefined || attempt >= 3) throw err
@@ -202,11 +210,11 @@ export async function startRedis(opts: { args?: string[]; port?: number } = {}):
   }
 }
 
-async function spawnServer(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
+async function spawnServer(port: number, dir: string, extra: string[], server: string): Promise<ChildProcess> {
   // No persistence: a restart must come back empty, like a failed-over node that lost its data.
   rmSync(path.join(dir, 'dump.rdb'), { force: true })
   const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...extra]
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(server, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   live.add(child)
   child.once('exit', () => live.delete(child))
 
@@ -235,7 +243,7 @@ async function spawnServer(port: number, dir: string, extra: string[]): Promise<
   throw new Error(`redis-server on port ${port} did not answer within ${START_TIMEOUT_MS} ms:\n${tail}`)
 }
 
-function makeHandle(port: number, dir: string, extra: string[], first: ChildProcess): RedisProcess {
+function makeHandle(port: number, dir: string, extra: string[], first: ChildProcess, server: string): RedisProcess {
   let child = first
   let paused = false
   const handle: RedisProcess = {
@@ -273,7 +281,7 @@ function makeHandle(port: number, dir: string, extra: string[], first: ChildProc
     },
     async restart() {
       await handle.kill9()
-      child = await spawnServer(port, dir, extra)
+      child = await spawnServer(port, dir, extra, server)
     },
     cli(...args: string[]) {
       return redisCli(port, args, 10_000)

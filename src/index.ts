@@ -45,6 +45,7 @@ export {
   RedisError,
   QuorumError,
   ReplicationError,
+  ServerVersionError,
   LockReentryError,
   KeyTypeError,
   type NodeVote,

@@ -15,6 +15,7 @@ export type FencelockErrorCode =
   | 'LOCK_REENTRY'
   | 'WRONG_TYPE'
   | 'MISSING_DEPENDENCY'
+  | 'SERVER_UNSUPPORTED'
 
 /**
  * The base class of every error fencelock throws or rejects with. `name` is the subclass's name
@@ -192,6 +193,30 @@ export class ReplicationError extends FencelockError {
     this.resource = resource
     this.acknowledged = acknowledged
     this.required = required
+  }
+}
+
+/** The oldest server fencelock's scripts run on: Redis 6.2 (`SET ... GET`, `ZADD ... LT`, `GETDEL`). */
+export const MIN_SERVER = '6.2.0'
+
+/**
+ * The Redis (or Valkey) server is older than fencelock needs ({@link MIN_SERVER}): its scripts use
+ * commands and options that older servers refuse (`SET ... GET`, `ZADD ... LT`). Nothing was
+ * changed. `cause` is the server's own refusal.
+ */
+export class ServerVersionError extends FencelockError {
+  /** The server's version as INFO server reports it (`redis_version`, or `valkey_version`). */
+  readonly version: string
+  /** The oldest version that works: {@link MIN_SERVER}. */
+  readonly required: string
+  constructor(server: string, version: string, options?: { cause?: unknown }) {
+    super(
+      'SERVER_UNSUPPORTED',
+      `${server} ${version} is too old for fencelock: it needs Redis ${MIN_SERVER.replace(/\.0$/, '')} or newer (or Valkey 7.2 or newer), whose scripts may use SET ... GET and ZADD ... LT`,
+      options,
+    )
+    this.version = version
+    this.required = MIN_SERVER
   }
 }
 

@@ -1,5 +1,26 @@
 import type { Decode, LuaScript } from '../lua/index.js'
-import { isNoScript, leaving } from './adapter.js'
+import { isNoScript, isPermanentReplyError, leaving } from './adapter.js'
+import { MIN_SERVER, ServerVersionError } from '../errors/errors.js'
+import { classify } from '../errors/redis-failure.js'
+
+/** A script that failed inside Redis: where a server too old for the scripts refuses them. */
+const SCRIPT_FAILED = /Error running script|user_script|Unknown Redis command called from/i
+
+/** The server's name and version from INFO server (Valkey reports `server_name:valkey` beside a Redis-compatible `redis_version`). */
+export function serverOfInfo(info: string): { server: string; version: string } | undefined {
+  const version = /^redis_version:(\S+)/m.exec(info)?.[1]
+  if (!version) return undefined
+  const valkey = /^valkey_version:(\S+)/m.exec(info)?.[1]
+  return valkey ? { server: 'Valkey', version: valkey } : { server: 'Redis', version }
+}
+
+/** `version` (a.b.c) is older than `than`. */
+export function olderThan(version: string, than: string): boolean {
+  const a = version.split('.').map(Number)
+  const b = than.split('.').map(Number)
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0)
+  return false
+}
 
 /** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */
 export interface ScriptSender {
@@ -35,9 +56,26 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
   const fail = (err: unknown): never => {
     throw leaving(err, isClosed)
   }
+  // A script refused inside Redis may mean a server older than the scripts need: asked once (INFO
+  // server, only after such a refusal: nothing on the hot path), answered with ServerVersionError.
+  let found: Promise<{ server: string; version: string } | undefined> | undefined
+  const serverOf = () => {
+    found ??= sender.command(['INFO', 'server'], undefined).then(
+      (info) => serverOfInfo(String(info)),
+      () => undefined,
+    )
+    return found
+  }
+  const scriptFailed = (err: unknown): Promise<never> | never => {
+    if (!isPermanentReplyError(err) || !SCRIPT_FAILED.test((err as Error).message)) return fail(err)
+    return serverOf().then((server) => {
+      if (server && olderThan(server.version, MIN_SERVER)) throw classify(new ServerVersionError(server.server, server.version, { cause: err }), 'refused')
+      return fail(err)
+    })
+  }
   const evalOnce = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode: Decode | undefined): Promise<unknown> => {
     try {
-      return sender.eval(script.source, keys, args).then(decode as ((reply: unknown) => unknown) | undefined, fail)
+      return sender.eval(script.source, keys, args).then(decode as ((reply: unknown) => unknown) | undefined, scriptFailed)
     } catch (err) {
       return fail(err)
     }
@@ -53,7 +91,7 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
       }
       // Handlers instead of an async function, the reply decoded in the first: one promise per call.
       return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
-        isNoScript(err) ? evalOnce(script, keys, args, decode) : fail(err),
+        isNoScript(err) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
       )
     },
     async evalThenWait(script, keys, args, [count, timeout]) {
@@ -71,7 +109,7 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
           return [reply, toAcks(await sender.command(wait, keys[0]))]
         }
       } catch (err) {
-        return fail(err)
+        return scriptFailed(err)
       }
     },
   }
