@@ -60,6 +60,18 @@ const causeText = (err: unknown): string => {
   return parts.join(' <- ')
 }
 
+/** `attempt` rejects with a "no reply" RedisError that names the client's ECONNREFUSED in its message and cause. */
+async function expectNoReplyNamingRefused(attempt: Promise<unknown>, resolved: string): Promise<void> {
+  const err = await attempt.then(
+    () => resolved,
+    (e: unknown) => e,
+  )
+  expect(err).toBeInstanceOf(RedisError)
+  expect((err as Error).message).toMatch(/no reply/i)
+  expect((err as Error).message).toMatch(/ECONNREFUSED/)
+  expect(causeText((err as Error).cause)).toMatch(/ECONNREFUSED/)
+}
+
 describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () => {
   describe.each(defaults)('$name at its default options', (library) => {
     let redis: RedisProcess
@@ -85,6 +97,21 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       client?.close()
       other?.close()
     })
+
+    /** `body` with an instance on a client of its own behind a fault proxy; all of it closed after. */
+    async function throughProxy(body: (own: Locks, proxy: FaultProxy) => Promise<void>): Promise<void> {
+      const proxy = await startFaultProxy({ host: redis.host, port: redis.port })
+      const slow = await library.connect(proxy.url)
+      const own = createLocks({ redis: slow.raw, prefix })
+      try {
+        await body(own, proxy)
+      } finally {
+        proxy.heal()
+        await closeQuietly([own])
+        slow.close()
+        await proxy.close()
+      }
+    }
 
     it('Redis paused (SIGSTOP) under an auto-extended lease: lost at its deadline with reason "unreachable"', async () => {
       const ttl = 600
@@ -120,14 +147,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       await redis.kill9()
       try {
         await sleep(300) // the client has tried to reconnect by now
-        const err = await locks!.tryAcquire('down', { timeout: 500 }).then(
-          () => 'acquired',
-          (e: unknown) => e,
-        )
-        expect(err).toBeInstanceOf(RedisError)
-        expect((err as Error).message).toMatch(/no reply/i)
-        expect((err as Error).message).toMatch(/ECONNREFUSED/)
-        expect(causeText((err as Error).cause)).toMatch(/ECONNREFUSED/)
+        await expectNoReplyNamingRefused(locks!.tryAcquire('down', { timeout: 500 }), 'acquired')
       } finally {
         await redis.restart()
       }
@@ -139,14 +159,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
       await redis.kill9()
       try {
         await sleep(300) // the client has tried to reconnect by now
-        const err = await fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }).then(
-          () => 'written',
-          (e: unknown) => e,
-        )
-        expect(err).toBeInstanceOf(RedisError)
-        expect((err as Error).message).toMatch(/no reply/i)
-        expect((err as Error).message).toMatch(/ECONNREFUSED/)
-        expect(causeText((err as Error).cause)).toMatch(/ECONNREFUSED/)
+        await expectNoReplyNamingRefused(fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }), 'written')
       } finally {
         await redis.restart()
       }
@@ -165,10 +178,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     })
 
     it('Redis answers, but later than the new ttl: the extension rejects with reason "expired"', async () => {
-      const proxy: FaultProxy = await startFaultProxy({ host: redis.host, port: redis.port })
-      const slow = await library.connect(proxy.url)
-      const own = createLocks({ redis: slow.raw, prefix })
-      try {
+      await throughProxy(async (own, proxy) => {
         const lease = await own.acquire('late', { ttl: 5_000 })
         proxy.setDelay(300)
         const err = await lease.extend(150).then(
@@ -178,12 +188,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
         expect(err).toBeInstanceOf(LockLostError)
         expect((err as LockLostError).reason).toBe('expired')
         expect((lease.signal.reason as LockLostError).reason).toBe('expired')
-      } finally {
-        proxy.heal()
-        await closeQuietly([own])
-        slow.close()
-        await proxy.close()
-      }
+      })
     })
 
     it('the event loop blocked past the deadline of an auto-extended lease: "expired" (Redis was never asked in time), and no late renewal is sent', async () => {
@@ -200,10 +205,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     })
 
     it('the event loop blocked while a renewal\'s reply was on its way: "expired" (Redis answered; the reply was read late), not "unreachable"', async () => {
-      const proxy: FaultProxy = await startFaultProxy({ host: redis.host, port: redis.port })
-      const slow = await library.connect(proxy.url)
-      const own = createLocks({ redis: slow.raw, prefix })
-      try {
+      await throughProxy(async (own, proxy) => {
         proxy.setDelay(100, { direction: 'down' }) // replies take 100 ms; requests arrive at once
         const ttl = 600
         const lease = await own.acquire('read-late', { ttl, autoExtend: true })
@@ -217,12 +219,7 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
         }
         const { error } = await lossOf(lease, 1_000)
         expect(error.reason).toBe('expired')
-      } finally {
-        proxy.heal()
-        await closeQuietly([own])
-        slow.close()
-        await proxy.close()
-      }
+      })
     })
 
     it('extend() after the lease\'s own release(): LockLostError with reason "released" that says so, not a Redis refusal', async () => {
