@@ -10,6 +10,8 @@ import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
 import { uniquePrefix, waitUntil } from '../../harness/util.js'
 
 const EXIT_WITHIN = 1_000
+/** The wait of an acquisition that meets Redis down. */
+const WAIT = 1_000
 
 describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
   const servers: RedisProcess[] = []
@@ -52,31 +54,28 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
     })
 
     for (const fault of ['stopped', 'paused'] as const) {
-      it(`12. Redis ${fault} at acquire (default ttl 10 s, wait 1 s): acquire rejects with a typed error within the wait deadline`, async () => {
+      /** A worker that acquires with `ttl` and a wait of WAIT once Redis is `fault`; its outcome. */
+      const downAtAcquire = async (ttl: number) => {
         const redis = await server()
-        const wait = 1_000
-        const worker = spawnWorker('down', adapter.name, redis.url, { prefix: uniquePrefix('down'), resource: 'down', ttl: 10_000, wait })
+        const worker = spawnWorker('down', adapter.name, redis.url, { prefix: uniquePrefix('down'), resource: 'down', ttl, wait: WAIT })
         await worker.next('ready', 15_000)
         if (fault === 'stopped') await redis.stop()
         else redis.pause()
         worker.send('go')
-        const outcome = await worker.next('outcome', wait + 1_500)
+        return { worker, outcome: await worker.next('outcome', WAIT + 1_500) }
+      }
+
+      it(`12. Redis ${fault} at acquire (default ttl 10 s, wait 1 s): acquire rejects with a typed error within the wait deadline`, async () => {
+        const { outcome } = await downAtAcquire(10_000)
         expect(outcome.acquired).toBe(false)
         expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
-        expect(outcome.elapsed).toBeLessThan(wait + 300)
+        expect(outcome.elapsed).toBeLessThan(WAIT + 300)
       })
 
       it(`12. Redis ${fault} at acquire (ttl shorter than the wait): after the typed error, close() and a forced disconnect let the process exit by itself`, async () => {
-        const redis = await server()
-        const wait = 1_000
-        const worker = spawnWorker('down', adapter.name, redis.url, { prefix: uniquePrefix('down'), resource: 'down', ttl: 400, wait })
-        await worker.next('ready', 15_000)
-        if (fault === 'stopped') await redis.stop()
-        else redis.pause()
-        worker.send('go')
-        const outcome = await worker.next('outcome', wait + 1_500)
+        const { worker, outcome } = await downAtAcquire(400)
         expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
-        expect(outcome.elapsed).toBeLessThan(wait + 300)
+        expect(outcome.elapsed).toBeLessThan(WAIT + 300)
         const closed = await worker.next('closed', 2_000)
         const exit = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 3_000))])
         expect(exit, `still running 3 s after closing: ${worker.stderr()}`).toBeDefined()
