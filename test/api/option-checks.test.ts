@@ -2,11 +2,12 @@
 // redis-server: every value is shown as a reader would write it (never `[object Object]`), the
 // redlock habit `acquire(['a', 'b'])` points to acquireAll/withLocks, and a misspelt option name
 // in any options object is refused with a suggestion instead of being ignored.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, createLocks, fencedSet, InvalidArgumentError, parseDuration, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, uniquePrefix } from '../../harness/util.js'
+import { describe, expect, it } from 'vitest'
+import { claimFence, createLocks, fencedSet, InvalidArgumentError, parseDuration } from '../../src/index.js'
+import { adapters } from '../../harness/clients.js'
+import { useClient, useRedis } from '../../harness/per-adapter.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
+import { uniquePrefix } from '../../harness/util.js'
 
 /** The error `call` throws or rejects with (undefined if it succeeds). */
 async function errorOf(call: () => unknown): Promise<unknown> {
@@ -28,49 +29,37 @@ async function expectInvalid(call: () => unknown, message: RegExp): Promise<stri
 }
 
 describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name', (adapter) => {
-  let server: RedisProcess
-  let client: TestClient
-  let locks: Locks
-
-  beforeAll(async () => {
-    server = await startRedis()
-    client = await adapter.connect(server.url)
-    locks = createLocks({ redis: client.raw, prefix: uniquePrefix('checks'), ttl: 2_000, wait: 1_000 })
-  })
-  afterAll(async () => {
-    await closeQuietly([locks])
-    await client?.quit()
-    await server?.stop()
-  })
+  const server = useRedis()
+  const t = useClient(adapter, server, { prefix: 'checks', locks: { ttl: 2_000, wait: 1_000 } })
 
   it('acquire([a, b]) (the redlock habit) shows the array and points to acquireAll and withLocks', async () => {
     const several = ['a', 'b'] as unknown as string
-    for (const call of [() => locks.acquire(several), () => locks.tryAcquire(several), () => locks.withLock(several, () => {})]) {
+    for (const call of [() => t.locks.acquire(several), () => t.locks.tryAcquire(several), () => t.locks.withLock(several, () => {})]) {
       await expectInvalid(call, /got \["a","b"\].*acquireAll.*withLocks/)
     }
-    expect(await client.command('DBSIZE')).toBe(0) // refused before any Redis call
+    expect(await t.client.command('DBSIZE')).toBe(0) // refused before any Redis call
   })
 
   it('shows every bad value JSON-like and truncated, never as [object Object] or [object Array]', async () => {
     const long = { note: 'x'.repeat(500), more: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }
     const cases: [() => unknown, RegExp][] = [
       [() => createLocks(5 as never), /options.*got 5/],
-      [() => createLocks([client.raw] as never), /options.*got \[/],
-      [() => locks.acquire({ name: 'r' } as never), /resource.*got \{"name":"r"\}/],
-      [() => locks.acquire('r', { ttl: { ms: 5 } as never }), /ttl.*got \{"ms":5\}/],
-      [() => locks.acquire('r', { wait: [1_000] as never }), /wait.*got \[1000\]/],
-      [() => locks.acquire('r', { signal: { aborted: false } as never }), /signal.*got \{"aborted":false\}/],
-      [() => locks.acquire('r', { signal: new AbortController() as never }), /signal.*got an AbortController/],
-      [() => locks.acquire('r', { ttl: new Map() as never }), /ttl.*got a Map/],
-      [() => locks.acquire('r', { ttl: long as never }), /ttl.*got \{"note":"x+…/],
-      [() => locks.acquireAll('a' as never), /resources.*got "a"/],
-      [() => locks.acquireAll({ a: 1 } as never), /resources.*got \{"a":1\}/],
-      [() => locks.close('now' as never), /options.*got "now"/],
-      [() => locks.semaphore('s', { limit: { n: 2 } as never }), /limit.*got \{"n":2\}/],
-      [() => locks.semaphore('s', [2] as never), /options.*got \[2\]/],
-      [() => fencedSet(client.raw, { k: 1 } as never, 'v', 1), /key.*got \{"k":1\}/],
-      [() => fencedSet(client.raw, 'k', 'v', [1] as never), /fence.*got \[1\]/],
-      [() => claimFence(client.raw, 'k', 1, { px: { s: 1 } as never }), /px.*got \{"s":1\}/],
+      [() => createLocks([t.client.raw] as never), /options.*got \[/],
+      [() => t.locks.acquire({ name: 'r' } as never), /resource.*got \{"name":"r"\}/],
+      [() => t.locks.acquire('r', { ttl: { ms: 5 } as never }), /ttl.*got \{"ms":5\}/],
+      [() => t.locks.acquire('r', { wait: [1_000] as never }), /wait.*got \[1000\]/],
+      [() => t.locks.acquire('r', { signal: { aborted: false } as never }), /signal.*got \{"aborted":false\}/],
+      [() => t.locks.acquire('r', { signal: new AbortController() as never }), /signal.*got an AbortController/],
+      [() => t.locks.acquire('r', { ttl: new Map() as never }), /ttl.*got a Map/],
+      [() => t.locks.acquire('r', { ttl: long as never }), /ttl.*got \{"note":"x+…/],
+      [() => t.locks.acquireAll('a' as never), /resources.*got "a"/],
+      [() => t.locks.acquireAll({ a: 1 } as never), /resources.*got \{"a":1\}/],
+      [() => t.locks.close('now' as never), /options.*got "now"/],
+      [() => t.locks.semaphore('s', { limit: { n: 2 } as never }), /limit.*got \{"n":2\}/],
+      [() => t.locks.semaphore('s', [2] as never), /options.*got \[2\]/],
+      [() => fencedSet(t.client.raw, { k: 1 } as never, 'v', 1), /key.*got \{"k":1\}/],
+      [() => fencedSet(t.client.raw, 'k', 'v', [1] as never), /fence.*got \[1\]/],
+      [() => claimFence(t.client.raw, 'k', 1, { px: { s: 1 } as never }), /px.*got \{"s":1\}/],
       [() => parseDuration({ s: 30 } as never), /got \{"s":30\}|\{"s":30\}/],
     ]
     for (const [call, message] of cases) {
@@ -80,63 +69,63 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
   })
 
   it('refuses a misspelt option of acquire, tryAcquire and withLock, suggesting the right name', async () => {
-    await expectInvalid(() => locks.acquire('r', { tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
-    await expectInvalid(() => locks.acquire('r', { waitt: 1 } as never), /Unknown option `waitt`.*did you mean `wait`\?/)
-    await expectInvalid(() => locks.acquire('r', { autoextend: true } as never), /did you mean `autoExtend`\?/)
-    await expectInvalid(() => locks.tryAcquire('r', { tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
+    await expectInvalid(() => t.locks.acquire('r', { tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
+    await expectInvalid(() => t.locks.acquire('r', { waitt: 1 } as never), /Unknown option `waitt`.*did you mean `wait`\?/)
+    await expectInvalid(() => t.locks.acquire('r', { autoextend: true } as never), /did you mean `autoExtend`\?/)
+    await expectInvalid(() => t.locks.tryAcquire('r', { tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
     // tryAcquire never waits: a `wait` there is a mistake, not a typo.
-    await expectInvalid(() => locks.tryAcquire('r', { wait: 1_000 } as never), /Unknown option `wait`.*tryAcquire.*never waits/)
-    await expectInvalid(() => locks.withLock('r', () => {}, { tll: 5_000 } as never), /did you mean `ttl`\?/)
+    await expectInvalid(() => t.locks.tryAcquire('r', { wait: 1_000 } as never), /Unknown option `wait`.*tryAcquire.*never waits/)
+    await expectInvalid(() => t.locks.withLock('r', () => {}, { tll: 5_000 } as never), /did you mean `ttl`\?/)
     // A name nothing is close to lists the options instead.
-    await expectInvalid(() => locks.acquire('r', { colour: 'red' } as never), /Unknown option `colour`.*ttl, wait, signal, autoExtend/)
-    expect(await client.command('DBSIZE')).toBe(0)
+    await expectInvalid(() => t.locks.acquire('r', { colour: 'red' } as never), /Unknown option `colour`.*ttl, wait, signal, autoExtend/)
+    expect(await t.client.command('DBSIZE')).toBe(0)
   })
 
   it('refuses a misspelt option of acquireAll, withLocks, a semaphore and a read/write lock', async () => {
-    await expectInvalid(() => locks.acquireAll(['a', 'b'], { tll: 5_000 } as never), /did you mean `ttl`\?/)
-    await expectInvalid(() => locks.withLocks(['a', 'b'], () => {}, { waitt: 1 } as never), /did you mean `wait`\?/)
-    await expectInvalid(() => locks.semaphore('s', { limit: 2, limt: 3 } as never), /Unknown option `limt`.*did you mean `limit`\?/)
-    await expectInvalid(() => locks.semaphore('s', { limt: 3 } as never), /did you mean `limit`\?/)
-    const pool = locks.semaphore('pool', { limit: 2 })
+    await expectInvalid(() => t.locks.acquireAll(['a', 'b'], { tll: 5_000 } as never), /did you mean `ttl`\?/)
+    await expectInvalid(() => t.locks.withLocks(['a', 'b'], () => {}, { waitt: 1 } as never), /did you mean `wait`\?/)
+    await expectInvalid(() => t.locks.semaphore('s', { limit: 2, limt: 3 } as never), /Unknown option `limt`.*did you mean `limit`\?/)
+    await expectInvalid(() => t.locks.semaphore('s', { limt: 3 } as never), /did you mean `limit`\?/)
+    const pool = t.locks.semaphore('pool', { limit: 2 })
     await expectInvalid(() => pool.acquire({ tll: 5_000 } as never), /did you mean `ttl`\?/)
     await expectInvalid(() => pool.tryAcquire({ timout: 5 } as never), /did you mean `timeout`\?/)
     await expectInvalid(() => pool.withPermit(() => {}, { waitt: 1 } as never), /did you mean `wait`\?/)
-    const rw = locks.readWrite('cfg')
+    const rw = t.locks.readWrite('cfg')
     await expectInvalid(() => rw.read({ tll: 5_000 } as never), /did you mean `ttl`\?/)
     await expectInvalid(() => rw.write({ waitt: 1 } as never), /did you mean `wait`\?/)
     await expectInvalid(() => rw.tryRead({ tll: 5_000 } as never), /did you mean `ttl`\?/)
     await expectInvalid(() => rw.tryWrite({ tll: 5_000 } as never), /did you mean `ttl`\?/)
     await expectInvalid(() => rw.withRead(() => {}, { tll: 5_000 } as never), /did you mean `ttl`\?/)
     await expectInvalid(() => rw.withWrite(() => {}, { tll: 5_000 } as never), /did you mean `ttl`\?/)
-    expect(await client.command('DBSIZE')).toBe(0)
+    expect(await t.client.command('DBSIZE')).toBe(0)
   })
 
   it('refuses a misspelt option of createLocks (and its quorum and replicas), close, the guards and parseDuration', async () => {
-    await expectInvalid(() => createLocks({ redis: client.raw, tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
-    await expectInvalid(() => createLocks({ redis: client.raw, reentrnt: true } as never), /did you mean `reentrant`\?/)
-    await expectInvalid(() => createLocks({ redis: client.raw, prefx: 'a:' } as never), /did you mean `prefix`\?/)
+    await expectInvalid(() => createLocks({ redis: t.client.raw, tll: 5_000 } as never), /Unknown option `tll`.*did you mean `ttl`\?/)
+    await expectInvalid(() => createLocks({ redis: t.client.raw, reentrnt: true } as never), /did you mean `reentrant`\?/)
+    await expectInvalid(() => createLocks({ redis: t.client.raw, prefx: 'a:' } as never), /did you mean `prefix`\?/)
     await expectInvalid(
-      () => createLocks({ redis: client.raw, replicas: { count: 1, timout: 100 } } as never),
+      () => createLocks({ redis: t.client.raw, replicas: { count: 1, timout: 100 } } as never),
       /Unknown option `timout`.*did you mean `timeout`\?/,
     )
-    await expectInvalid(() => createLocks({ redis: [client.raw], quorum: { nodetimeout: 100 } } as never), /did you mean `nodeTimeout`\?/)
-    await expectInvalid(() => createLocks({ client: client.raw } as never), /Unknown option `client`/)
-    await expectInvalid(() => locks.close({ relase: true } as never), /Unknown option `relase`.*did you mean `release`\?/)
-    await expectInvalid(() => fencedSet(client.raw, 'k', 'v', 1, { PX: 100 } as never), /Unknown option `PX`.*did you mean `px`\?/)
-    await expectInvalid(() => claimFence(client.raw, 'k', 1, { timeot: 100 } as never), /did you mean `timeout`\?/)
+    await expectInvalid(() => createLocks({ redis: [t.client.raw], quorum: { nodetimeout: 100 } } as never), /did you mean `nodeTimeout`\?/)
+    await expectInvalid(() => createLocks({ client: t.client.raw } as never), /Unknown option `client`/)
+    await expectInvalid(() => t.locks.close({ relase: true } as never), /Unknown option `relase`.*did you mean `release`\?/)
+    await expectInvalid(() => fencedSet(t.client.raw, 'k', 'v', 1, { PX: 100 } as never), /Unknown option `PX`.*did you mean `px`\?/)
+    await expectInvalid(() => claimFence(t.client.raw, 'k', 1, { timeot: 100 } as never), /did you mean `timeout`\?/)
     await expectInvalid(() => parseDuration('5s', { infinite: true } as never), /Unknown option `infinite`.*did you mean `infinity`\?/)
-    expect(await client.command('DBSIZE')).toBe(0)
-    expect(locks.closed).toBe(false) // the refused close() closed nothing
+    expect(await t.client.command('DBSIZE')).toBe(0)
+    expect(t.locks.closed).toBe(false) // the refused close() closed nothing
   })
 
   it('still accepts every documented option', async () => {
     const signal = new AbortController().signal
-    const lease = await locks.acquire('ok', { ttl: 1_000, wait: 100, signal, autoExtend: false })
+    const lease = await t.locks.acquire('ok', { ttl: 1_000, wait: 100, signal, autoExtend: false })
     await lease.release()
-    const tried = await locks.tryAcquire('ok', { ttl: 1_000, autoExtend: false, timeout: 500 })
+    const tried = await t.locks.tryAcquire('ok', { ttl: 1_000, autoExtend: false, timeout: 500 })
     await tried?.release()
     const other = createLocks({
-      redis: client.raw,
+      redis: t.client.raw,
       prefix: uniquePrefix('ok'),
       ttl: 1_000,
       wait: 100,
@@ -149,7 +138,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
       tryTimeout: 500,
     })
     await other.close({ release: true })
-    expect(await fencedSet(client.raw, 'okk', 'v', 1, { px: 1_000, timeout: 500 })).toBe(true)
+    expect(await fencedSet(t.client.raw, 'okk', 'v', 1, { px: 1_000, timeout: 500 })).toBe(true)
     expect(parseDuration('inf', { name: 'wait', infinity: true, positive: true })).toBe(Infinity)
   })
 })

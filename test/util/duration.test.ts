@@ -1,9 +1,10 @@
 // Units: one duration parser for the library and the CLI, and a ttl floor that catches seconds
 // written where milliseconds are meant.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, InvalidArgumentError, parseDuration, type Locks } from '../../src/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, parseDuration } from '../../src/index.js'
+import { adapters } from '../../harness/clients.js'
+import { useClient, useRedis } from '../../harness/per-adapter.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
 
 describe('parseDuration', () => {
   it.each<[string, number]>([
@@ -60,38 +61,26 @@ describe('parseDuration', () => {
 })
 
 describe.skipIf(!requireRedisOrSkip()).each(adapters)('ttl floor with $name', (adapter) => {
-  let server: RedisProcess
-  let client: TestClient
-  let locks: Locks
-
-  beforeAll(async () => {
-    server = await startRedis()
-    client = await adapter.connect(server.url)
-    locks = createLocks({ redis: client.raw })
-  })
-  afterAll(async () => {
-    await locks?.close()
-    await client?.quit()
-    await server?.stop()
-  })
+  const server = useRedis()
+  const t = useClient(adapter, server, { prefix: 'floor' })
 
   it('a ttl below 100 ms is refused with a message about the unit, everywhere a lease ttl is given', async () => {
     const unitHint =
       /`ttl` to be at least 100 ms, got 30: durations are in milliseconds \(for 30 seconds write 30000, or parseDuration\('30s'\)\).*allowShortTtl: true/
-    expect(() => createLocks({ redis: client.raw, ttl: 30 })).toThrow(unitHint)
-    expect(() => createLocks({ redis: client.raw, maxTtl: 30 })).toThrow(/`maxTtl` to be at least 100 ms/)
+    expect(() => createLocks({ redis: t.client.raw, ttl: 30 })).toThrow(unitHint)
+    expect(() => createLocks({ redis: t.client.raw, maxTtl: 30 })).toThrow(/`maxTtl` to be at least 100 ms/)
     for (const call of [
-      () => locks.acquire('floor', { ttl: 30 }),
-      () => locks.tryAcquire('floor', { ttl: 30 }),
-      () => locks.withLock('floor', () => {}, { ttl: 30 }),
-      () => locks.extend('floor', 'some-token', 30),
+      () => t.locks.acquire('floor', { ttl: 30 }),
+      () => t.locks.tryAcquire('floor', { ttl: 30 }),
+      () => t.locks.withLock('floor', () => {}, { ttl: 30 }),
+      () => t.locks.extend('floor', 'some-token', 30),
     ]) {
       const err = await call().catch((e: unknown) => e)
       expect(err).toBeInstanceOf(InvalidArgumentError)
       expect((err as Error).message).toMatch(unitHint)
     }
     // At the floor: fine. A lease's own extend has the same floor.
-    const lease = await locks.acquire('floor', { ttl: 100 })
+    const lease = await t.locks.acquire('floor', { ttl: 100 })
     const extendErr = await lease.extend(30).catch((e: unknown) => e)
     expect(extendErr).toBeInstanceOf(InvalidArgumentError)
     expect((extendErr as Error).message).toMatch(unitHint)
@@ -99,8 +88,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('ttl floor with $name', (a
   })
 
   it('allowShortTtl: true lets a short ttl through (for tests and tight loops on purpose)', async () => {
-    expect(() => createLocks({ redis: client.raw, ttl: 30, allowShortTtl: 'yes' as unknown as boolean })).toThrow(/`allowShortTtl`.*got "yes"/)
-    const short = createLocks({ redis: client.raw, ttl: 50, allowShortTtl: true })
+    expect(() => createLocks({ redis: t.client.raw, ttl: 30, allowShortTtl: 'yes' as unknown as boolean })).toThrow(/`allowShortTtl`.*got "yes"/)
+    const short = createLocks({ redis: t.client.raw, ttl: 50, allowShortTtl: true })
     try {
       const lease = await short.acquire('short', { ttl: 30 })
       expect(lease.ttl).toBe(30)
@@ -112,10 +101,10 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('ttl floor with $name', (a
   })
 
   it('a duration string where ms are expected is refused with a pointer to parseDuration', async () => {
-    const err = await locks.acquire('floor', { ttl: '30s' as unknown as number }).catch((e: unknown) => e)
+    const err = await t.locks.acquire('floor', { ttl: '30s' as unknown as number }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(InvalidArgumentError)
     expect((err as Error).message).toMatch(/got "30s"; for a duration string use parseDuration\("30s"\)/)
-    const lease = await locks.acquire('floor', { ttl: parseDuration('1.5s') })
+    const lease = await t.locks.acquire('floor', { ttl: parseDuration('1.5s') })
     expect(lease.ttl).toBe(1_500)
     await lease.release()
   })
