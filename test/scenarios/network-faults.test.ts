@@ -32,6 +32,14 @@ describeRedis('network faults', (server) => {
       locks = createLocks({ redis: faulty.raw, prefix, ...options })
       direct = createLocks({ redis: t.client.raw, prefix })
     }
+    /** Heals the proxy and resets its connections (a reply still owed is lost); then `pending`'s outcome, which must have come. */
+    const settledAfterReset = async <T>(pending: ReturnType<typeof outcome<T>>) => {
+      proxy.heal()
+      proxy.resetAll()
+      const settled = await pending
+      expect(settled).not.toBe('pending')
+      return settled
+    }
     afterEach(async () => {
       proxy.heal()
       await closeQuietly([locks, direct])
@@ -154,10 +162,7 @@ describeRedis('network faults', (server) => {
       expect(next.fence).toBeGreaterThan(old.fence)
       // The connection dies with the reply still owed: ioredis resends the release on the new
       // connection, node-redis fails it.
-      proxy.heal()
-      proxy.resetAll()
-      const first = await releasing
-      expect(first).not.toBe('pending')
+      const first = await settledAfterReset(releasing)
       // Never `true`: that would mean the resent release deleted the next holder's lock.
       if (t.adapter.name === 'ioredis')
         expect(first).toEqual({ value: false }) // resent, found the next token: refused
@@ -182,10 +187,7 @@ describeRedis('network faults', (server) => {
       // The extension ran; the lock then expires 600 ms later and the next holder takes it.
       const next = await direct.acquire(resource, { ttl: 3_000, wait: 3_000 })
       expect(next.fence).toBeGreaterThan(old.fence)
-      proxy.heal()
-      proxy.resetAll()
-      const first = await extending
-      expect(first).not.toBe('pending')
+      const first = await settledAfterReset(extending)
       expect((first as { error?: unknown }).error, `extend resolved: ${JSON.stringify(first)}`).toBeInstanceOf(Error)
       expect(['RedisError', 'LockLostError']).toContain((first as { error: Error }).error.name)
       // Its deadline passed while the reply was missing.
@@ -231,9 +233,7 @@ describeRedis('network faults', (server) => {
       const releasing = outcome(old.release(), 3_000)
       await waitUntil('the release ran in Redis', async () => !(await direct.inspect(resource)).held, 2_000)
       const next = await direct.acquire(resource, { ttl: 2_000, wait: 0 })
-      proxy.heal()
-      proxy.resetAll()
-      expect(await releasing).not.toBe('pending')
+      await settledAfterReset(releasing)
       await new Promise((resolve) => setTimeout(resolve, 400)) // more than one renewal period of the old lease
       const info = await direct.inspect(resource)
       expect(info.token).toBe(next.token)
