@@ -53,55 +53,35 @@ const ioredisLike =
     return { client, get: (key: string) => client.get(key), close: async () => void client.disconnect() }
   }
 
+/**
+ * What the tests use of a node-redis-family client (createClient, createCluster, createSentinel;
+ * node-redis 4, 5, 6): 5 and 6 end it with destroy(), 4 (which has no destroy) with disconnect().
+ */
+type NodeRedisFamily = RedisClient & {
+  on(event: 'error', listener: () => void): unknown
+  connect(): Promise<unknown>
+  get(key: string): Promise<unknown>
+} & ({ destroy(): unknown } | { disconnect(): Promise<unknown> })
+
+const nodeRedisLike =
+  <T>(create: (target: T) => NodeRedisFamily) =>
+  async (target: T): Promise<Connection> => {
+    const client = create(target)
+    client.on('error', () => {})
+    await client.connect()
+    const close = async () => void (await ('destroy' in client ? client.destroy() : client.disconnect()))
+    return { client, get: (key: string) => client.get(key), close }
+  }
+
 const majors: Major[] = [
   { name: 'ioredis 5', pkg: 'ioredis', major: 5, connect: ioredisLike((url) => new IORedis5(url)) },
   { name: 'ioredis 6', pkg: 'ioredis6', major: 6, connect: ioredisLike((url) => new IORedis6(url)) },
   { name: 'iovalkey', pkg: 'iovalkey', major: 0, connect: ioredisLike((url) => new Valkey(url)) },
-  {
-    name: 'node-redis 4',
-    pkg: 'redis4',
-    major: 4,
-    async connect(url) {
-      const client = createClient4({ url })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => void (await client.disconnect()) }
-    },
-  },
-  {
-    name: 'node-redis 5',
-    pkg: 'redis',
-    major: 5,
-    async connect(url) {
-      const client = createClient5({ url })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
-  },
-  {
-    name: 'node-redis 6',
-    pkg: 'redis6',
-    major: 6,
-    async connect(url) {
-      const client = createClient6({ url })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
-  },
-  {
-    // RESP3 changes reply shapes and delivers pub/sub as push messages on the same protocol.
-    name: 'node-redis 6, RESP3',
-    pkg: 'redis6',
-    major: 6,
-    async connect(url) {
-      const client = createClient6({ url, RESP: 3 })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
-  },
+  { name: 'node-redis 4', pkg: 'redis4', major: 4, connect: nodeRedisLike((url) => createClient4({ url })) },
+  { name: 'node-redis 5', pkg: 'redis', major: 5, connect: nodeRedisLike((url) => createClient5({ url })) },
+  { name: 'node-redis 6', pkg: 'redis6', major: 6, connect: nodeRedisLike((url) => createClient6({ url })) },
+  // RESP3 changes reply shapes and delivers pub/sub as push messages on the same protocol.
+  { name: 'node-redis 6, RESP3', pkg: 'redis6', major: 6, connect: nodeRedisLike((url) => createClient6({ url, RESP: 3 })) },
 ]
 
 const installedVersion = (pkg: string): string => (createRequire(import.meta.url)(`${pkg}/package.json`) as { version: string }).version
@@ -244,21 +224,11 @@ const viaSentinel: { name: string; connect(sentinel: Sentinel): Promise<Connecti
   { name: 'iovalkey', connect: ioredisLike((s: Sentinel) => new Valkey({ sentinels: [{ host: s.host, port: s.port }], name: 'mymaster' })) },
   {
     name: 'node-redis 5 createSentinel',
-    async connect(s) {
-      const client = createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
+    connect: nodeRedisLike((s: Sentinel) => createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })),
   },
   {
     name: 'node-redis 6 createSentinel',
-    async connect(s) {
-      const client = createSentinel6({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
+    connect: nodeRedisLike((s: Sentinel) => createSentinel6({ name: 'mymaster', sentinelRootNodes: [{ host: s.host, port: s.port }] })),
   },
 ]
 
@@ -357,33 +327,9 @@ const clusterClients: { name: string; connect(cluster: RedisCluster): Promise<Co
   { name: 'ioredis 5', connect: ioredisLike((c: RedisCluster) => new IORedisCluster5([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
   { name: 'ioredis 6', connect: ioredisLike((c: RedisCluster) => new IORedisCluster6([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
   { name: 'iovalkey', connect: ioredisLike((c: RedisCluster) => new ValkeyCluster([{ host: '127.0.0.1', port: c.nodes[0]!.port }])) },
-  {
-    name: 'node-redis 4',
-    async connect(c) {
-      const client = createCluster4({ rootNodes: [{ url: c.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => void (await client.disconnect()) }
-    },
-  },
-  {
-    name: 'node-redis 5',
-    async connect(c) {
-      const client = createCluster5({ rootNodes: [{ url: c.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
-  },
-  {
-    name: 'node-redis 6',
-    async connect(c) {
-      const client = createCluster6({ rootNodes: [{ url: c.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { client, get: (key) => client.get(key), close: async () => client.destroy() }
-    },
-  },
+  { name: 'node-redis 4', connect: nodeRedisLike((c: RedisCluster) => createCluster4({ rootNodes: [{ url: c.nodes[0]!.url }] })) },
+  { name: 'node-redis 5', connect: nodeRedisLike((c: RedisCluster) => createCluster5({ rootNodes: [{ url: c.nodes[0]!.url }] })) },
+  { name: 'node-redis 6', connect: nodeRedisLike((c: RedisCluster) => createCluster6({ rootNodes: [{ url: c.nodes[0]!.url }] })) },
 ]
 
 describe.skipIf(!requireRedisOrSkip())('on a Redis Cluster', () => {
