@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { describe, expect, it } from 'vitest'
+import { describeRedis } from '../../harness/per-adapter.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -18,18 +18,10 @@ function demo(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: st
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
 }
 
-describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
+describeRedis('payment demo', (server) => {
   it('loses updates without a lock; keeps the balance exact with fencelock, even past a frozen holder; transfers conserve the total only with fencelock', async () => {
     const started = performance.now()
-    const { code, stdout, stderr } = await demo({ ...process.env, REDIS_URL: redis.url })
+    const { code, stdout, stderr } = await demo({ ...process.env, REDIS_URL: server.url })
     expect(stderr).toBe('')
     expect(code).toBe(0)
     // A guard against a hang, not a speed goal: about 15 s on 2 idle cores, more on a busy machine.
@@ -66,7 +58,7 @@ describe.skipIf(!requireRedisOrSkip())('payment demo', () => {
     expect(stdout).toMatch(/no lock:\n.*\n +total \d+, should be \d+: wrong, \d+ (created out of nothing|destroyed)\n/)
 
     // A shared Redis (REDIS_URL) is left as it was found.
-    expect(await redis.cli('DBSIZE')).toBe('0')
+    expect(await server.redis.cli('DBSIZE')).toBe('0')
   }, 60_000)
 })
 

@@ -17,7 +17,7 @@ import { createClient as createClient6, createCluster as createCluster6, createS
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claimFence, ClosedError, createLocks, fencedSet, InvalidArgumentError, type IORedisClient, type Locks, type RedisClient } from '../../src/index.js'
 import { freePort, requireRedisOrSkip, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
-import { useCluster } from '../../harness/per-adapter.js'
+import { describeRedis, useCluster } from '../../harness/per-adapter.js'
 
 interface Connection {
   /** The library's own client object, as a user passes it. */
@@ -146,15 +146,7 @@ function coreSuite(prefix: string, open: () => Promise<Connection>): void {
   })
 }
 
-describe.skipIf(!requireRedisOrSkip())('every supported client major', () => {
-  let server: RedisProcess
-  beforeAll(async () => {
-    server = await startRedis()
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
-
+describeRedis('every supported client major', (server) => {
   describe.each(majors)('$name', (major) => {
     it('is the major it claims to be', () => {
       expect(Number(installedVersion(major.pkg).split('.')[0])).toBe(major.major)

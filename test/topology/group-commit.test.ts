@@ -13,6 +13,7 @@ import { clusterSlot } from '../../src/util/keys.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { describeRedis } from '../../harness/per-adapter.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
 
 const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`)
@@ -32,21 +33,13 @@ async function logEverything(client: Redis): Promise<void> {
   await client.call('SLOWLOG', 'RESET')
 }
 
-describe.skipIf(!requireRedisOrSkip())('group commit', () => {
-  let redis: RedisProcess
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-
+describeRedis('group commit', (server) => {
   const variants: { name: string; connect(): Promise<TestClient> }[] = [
-    ...adapters.map((adapter) => ({ name: adapter.name, connect: () => adapter.connect(redis.url) })),
+    ...adapters.map((adapter) => ({ name: adapter.name, connect: () => adapter.connect(server.url) })),
     {
       name: 'ioredis with enableAutoPipelining',
       async connect() {
-        const client = new Redis(redis.url, { enableAutoPipelining: true })
+        const client = new Redis(server.url, { enableAutoPipelining: true })
         client.on('error', () => {})
         return {
           adapter: 'ioredis',
@@ -78,11 +71,11 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       await (await locks.acquire('warm')).release()
       await Promise.all([(await locks.acquire('warm-a')).release(), locks.acquire('warm-b').then((l) => l.release())])
       const resources = names(20, 'g')
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const leases = await Promise.all(
         resources.map((name, i) => (i % 2 === 0 ? locks!.acquire(name, { ttl: 10_000 }) : locks!.tryAcquire(name, { ttl: 10_000 }))),
       )
-      expect(await scriptCalls(redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(1)
       expect(leases.every((l) => l?.held)).toBe(true)
       const held = leases as Lease[]
       expect(new Set(held.map((l) => l.token)).size).toBe(20)
@@ -91,9 +84,9 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       // Each lease's fence is its own resource's: the next holder of that resource gets a larger one.
       const fences = held.map((l) => l.fence)
 
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       expect(await Promise.all(held.map((l) => l.release()))).toEqual(held.map(() => true))
-      expect(await scriptCalls(redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(1)
       for (const name of resources) expect(await client.command('EXISTS', mutexKeys(prefix, name).lock)).toBe(0)
       const again = await Promise.all(resources.map((name) => locks!.acquire(name)))
       for (const [i, lease] of again.entries()) expect(lease.fence).toBeGreaterThan(fences[i]!)
@@ -112,9 +105,9 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       // A lock key of the wrong type: its script fails with WRONGTYPE.
       await client.command('RPUSH', mutexKeys(prefix, resources[9]!).lock, 'x')
 
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const outcomes = await Promise.allSettled(resources.map((name) => locks!.tryAcquire(name, { ttl: 10_000 })))
-      expect(await scriptCalls(redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(1)
       for (const [i, outcome] of outcomes.entries()) {
         if (i === 9) {
           expect(outcome.status).toBe('rejected')
@@ -143,9 +136,9 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       const leases = await Promise.all(resources.map((name) => locks!.acquire(name, { ttl: 10_000 })))
       await client.command('DEL', mutexKeys(prefix, resources[2]!).lock)
       await client.command('SET', mutexKeys(prefix, resources[5]!).lock, 'next-holder', 'PX', 60_000)
-      await redis.cli('CONFIG', 'RESETSTAT')
+      await server.redis.cli('CONFIG', 'RESETSTAT')
       const released = await Promise.all(leases.map((l) => l.release()))
-      expect(await scriptCalls(redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(1)
       expect(released).toEqual(resources.map((_, i) => i !== 2 && i !== 5))
       expect(await client.command('GET', mutexKeys(prefix, resources[5]!).lock)).toBe('next-holder')
       for (const i of [0, 1, 3, 4, 6, 7]) expect(await client.command('EXISTS', mutexKeys(prefix, resources[i]!).lock)).toBe(0)
@@ -157,7 +150,7 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
       const prefix = uniquePrefix('group-lone')
       locks = createLocks({ redis: client.raw, prefix })
       await (await locks.acquire('warm')).release()
-      const direct = new Redis(redis.url)
+      const direct = new Redis(server.url)
       await logEverything(direct)
       const lease = await locks.acquire('lone')
       await lease.release()
@@ -193,7 +186,7 @@ describe.skipIf(!requireRedisOrSkip())('group commit', () => {
           ]),
       )
     beforeAll(async () => {
-      client = await adapters[0]!.connect(redis.url)
+      client = await adapters[0]!.connect(server.url)
     })
     afterAll(async () => {
       await client?.quit()
