@@ -9,11 +9,11 @@
 //
 // The other servers a suite may want come the same way: useRedis (one more server, or one per
 // adapter), useCluster, useFaultProxy in front of a server, useIoredis for a plain client beside
-// fencelock. The hooks are vitest's beforeAll/afterAll of the describe they are called in, so what
-// they make is there inside the tests (read through the getters) and gone after the suite, the
-// last made first.
+// fencelock, useFlushedClient for scripts run directly on an emptied database. The hooks are
+// vitest's beforeAll/afterAll of the describe they are called in, so what they make is there
+// inside the tests (read through the getters) and gone after the suite, the last made first.
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
 import { adapters, type ClientAdapter, type TestClient } from './clients.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
@@ -124,6 +124,24 @@ export function useIoredis(target: Target): { readonly client: Redis } {
       return made(client, 'the ioredis client')
     },
   }
+}
+
+/**
+ * A client of the first adapter on `target` for the enclosing describe, for suites that run
+ * scripts and commands directly on a database of their own: it is emptied (FLUSHALL) before each
+ * test. What it returns stands for the client once connected: read it inside tests and hooks.
+ */
+export function useFlushedClient(target: Target): TestClient {
+  let client: TestClient | undefined
+  beforeAll(async () => {
+    client = await adapters[0]!.connect(target.url)
+  })
+  afterAll(() => client?.quit())
+  beforeEach(async () => {
+    await made(client, 'the client').command('FLUSHALL')
+  })
+  // A TestClient's methods are closures over its library's client (no `this`), as the proxy's are.
+  return new Proxy({} as TestClient, { get: (_, key) => Reflect.get(made(client, 'the client'), key) })
 }
 
 /** `describe(title)` with a redis-server of its own; skipped where redis-server is not installed. */

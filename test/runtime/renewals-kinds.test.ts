@@ -4,16 +4,15 @@
 // removed from the readers zset, a writer key deleted or a slot taken over loses exactly that lease,
 // with the reason a single extend gives). The batch scripts are checked against the single-lease
 // scripts directly: each lease of a batch gets the answer its own extend would have given.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Lease } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
-import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCallsOver } from '../../harness/commandstats.js'
 import { acquireMany, sleep, uniquePrefix } from '../../harness/util.js'
-import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
+import { describeRedis, perAdapter, useFlushedClient } from '../../harness/per-adapter.js'
 import { expectExactlyLost } from '../../harness/leases.js'
 
 /** The slot key of a permit: its token ends with `@<slot>`. */
@@ -126,18 +125,9 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
   })
 
   describe('the batch scripts answer each lease as its single extend would', () => {
-    let client: TestClient
+    const client = useFlushedClient(server)
     const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
       client.command('EVAL', script.source, keys.length, ...keys, ...args)
-    beforeAll(async () => {
-      client = await adapters[0]!.connect(server.url)
-    })
-    afterAll(async () => {
-      await client?.quit()
-    })
-    beforeEach(async () => {
-      await client.command('FLUSHALL')
-    })
 
     it('multi-extend-many: leases of several locks, held, one lock expired, one taken over', async () => {
       const lock = (name: string) => mutexKeys('t:', name).lock

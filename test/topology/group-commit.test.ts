@@ -5,7 +5,7 @@
 // Cluster and per node in quorum mode. The batch scripts are checked against the single scripts
 // directly: each entry gets what its own script, run in the batch's order, would have answered.
 import { Cluster, Redis } from 'ioredis'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { scripts, type LuaScript } from '../../src/lua/index.js'
@@ -13,7 +13,7 @@ import { clusterSlot } from '../../src/util/keys.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
-import { describeRedis } from '../../harness/per-adapter.js'
+import { describeRedis, useFlushedClient } from '../../harness/per-adapter.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
 
 const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`)
@@ -165,7 +165,7 @@ describeRedis('group commit', (server) => {
   })
 
   describe('the batch scripts answer each entry as its single script would, in the batch order', () => {
-    let client: TestClient
+    const client = useFlushedClient(server)
     const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
       client.command('EVAL', script.source, keys.length, ...keys, ...args)
     const k = (name: string) => mutexKeys('t:', name)
@@ -185,15 +185,6 @@ describeRedis('group commit', (server) => {
             await client.command('ZRANGE', k(n).queue, 0, -1),
           ]),
       )
-    beforeAll(async () => {
-      client = await adapters[0]!.connect(server.url)
-    })
-    afterAll(async () => {
-      await client?.quit()
-    })
-    beforeEach(async () => {
-      await client.command('FLUSHALL')
-    })
 
     it('mutex-acquire-many: free, held by another, a retry of the holder, a waiter behind another, twice the same lock, a key of the wrong type', async () => {
       const setup = async () => {
