@@ -55,25 +55,31 @@ describeRedis('group commit', (server) => {
 
   describe.each(variants)('$name', (variant) => {
     let client: TestClient
-    let locks: Locks | undefined
+    const instances: Locks[] = []
+    /** A locks instance on the variant's client, closed after the suite if its test did not close it. */
+    const open = (prefix: string) => {
+      const locks = createLocks({ redis: client.raw, prefix })
+      instances.push(locks)
+      return locks
+    }
     beforeAll(async () => {
       client = await variant.connect()
     })
     afterAll(async () => {
-      await closeQuietly([locks])
+      await closeQuietly(instances)
       await client?.quit()
     })
 
     it('20 acquisitions of distinct keys in one turn make one script call, each with its own lease and fence; their releases make one more', async () => {
       const prefix = uniquePrefix('group')
-      locks = createLocks({ redis: client.raw, prefix })
+      const locks = open(prefix)
       // Loads the scripts first (a first call is an EVAL), so that the counts below are the batches'.
       await (await locks.acquire('warm')).release()
       await Promise.all([(await locks.acquire('warm-a')).release(), locks.acquire('warm-b').then((l) => l.release())])
       const resources = names(20, 'g')
       await server.redis.cli('CONFIG', 'RESETSTAT')
       const leases = await Promise.all(
-        resources.map((name, i) => (i % 2 === 0 ? locks!.acquire(name, { ttl: 10_000 }) : locks!.tryAcquire(name, { ttl: 10_000 }))),
+        resources.map((name, i) => (i % 2 === 0 ? locks.acquire(name, { ttl: 10_000 }) : locks.tryAcquire(name, { ttl: 10_000 }))),
       )
       expect(await scriptCalls(server.redis)).toBe(1)
       expect(leases.every((l) => l?.held)).toBe(true)
@@ -88,16 +94,15 @@ describeRedis('group commit', (server) => {
       expect(await Promise.all(held.map((l) => l.release()))).toEqual(held.map(() => true))
       expect(await scriptCalls(server.redis)).toBe(1)
       for (const name of resources) expect(await client.command('EXISTS', mutexKeys(prefix, name).lock)).toBe(0)
-      const again = await Promise.all(resources.map((name) => locks!.acquire(name)))
+      const again = await Promise.all(resources.map((name) => locks.acquire(name)))
       for (const [i, lease] of again.entries()) expect(lease.fence).toBeGreaterThan(fences[i]!)
       await Promise.all(again.map((l) => l.release()))
       await locks.close()
-      locks = undefined
     })
 
     it('one batch grants some entries and refuses others; an entry that meets an error fails alone, as it fails alone', async () => {
       const prefix = uniquePrefix('group-mix')
-      locks = createLocks({ redis: client.raw, prefix })
+      const locks = open(prefix)
       await (await locks.acquire('warm')).release()
       const resources = names(10, 'm')
       const taken = new Set([1, 4, 7])
@@ -106,7 +111,7 @@ describeRedis('group commit', (server) => {
       await client.command('RPUSH', mutexKeys(prefix, resources[9]!).lock, 'x')
 
       await server.redis.cli('CONFIG', 'RESETSTAT')
-      const outcomes = await Promise.allSettled(resources.map((name) => locks!.tryAcquire(name, { ttl: 10_000 })))
+      const outcomes = await Promise.allSettled(resources.map((name) => locks.tryAcquire(name, { ttl: 10_000 })))
       expect(await scriptCalls(server.redis)).toBe(1)
       for (const [i, outcome] of outcomes.entries()) {
         if (i === 9) {
@@ -126,14 +131,13 @@ describeRedis('group commit', (server) => {
       expect(alone).toBeInstanceOf(RedisError)
       expect((alone as RedisError).message).toMatch(/WRONGTYPE/)
       await locks.close({ release: true })
-      locks = undefined
     })
 
     it('a release-many where some tokens no longer hold: those answer false and leave the next holder alone', async () => {
       const prefix = uniquePrefix('group-release')
-      locks = createLocks({ redis: client.raw, prefix })
+      const locks = open(prefix)
       const resources = names(8, 'r')
-      const leases = await Promise.all(resources.map((name) => locks!.acquire(name, { ttl: 10_000 })))
+      const leases = await Promise.all(resources.map((name) => locks.acquire(name, { ttl: 10_000 })))
       await client.command('DEL', mutexKeys(prefix, resources[2]!).lock)
       await client.command('SET', mutexKeys(prefix, resources[5]!).lock, 'next-holder', 'PX', 60_000)
       await server.redis.cli('CONFIG', 'RESETSTAT')
@@ -143,12 +147,11 @@ describeRedis('group commit', (server) => {
       expect(await client.command('GET', mutexKeys(prefix, resources[5]!).lock)).toBe('next-holder')
       for (const i of [0, 1, 3, 4, 6, 7]) expect(await client.command('EXISTS', mutexKeys(prefix, resources[i]!).lock)).toBe(0)
       await locks.close()
-      locks = undefined
     })
 
     it('a lone acquisition and a lone release go as the single scripts', async () => {
       const prefix = uniquePrefix('group-lone')
-      locks = createLocks({ redis: client.raw, prefix })
+      const locks = open(prefix)
       await (await locks.acquire('warm')).release()
       const direct = new Redis(server.url)
       await logEverything(direct)
@@ -160,7 +163,6 @@ describeRedis('group commit', (server) => {
       expect(await scriptRuns(direct, scripts.mutexReleaseMany)).toBe(0)
       direct.disconnect()
       await locks.close()
-      locks = undefined
     })
   })
 
