@@ -1,5 +1,7 @@
 -- election-acquire: one attempt to become the leader of an election (a fair mutex whose holder also
--- keeps a value); on one node, or on one node of a quorum (maxTtl given), as mutex-acquire.lua.
+-- keeps a value); on one node, or on one node of a quorum (maxTtl given), as mutex-acquire.lua. The
+-- grant is acquireMutex of lib/mutex.lua; what follows it is the election's: the term hash, and
+-- the new term told to the observers.
 -- KEYS[1] lock: string, the leader's token, expires with the term (PX ttl)
 -- KEYS[2] fence: string, the last fence (term) handed out for this election (on this node)
 -- KEYS[3] queue: zset, waiter id -> queue score: FIFO order of the candidates
@@ -22,69 +24,31 @@
 --         {0, retry, young?, runId?, now?}: not elected; retry = ms until it is worth trying again
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
+--#include lib/mutex.lua
 --#include lib/term.lua
-local nowUs, nowMs = serverNow()
-local waiter = ARGV[4]
+-- Whether this token leads already (a retried attempt): decided before the grant, which cannot tell.
+local retried = redis.call('GET', KEYS[1]) == ARGV[1]
+-- The grant is a mutex's (the same queue, the same fence, the same retry); the term is the election's.
+local reply = acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+if reply[1] ~= 1 then return reply end
 local quorum = ARGV[7] ~= ''
 
-local head = false
-local queued = redis.call('EXISTS', KEYS[3]) == 1
-if queued then pruneQueue(KEYS[3], KEYS[4], nowMs) end
-if quorum and waiter ~= '' then
-  local score = ARGV[6]
-  if score == '' then score = string.format('%.0f', nowUs) end
-  redis.call('ZADD', KEYS[3], 'NX', score, waiter)
-  queued = true
-end
-if queued then head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false end
-
-if (not head or head == waiter) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = nextFence(KEYS[2], nowUs, ARGV[3])
-  redis.call('DEL', KEYS[5])
-  redis.call('HSET', KEYS[5], 'token', ARGV[1], 'fence', string.format('%.0f', fence), 'version', '0', 'value', ARGV[8])
-  redis.call('PEXPIRE', KEYS[5], ARGV[2])
-  if quorum then
-    -- This node's own fence until the quorum settles: not the term's yet (see election-inspect).
-    if waiter ~= '' then keepInLine(KEYS[3], KEYS[4], waiter, nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
-    return withNode({1, fence}, ARGV[7], nowUs)
-  end
-  if head then
-    redis.call('ZREM', KEYS[3], waiter)
-    redis.call('ZREM', KEYS[4], waiter)
-  end
-  redis.call('HSET', KEYS[5], 'confirmed', '1')
-  publishTerm(KEYS[1], KEYS[5], ARGV[9])
-  return {1, fence}
-end
-
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if retried then
+  -- The term lives as long as the lock, and its fence is the term's (what election-confirm settled
+  -- on), not whatever this node's fence key holds now.
   redis.call('PEXPIRE', KEYS[5], ARGV[2])
   local fence = redis.call('HGET', KEYS[5], 'fence') or '0'
-  if quorum then
-    if waiter ~= '' then keepInLine(KEYS[3], KEYS[4], waiter, nowMs + tonumber(ARGV[2]) + tonumber(ARGV[5])) end
-    return withNode({1, fence}, ARGV[7], nowUs)
-  end
-  if head then
-    redis.call('ZREM', KEYS[3], waiter)
-    redis.call('ZREM', KEYS[4], waiter)
-  end
-  return {1, tonumber(fence)}
+  reply[2] = quorum and fence or tonumber(fence)
+  return reply
 end
 
-local retry
-local pttl = holder and redis.call('PTTL', KEYS[1]) or -2
-if pttl >= 0 then
-  retry = pttl
-elseif pttl == -1 then
-  retry = tonumber(ARGV[2])
-else
-  retry = tonumber(redis.call('ZSCORE', KEYS[4], head)) - nowMs
+redis.call('DEL', KEYS[5])
+redis.call('HSET', KEYS[5], 'token', ARGV[1], 'fence', string.format('%.0f', reply[2]), 'version', '0', 'value', ARGV[8])
+redis.call('PEXPIRE', KEYS[5], ARGV[2])
+-- On a quorum node this node's own fence until the quorum settles: not the term's yet (see
+-- election-inspect), and the observers hear of it from election-confirm.
+if not quorum then
+  redis.call('HSET', KEYS[5], 'confirmed', '1')
+  publishTerm(KEYS[1], KEYS[5], ARGV[9])
 end
-
-if waiter ~= '' then
-  if not quorum then redis.call('ZADD', KEYS[3], 'NX', nowUs, waiter) end
-  keepInLine(KEYS[3], KEYS[4], waiter, nowMs + retry + tonumber(ARGV[5]))
-end
-return withNode({0, retry}, ARGV[7], nowUs)
+return reply
