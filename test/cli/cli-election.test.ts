@@ -4,10 +4,9 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseCommandLine, UsageError } from '../../src/cli/args.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { uniquePrefix } from '../../harness/util.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -42,21 +41,12 @@ describe('fencelock leader / run --elect: parsing', () => {
   })
 })
 
-describe.skipIf(!requireRedisOrSkip())('fencelock leader / run --elect', () => {
-  let redis: RedisProcess
-  let control: Redis
-  beforeAll(async () => {
-    redis = await startRedis()
-    control = new Redis(redis.url)
-  })
-  afterAll(async () => {
-    control?.disconnect()
-    await redis?.stop()
-  })
+describeRedis('fencelock leader / run --elect', (server) => {
+  const control = useIoredis(server)
 
   it('run --elect runs the command as leader (leader shows it, --watch sees it come and go); losing it sends SIGTERM and exits 75', async () => {
     const prefix = uniquePrefix('cli-elect')
-    const common = ['--redis', redis.url, '--prefix', prefix]
+    const common = ['--redis', server.url, '--prefix', prefix]
     expect(await cli(['leader', 'jobs', ...common])).toMatchObject({ code: 1, stdout: 'no leader\n' })
     const watched: string[] = []
     const watching = cli(['leader', 'jobs', '--json', '--watch', ...common], (text, stop) => {
@@ -75,7 +65,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock leader / run --elect', () => {
         void cli(['leader', 'jobs', '--json', ...common]).then(async (r) => {
           shown = r
           // Someone else removes the term: the next renewal is refused and the leadership is lost.
-          await control.del(`${prefix}{jobs}:E:L`)
+          await control.client.del(`${prefix}{jobs}:E:L`)
         })
       }
     })

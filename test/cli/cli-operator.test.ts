@@ -17,6 +17,7 @@ import { rwKeys } from '../../src/primitives/rw-lock/rw-lock.js'
 import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { cliEnv, cliOutcome as cli, cliPath, root, type CliOutcome } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { closeQuietly, uniquePrefix, waitUntil } from '../../harness/util.js'
 
 const ESC = '\u001b['
@@ -470,21 +471,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
 })
 
 // findResources is what inspect uses; here on a node that holds many keys, in small SCAN steps.
-describe.skipIf(!requireRedisOrSkip())('finding resources with SCAN', () => {
-  let redis: RedisProcess
-  let client: Redis
-  beforeAll(async () => {
-    redis = await startRedis()
-    client = new Redis(redis.url)
-  })
-  afterAll(async () => {
-    client?.disconnect()
-    await redis?.stop()
-  })
+describeRedis('finding resources with SCAN', (server) => {
+  const plain = useIoredis(server)
 
   it('walks the whole keyspace in steps, keeps only fencelock keys under the prefix, one entry per kind and name', async () => {
     const prefix = 'scan-test:'
-    const pipeline = client.pipeline()
+    const pipeline = plain.client.pipeline()
     for (let i = 0; i < 500; i++) pipeline.set(`unrelated:${i}`, 'x')
     for (let i = 0; i < 50; i++) pipeline.set(mutexKeys(prefix, `m${i}`).lock, 't').set(mutexKeys(prefix, `m${i}`).fence, '1')
     pipeline
@@ -493,7 +485,7 @@ describe.skipIf(!requireRedisOrSkip())('finding resources with SCAN', () => {
       .set(mutexKeys('other:', 'm0').lock, 't')
     await pipeline.exec()
     const node = {
-      scan: async (cursor: string, match: string, count: number) => (await client.scan(cursor, 'MATCH', match, 'COUNT', count)) as [string, string[]],
+      scan: async (cursor: string, match: string, count: number) => (await plain.client.scan(cursor, 'MATCH', match, 'COUNT', count)) as [string, string[]],
     }
     const found = await findResources([node], prefix, undefined, 10)
     expect(found.length).toBe(52)
