@@ -1,7 +1,7 @@
 // Tests for the test harness itself: if these lie, every other suite lies too.
 import net from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
+import { describeRedis, useFaultProxy } from '../../harness/per-adapter.js'
 import { pingRaw, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -133,20 +133,11 @@ describe.skipIf(!requireRedisOrSkip())('redis cluster harness', () => {
   })
 })
 
-describe.skipIf(!requireRedisOrSkip())('fault proxy', () => {
-  let redis: RedisProcess
-  let proxy: FaultProxy
-  beforeAll(async () => {
-    redis = await startRedis()
-    proxy = await startFaultProxy(redis)
-  })
+describeRedis('fault proxy', (server) => {
+  const proxy = useFaultProxy(server)
   afterEach(() => {
     proxy.heal()
     proxy.resetAll()
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await redis?.stop()
   })
 
   it('forwards traffic and counts connections', async () => {
@@ -183,14 +174,14 @@ describe.skipIf(!requireRedisOrSkip())('fault proxy', () => {
     proxy.hang()
     client.send('SET hang-key 1')
     expect(await client.reply(300)).toBeUndefined()
-    expect(await redis.cli('EXISTS', 'hang-key')).toBe('0') // the request itself is held
+    expect(await server.redis.cli('EXISTS', 'hang-key')).toBe('0') // the request itself is held
     proxy.heal()
     expect(await client.reply()).toBe('+OK')
 
     proxy.hang({ direction: 'down' })
     client.send('SET hang-key 2')
     expect(await client.reply(300)).toBeUndefined()
-    expect(await redis.cli('GET', 'hang-key')).toBe('2') // executed, reply held
+    expect(await server.redis.cli('GET', 'hang-key')).toBe('2') // executed, reply held
     proxy.heal()
     expect(await client.reply()).toBe('+OK')
   })
@@ -200,7 +191,7 @@ describe.skipIf(!requireRedisOrSkip())('fault proxy', () => {
     proxy.drop({ direction: 'down' })
     client.send('INCR drop-counter')
     expect(await client.reply(300)).toBeUndefined()
-    expect(await redis.cli('GET', 'drop-counter')).toBe('1')
+    expect(await server.redis.cli('GET', 'drop-counter')).toBe('1')
     proxy.heal()
     client.send('PING')
     expect(await client.reply()).toBe('+PONG') // the lost reply never shows up
