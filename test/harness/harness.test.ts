@@ -93,10 +93,14 @@ describe.skipIf(!requireRedisOrSkip())('redis cluster harness', () => {
   }, 30_000)
   afterAll(() => cluster?.stop())
 
-  async function otherMaster(than: RedisProcess): Promise<RedisProcess> {
-    const target = (await cluster.masters()).find((m) => m !== than)
-    if (!target) throw new Error('no other master')
-    return target
+  /** `key` set to `value` on the master of its slot; that slot, its master, and another master to move it to. */
+  async function slotToMove(key: string, value: string): Promise<{ slot: number; from: RedisProcess; to: RedisProcess }> {
+    const slot = await cluster.slotOf(key)
+    const from = await cluster.nodeForSlot(slot)
+    const to = (await cluster.masters()).find((m) => m !== from)
+    if (!to) throw new Error('no other master')
+    await from.cli('SET', key, value)
+    return { slot, from, to }
   }
 
   it('comes up with cluster_state:ok on every node', async () => {
@@ -106,10 +110,7 @@ describe.skipIf(!requireRedisOrSkip())('redis cluster harness', () => {
   })
 
   it('migrates a slot in two steps, with ASK in between', async () => {
-    const slot = await cluster.slotOf('{mig}present')
-    const from = await cluster.nodeForSlot(slot)
-    const to = await otherMaster(from)
-    await from.cli('SET', '{mig}present', 'v')
+    const { slot, from, to } = await slotToMove('{mig}present', 'v')
 
     await cluster.beginMigration(slot, to)
     // A key missing on the source is redirected to the importing node.
@@ -123,10 +124,7 @@ describe.skipIf(!requireRedisOrSkip())('redis cluster harness', () => {
   })
 
   it('migrateSlot moves a key in one call', async () => {
-    const slot = await cluster.slotOf('{one}key')
-    const from = await cluster.nodeForSlot(slot)
-    const to = await otherMaster(from)
-    await from.cli('SET', '{one}key', '42')
+    const { slot, to } = await slotToMove('{one}key', '42')
     await cluster.migrateSlot(slot, to)
     expect(await to.cli('GET', '{one}key')).toBe('42')
     expect(await cluster.nodeForSlot(slot)).toBe(to)
