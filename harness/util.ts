@@ -1,4 +1,5 @@
 // Small helpers shared by the scenario suites.
+import type { Locks } from '../src/index.js'
 import type { TestClient } from './clients.js'
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -12,6 +13,17 @@ export async function waitUntil(what: string, check: () => boolean | Promise<boo
     await sleep(everyMs)
   }
 }
+
+/** Waits until `locks` sees `resource` free with nobody queued; rejects (as waitUntil) after `timeoutMs`. */
+export const untilFree = (locks: Pick<Locks, 'inspect'>, resource: string, timeoutMs: number): Promise<number> =>
+  waitUntil(
+    `${resource} is free with nobody queued`,
+    async () => {
+      const info = await locks.inspect(resource)
+      return !info.held && info.waiters === 0
+    },
+    timeoutMs,
+  )
 
 /** Redis key names of a resource (mirrors src/util/keys.ts; the tests check Redis directly). */
 export const keysOf = (prefix: string, resource: string) => ({

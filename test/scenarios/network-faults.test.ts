@@ -5,7 +5,7 @@ import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '
 import { scripts } from '../../src/lua/index.js'
 import type { TestClient } from '../../harness/clients.js'
 import type { RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, pttl, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, pttl, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
@@ -69,14 +69,7 @@ describeRedis('network faults', (server) => {
       expect((result as { error?: unknown }).error, `acquire resolved: ${JSON.stringify(result)}`).toBeInstanceOf(RedisError)
       expect(elapsed).toBeLessThan(wait + 300)
       proxy.heal()
-      await waitUntil(
-        'the lock is free and nobody is queued',
-        async () => {
-          const info = await direct.inspect('late')
-          return !info.held && info.waiters === 0
-        },
-        2_000,
-      )
+      await untilFree(direct, 'late', 2_000)
     })
 
     it('2. validity is counted from before the request was sent: a slow acquire or extend reply shortens the lease by its delay', async () => {

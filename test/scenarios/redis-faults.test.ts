@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
 import { useRedis } from '../../harness/per-adapter.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
@@ -159,14 +159,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         server.redis.resume()
       }
       expect(['LockTimeoutError', 'RedisError']).toContain((outcome as Error).name)
-      await waitUntil(
-        'the lock is free with nobody queued',
-        async () => {
-          const info = await rival.inspect(resource)
-          return !info.held && info.waiters === 0
-        },
-        2_000,
-      ).catch(async (err: unknown) => {
+      await untilFree(rival, resource, 2_000).catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}: ${JSON.stringify(await rival.inspect(resource))}`)
       })
       expect(await held.release()).toBe(false)

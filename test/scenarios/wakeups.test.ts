@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest'
 import { createLocks, LockTimeoutError } from '../../src/index.js'
 import { proxiedWaiter } from '../../harness/conn-proxy.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 import { handOver } from '../../harness/leases.js'
 
@@ -153,14 +153,9 @@ describeRedis('wake-ups', (server) => {
             granted++
             if (!(await outcome.release())) problems.push(`#${i}: the granted lease could not be released`)
           }
-          await waitUntil(
-            'the resource is free with nobody queued',
-            async () => {
-              const info = await holderLocks.inspect(resource)
-              return !info.held && info.waiters === 0
-            },
-            1_000,
-          ).catch(async () => problems.push(`#${i} (${byAbort ? 'abort' : 'deadline'}): left ${JSON.stringify(await holderLocks.inspect(resource))}`))
+          await untilFree(holderLocks, resource, 1_000).catch(async () =>
+            problems.push(`#${i} (${byAbort ? 'abort' : 'deadline'}): left ${JSON.stringify(await holderLocks.inspect(resource))}`),
+          )
         }
         expect(problems).toEqual([])
         expect(granted).toBeLessThan(40) // the race was run: some waiters did give up
