@@ -40,6 +40,24 @@ export const clusterAdapters: ClusterAdapter[] = [
   },
 ]
 
+/**
+ * One client of `adapter` on `cluster` for the enclosing describe, connected and ready (slots known)
+ * before its tests, closed after them. Read `client` inside a test or a hook.
+ */
+export function useClusterClient(adapter: ClusterAdapter, cluster: RedisCluster): { readonly client: ClusterClient } {
+  let client: ClusterClient | undefined
+  beforeAll(async () => {
+    client = await adapter.connect(cluster)
+  })
+  afterAll(() => client?.close())
+  return {
+    get client() {
+      if (client === undefined) throw new Error('the cluster client is made in beforeAll: read it inside a test or a hook')
+      return client
+    },
+  }
+}
+
 export interface ClusterLocks {
   /** The first of the two clients: the one `locks` is on. */
   readonly client: ClusterClient

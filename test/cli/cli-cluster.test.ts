@@ -1,30 +1,24 @@
 // The `fencelock` command on a real 3-master Redis Cluster (--cluster, one seed): inspect's listing
 // SCANs every master, so locks whose names hash to different masters are all found, with ioredis
 // and node-redis; run takes a lock through the cluster client.
-import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
 import { cliOutcome as cli } from '../../harness/cli-process.js'
-import { requireRedisOrSkip, startCluster, type RedisCluster } from '../../harness/redis-server.js'
+import { requireRedisOrSkip } from '../../harness/redis-server.js'
+import { clusterAdapters, useClusterClient } from '../../harness/cluster-clients.js'
+import { useCluster } from '../../harness/per-adapter.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('fencelock CLI on Redis Cluster', () => {
-  let cluster: RedisCluster
-  let client: Cluster
+  const cluster = useCluster({ masters: 3 })
+  const ioredis = useClusterClient(clusterAdapters[0]!, cluster)
   let locks: Locks
   const prefix = uniquePrefix('cli-cluster')
-  beforeAll(async () => {
-    cluster = await startCluster({ masters: 3 })
-    client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-    client.on('error', () => {})
-    locks = createLocks({ redis: client, prefix })
-  }, 60_000)
-  afterAll(async () => {
-    await closeQuietly([locks])
-    client?.disconnect()
-    await cluster?.stop()
+  beforeAll(() => {
+    locks = createLocks({ redis: ioredis.client.raw, prefix })
   })
+  afterAll(() => closeQuietly([locks]))
 
   it('inspect --cluster finds locks on every master (ioredis and node-redis); run holds a lock through the cluster', async () => {
     // Names until three masters are covered.

@@ -4,7 +4,7 @@
 // alone), on one node with either client (ioredis with auto-pipelining too), per slot on a Redis
 // Cluster and per node in quorum mode. The batch scripts are checked against the single scripts
 // directly: each entry gets what its own script, run in the batch's order, would have answered.
-import { Cluster, Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
@@ -12,8 +12,9 @@ import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
-import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
-import { describeRedis, useFlushedClient } from '../../harness/per-adapter.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { clusterAdapters, useClusterClient } from '../../harness/cluster-clients.js'
+import { describeRedis, useCluster, useFlushedClient } from '../../harness/per-adapter.js'
 import { closeQuietly, uniquePrefix } from '../../harness/util.js'
 
 const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`)
@@ -285,24 +286,14 @@ describeRedis('group commit', (server) => {
 })
 
 describe.skipIf(!requireRedisOrSkip())('group commit on a Redis Cluster', () => {
-  let cluster: RedisCluster
-  let client: Cluster
+  const cluster = useCluster()
+  const ioredis = useClusterClient(clusterAdapters[0]!, cluster)
   let locks: Locks | undefined
-  beforeAll(async () => {
-    cluster = await startCluster()
-    client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-    client.on('error', () => {})
-    await new Promise<void>((resolve) => client.once('ready', resolve))
-  }, 60_000)
-  afterAll(async () => {
-    await closeQuietly([locks])
-    client?.disconnect()
-    await cluster?.stop()
-  })
+  afterAll(() => closeQuietly([locks]))
 
   it('acquisitions of one turn spread over slots make one script call per slot', async () => {
     const prefix = uniquePrefix('group-cluster')
-    locks = createLocks({ redis: client as unknown as RedisClient, prefix })
+    locks = createLocks({ redis: ioredis.client.raw, prefix })
     // Three slots, four resources in each (resources of one slot share a hash tag's slot).
     const slotOf = (name: string) => clusterSlot(mutexKeys(prefix, name).lock)
     const bySlot = new Map<number, string[]>()
