@@ -43,6 +43,12 @@ export async function acquireMany<L>(count: number, acquire: (i: number) => Prom
   return leases
 }
 
+/** Names unique within a suite: the maker's `name('basic')` is 'basic-1', the next call 'basic-2', and so on. */
+export function nameMaker(): (base: string) => string {
+  let n = 0
+  return (base) => `${base}-${++n}`
+}
+
 let counter = 0
 /** A prefix no other test (or earlier run on a reused server) shares. */
 export const uniquePrefix = (name: string) => `fl-${name}-${process.pid}-${++counter}:`

@@ -6,7 +6,7 @@ import { createLocks, type Leader, type Locks } from '../../../src/index.js'
 import { adapters, type TestClient } from '../../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { killAllWorkers, spawnWorker, type WorkerProcess } from '../../../harness/spawn.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
 
 const TTL = 1_000
 
@@ -33,8 +33,7 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
       await closeQuietly([locks])
       await client?.quit()
     })
-    let n = 0
-    const name = (base: string) => `${base}-${++n}`
+    const name = nameMaker()
     const candidate = (election: string, value: string, ready = false) =>
       spawnWorker('candidate', adapter.name, redis.url, { prefix, election, value, ttl: TTL, ready })
     /** Two candidates started at once (a process takes a while to start); the second campaigns once the first leads. */

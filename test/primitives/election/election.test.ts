@@ -4,7 +4,7 @@
 import { beforeAll, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, LockLostError, LockTimeoutError, type Leader, type Locks } from '../../../src/index.js'
 import { callsOfAll } from '../../../harness/commandstats.js'
-import { sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 /** Collects what an observer yields until it is stopped. */
@@ -29,8 +29,7 @@ describeRedis('election', (server) => {
         b = t.other
         c = t.open()
       })
-      let n = 0
-      const name = (base: string) => `${base}-${++n}`
+      const name = nameMaker()
 
       it('one leader at a time; resign hands over to the first in line at once, with a larger term', async () => {
         const e = name('handover')

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { createLocks, type Lease } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 describeRedis('read/write lock', (server) => {
@@ -41,8 +41,7 @@ describeRedis('read/write lock', (server) => {
   perAdapter(
     server,
     (t) => {
-      let n = 0
-      const name = (base: string) => `${base}-${++n}`
+      const name = nameMaker()
 
       it('readers overlap; a writer waits for them and then holds alone, with a larger fence than every reader', async () => {
         const rw = name('basic')

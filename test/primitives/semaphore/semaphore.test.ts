@@ -3,15 +3,14 @@
 // event-driven waiting; the limit agreed by every caller; independent of a mutex of the same name.
 import { expect, it } from 'vitest'
 import { InvalidArgumentError, LockLostError, type Lease } from '../../../src/index.js'
-import { sleep, waitUntil } from '../../../harness/util.js'
+import { nameMaker, sleep, waitUntil } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 describeRedis('semaphore', (server) => {
   perAdapter(
     server,
     (t) => {
-      let n = 0
-      const name = (base: string) => `${base}-${++n}`
+      const name = nameMaker()
 
       it('grants at most `limit` permits; each is a Lease with a larger fence than every earlier one', async () => {
         const pool = t.locks.semaphore(name('basic'), { limit: 2 })
