@@ -8,16 +8,17 @@
 //   })
 //
 // The other servers a suite may want come the same way: useRedis (one more server, or one per
-// adapter), useCluster, useFaultProxy in front of a server, useIoredis for a plain client beside
-// fencelock, useFlushedClient for scripts run directly on an emptied database. The hooks are
-// vitest's beforeAll/afterAll of the describe they are called in, so what they make is there
-// inside the tests (read through the getters) and gone after the suite, the last made first.
+// adapter), useCluster, useReplicated (a primary and its replica), useFaultProxy in front of a
+// server, useIoredis for a plain client beside fencelock, useFlushedClient for scripts run
+// directly on an emptied database. The hooks are vitest's beforeAll/afterAll of the describe they
+// are called in, so what they make is there inside the tests (read through the getters) and gone
+// after the suite, the last made first.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
 import { adapters, type ClientAdapter, type TestClient } from './clients.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
-import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from './redis-server.js'
+import { requireRedisOrSkip, startCluster, startRedis, startReplicated, type RedisCluster, type RedisProcess, type ReplicatedPair } from './redis-server.js'
 import { closeQuietly, uniquePrefix } from './util.js'
 
 /** Where a suite's clients connect: read when they connect (in beforeAll), not when it is declared. */
@@ -107,6 +108,20 @@ export function useCluster(options?: { masters?: number; replicas?: number }): R
   afterAll(() => cluster?.stop())
   // Like the fault proxy's, the cluster's methods are closures over it (no `this`).
   return new Proxy({} as RedisCluster, { get: (_, key) => Reflect.get(made(cluster, 'the cluster'), key) })
+}
+
+/**
+ * A primary and a replica of it (`startReplicated`) for the enclosing describe, for suites that
+ * run with `replicas` (WAIT). What it returns stands for the pair once linked: read it inside
+ * tests and hooks.
+ */
+export function useReplicated(): ReplicatedPair {
+  let pair: ReplicatedPair | undefined
+  beforeAll(async () => {
+    pair = await startReplicated()
+  })
+  afterAll(() => pair?.stop())
+  return new Proxy({} as ReplicatedPair, { get: (_, key) => Reflect.get(made(pair, 'the replicated pair'), key) })
 }
 
 /**

@@ -290,6 +290,29 @@ function makeHandle(port: number, dir: string, extra: string[], first: ChildProc
   return handle
 }
 
+export interface ReplicatedPair {
+  readonly primary: RedisProcess
+  readonly replica: RedisProcess
+  /** kill -9 of both: nothing is persisted anyway, and a primary told to shut down waits for its replicas. */
+  stop(): Promise<void>
+}
+
+/** A primary and one replica of it, linked (master_link_status:up) before this resolves. */
+export async function startReplicated(): Promise<ReplicatedPair> {
+  // No 5 s pause before the first full sync (Redis 7's default for diskless replication).
+  const primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+  const replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+  const stop = async () => void (await Promise.all([replica.kill9(), primary.kill9()]))
+  for (let i = 0; !(await replica.cli('INFO', 'replication')).includes('master_link_status:up'); i++) {
+    if (i >= 200) {
+      await stop()
+      throw new Error(`the replica on port ${replica.port} did not link to its primary within 10 s`)
+    }
+    await new Promise<void>((resolve) => setTimeout(resolve, 50))
+  }
+  return { primary, replica, stop }
+}
+
 // -------------------------------------------------------- startCluster
 
 interface NodeLine {

@@ -13,9 +13,9 @@ import { createCluster } from 'redis'
 import { clusterSlot } from '../../src/util/keys.js'
 import type { RedisClient } from '../../src/index.js'
 import { callsOfAll, scriptCalls, scriptCallsOver } from '../../harness/commandstats.js'
-import { startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
+import { startCluster, type RedisCluster } from '../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
-import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
+import { describeRedis, perAdapter, useReplicated } from '../../harness/per-adapter.js'
 import { expectExactlyLost } from '../../harness/leases.js'
 
 async function acquireMany(locks: Locks, names: readonly string[], ttl: number): Promise<Lease[]> {
@@ -93,20 +93,15 @@ describeRedis('batched renewals', (server) => {
   })
 
   describe.each(adapters)('$name, with a replica (WAIT)', (adapter) => {
-    let replica: RedisProcess
-    let primary: RedisProcess
+    const pair = useReplicated()
     let client: TestClient
     let locks: Locks
     beforeAll(async () => {
-      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
-      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
-      await waitUntil('the replica to connect', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
-      client = await adapter.connect(primary.url)
+      client = await adapter.connect(pair.primary.url)
     })
     afterAll(async () => {
       await closeQuietly([locks])
       await client?.disconnect()
-      await Promise.all([replica?.kill9(), primary?.kill9()])
     })
 
     it('renews a batch with one WAIT behind it; a paused replica loses every lease of the batch at its deadline', async () => {
@@ -120,19 +115,19 @@ describeRedis('batched renewals', (server) => {
         Array.from({ length: 600 }, (_, i) => `p${i}`),
         ttl,
       )
-      await primary.cli('CONFIG', 'RESETSTAT')
+      await pair.primary.cli('CONFIG', 'RESETSTAT')
       await sleep(2 * ttl)
       expect(leases.filter((l) => !l.held || l.signal.aborted)).toEqual([])
-      const [scripts, evals, waits] = await callsOfAll(primary, ['evalsha', 'eval', 'wait'])
+      const [scripts, evals, waits] = await callsOfAll(pair.primary, ['evalsha', 'eval', 'wait'])
       expect(scripts).toBeGreaterThan(0)
       expect(scripts).toBeLessThanOrEqual(Math.ceil((2 * ttl) / (ttl / 3) + 1) * (600 / 100))
       expect(waits).toBe(scripts! + evals!) // one WAIT per script call
 
-      replica.pause()
+      pair.replica.pause()
       try {
         await waitUntil('every lease to be lost', () => leases.every((l) => l.signal.aborted), 3 * ttl)
       } finally {
-        replica.resume()
+        pair.replica.resume()
       }
       // Every lease is lost by its deadline, 'unreachable'. Most say their renewals failed (the
       // ReplicationError). A group whose first renewal was still unanswered at its deadline (about

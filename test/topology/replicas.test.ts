@@ -6,28 +6,9 @@ import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks, type RedisClient } from '../../src/index.js'
 import { callsOfAll } from '../../harness/commandstats.js'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { requireRedisOrSkip, startReplicated, type ReplicatedPair } from '../../harness/redis-server.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
-interface Pair {
-  primary: RedisProcess
-  replica: RedisProcess
-  stop(): Promise<void>
-}
-
-async function startPair(): Promise<Pair> {
-  // No 5 s pause before the first full sync (Redis 7's default for diskless replication).
-  const primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
-  const replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
-  for (let i = 0; ; i++) {
-    if ((await replica.cli('INFO', 'replication')).includes('master_link_status:up')) break
-    if (i > 100) throw new Error('replica did not connect')
-    await sleep(50)
-  }
-  // kill -9: nothing is persisted anyway, and a primary told to shut down waits for its replicas.
-  return { primary, replica, stop: async () => void (await Promise.all([replica.kill9(), primary.kill9()])) }
-}
 
 type Connect = (url: string) => Promise<{ raw: RedisClient; close(): Promise<void> }>
 
@@ -63,13 +44,13 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
   })
 
   describe.each(adapters)('with $name', ({ connect }) => {
-    let pair: Pair
+    let pair: ReplicatedPair
     let client: Awaited<ReturnType<Connect>>
     let locks: Locks
     const cleanup: (() => Promise<void>)[] = []
 
     beforeAll(async () => {
-      pair = await startPair()
+      pair = await startReplicated()
       client = await connect(pair.primary.url)
       locks = createLocks({ redis: client.raw, replicas: REPLICAS, ttl: 2_000 })
     })
@@ -157,7 +138,7 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
     })
 
     it('after the primary is killed and the replica promoted, the lock is still held there', async () => {
-      const own = await startPair()
+      const own = await startReplicated()
       const c = await connect(own.primary.url)
       const set = createLocks({ redis: c.raw, replicas: REPLICAS, ttl: 1_000 })
       cleanup.push(async () => {

@@ -9,6 +9,7 @@ import { createLocks, type Leader, type Locks, type LocksOptions } from '../../.
 import { adapters, type TestClient } from '../../../harness/clients.js'
 import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { useReplicated } from '../../../harness/per-adapter.js'
 
 const QUORUM_MAX_TTL = 1_000
 
@@ -45,19 +46,10 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
 
 describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
   describe('replicas (WAIT)', () => {
-    let primary: RedisProcess
-    let replica: RedisProcess
-    beforeAll(async () => {
-      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
-      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
-      await waitUntil('the replica linked', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
-    })
-    afterAll(async () => {
-      await Promise.all([replica?.kill9(), primary?.kill9()])
-    })
+    const pair = useReplicated()
     describe.each(adapters)('$name', (adapter) => {
       it('hands over in order, each term acknowledged by the replica', async () => {
-        const client = await adapter.connect(primary.url)
+        const client = await adapter.connect(pair.primary.url)
         const options: LocksOptions = { redis: client.raw, prefix: uniquePrefix('el-repl'), replicas: { count: 1, timeout: 300 } }
         const set = [createLocks(options), createLocks(options), createLocks(options)]
         try {
