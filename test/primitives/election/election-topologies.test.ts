@@ -2,14 +2,13 @@
 // Cluster (every key of an election in its hash tag's slot), and in quorum mode (3 masters: the
 // leader is the one a majority holds; observers read the majority's view). On each: campaign,
 // proclaim, resign hands over to the next in line with a larger term, observers see it in order.
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Leader, type Locks, type LocksOptions } from '../../../src/index.js'
 import { adapters, type TestClient } from '../../../harness/clients.js'
-import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
-import { useReplicated } from '../../../harness/per-adapter.js'
+import { clusterAdapters } from '../../../harness/cluster-clients.js'
+import { useCluster, useReplicated } from '../../../harness/per-adapter.js'
 
 const QUORUM_MAX_TTL = 1_000
 
@@ -63,28 +62,10 @@ describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
   })
 
   describe('Redis Cluster', () => {
-    let cluster: RedisCluster
-    beforeAll(async () => {
-      cluster = await startCluster({ masters: 3 })
-    })
-    afterAll(() => cluster?.stop())
-    const connect = {
-      async ioredis() {
-        const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-        client.on('error', () => {})
-        await new Promise<void>((resolve) => client.once('ready', resolve))
-        return { raw: client, close: async () => client.disconnect() }
-      },
-      async 'node-redis'() {
-        const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-        client.on('error', () => {})
-        await client.connect()
-        return { raw: client, close: async () => void client.destroy() }
-      },
-    }
-    describe.each(adapters)('$name', (adapter) => {
+    const cluster = useCluster({ masters: 3 })
+    describe.each(clusterAdapters)('$name', (adapter) => {
       it('hands over in order on the slot of the election', async () => {
-        const client = await connect[adapter.name]()
+        const client = await adapter.connect(cluster)
         const prefix = uniquePrefix('el-cluster')
         const set = [0, 1, 2].map(() => createLocks({ redis: client.raw, prefix }))
         try {
