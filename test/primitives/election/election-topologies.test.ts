@@ -43,6 +43,16 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
   expect([...terms].sort((x, y) => x - y)).toEqual(terms)
 }
 
+/** `handover` on three instances of one client; the instances closed after it, then the client (`close`). */
+async function handoverThenClose(set: Locks[], close: () => Promise<void>): Promise<void> {
+  try {
+    await handover(set[0]!, set[1]!, set[2]!, 'leader')
+  } finally {
+    await closeQuietly(set)
+    await close()
+  }
+}
+
 describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
   describe('replicas (WAIT)', () => {
     const pair = useReplicated()
@@ -51,12 +61,7 @@ describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
         const client = await adapter.connect(pair.primary.url)
         const options: LocksOptions = { redis: client.raw, prefix: uniquePrefix('el-repl'), replicas: { count: 1, timeout: 300 } }
         const set = [createLocks(options), createLocks(options), createLocks(options)]
-        try {
-          await handover(set[0]!, set[1]!, set[2]!, 'leader')
-        } finally {
-          await closeQuietly(set)
-          await client.quit()
-        }
+        await handoverThenClose(set, () => client.quit())
       })
     })
   })
@@ -68,12 +73,7 @@ describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
         const client = await adapter.connect(cluster)
         const prefix = uniquePrefix('el-cluster')
         const set = [0, 1, 2].map(() => createLocks({ redis: client.raw, prefix }))
-        try {
-          await handover(set[0]!, set[1]!, set[2]!, 'leader')
-        } finally {
-          await closeQuietly(set)
-          await client.close()
-        }
+        await handoverThenClose(set, () => client.close())
       })
     })
   })
