@@ -15,7 +15,7 @@ export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type T
 export type { QuorumOptions, ReplicasOptions } from './topology/quorum/options.js'
 export type { Lease } from './runtime/lease.js'
 export type { LockInfo } from './topology/backend.js'
-export type { Semaphore, SemaphoreOptions, SemaphoreInfo } from './primitives/semaphore/handle.js'
+export type { PermitOptions, Semaphore, SemaphoreOptions, SemaphoreInfo, TryPermitOptions } from './primitives/semaphore/handle.js'
 export type { CampaignOptions, Election, ElectionInfo, ElectionOptions, Leader, Term } from './primitives/election/handle.js'
 export type { ReadWriteLock, ReadWriteInfo } from './primitives/rw-lock/handle.js'
 export type { MultiLease } from './primitives/multi/handle.js'

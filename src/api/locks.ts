@@ -10,7 +10,7 @@ import { sameSlot } from '../util/keys.js'
 import { semaphore } from '../primitives/semaphore/semaphore.js'
 import { rwLock } from '../primitives/rw-lock/rw-lock.js'
 import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../primitives/rw-lock/handle.js'
-import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
+import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
 import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
 import { checkReplicas, quorumNodeTimeout } from '../topology/quorum/options.js'
@@ -238,8 +238,19 @@ class LockSet implements Locks {
         throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
       return existing
     }
-    const ops = new Operations(this.#runtime, this.#topology(semaphore({ ...this.#primitiveOptions, limit })), 'semaphore')
-    const handle = semaphoreHandle(name, limit, ops, this.#chain)
+    // One Operations per permit count, made when first used: its waiter ids end in `:p<n>`, which
+    // the acquire script reads to count what the waiters ahead wait for.
+    const byCount = new Map<number, Operations<SemaphoreInfo>>()
+    const opsFor = (permits: number) => {
+      let ops = byCount.get(permits)
+      if (!ops) {
+        const backend = this.#topology(semaphore({ ...this.#primitiveOptions, limit, permits }))
+        ops = new Operations(this.#runtime, backend, 'semaphore', permits === 1 ? '' : `:p${permits}`)
+        byCount.set(permits, ops)
+      }
+      return ops
+    }
+    const handle = semaphoreHandle(name, limit, opsFor, this.#chain)
     this.#semaphores.set(name, handle)
     return handle
   }

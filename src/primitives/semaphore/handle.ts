@@ -7,6 +7,22 @@ import { checkFunction, checkOptions, describeValue, optionNames } from '../../u
 
 export type { SemaphoreInfo } from './semaphore.js'
 
+/** Options of a semaphore's `acquire` and `withPermit`: a lease's, and how many permits it takes. */
+export interface PermitOptions extends AcquireOptions {
+  /**
+   * Permits this lease takes at once, all or none: an integer from 1 to the limit. Default: 1.
+   * Waiting stays FIFO: a lease of n permits queued first gets the permits freed after it
+   * queued before any newcomer does, so it is not starved by smaller requests behind it.
+   */
+  permits?: number
+}
+
+/** Options of a semaphore's `tryAcquire`: a single attempt's, and how many permits it takes. */
+export interface TryPermitOptions extends TryAcquireOptions {
+  /** Permits this lease takes at once, all or none: an integer from 1 to the limit. Default: 1. */
+  permits?: number
+}
+
 /** Options of `locks.semaphore(name, options)`. */
 export interface SemaphoreOptions {
   /** Permits that may be held at once, across every process: an integer from 1 to 1,000. */
@@ -24,13 +40,13 @@ export interface Semaphore {
   readonly name: string
   /** Permits that may be held at once, across every process. */
   readonly limit: number
-  /** Waits (event-driven, at most `wait` ms) for a permit. */
-  acquire(options?: AcquireOptions): Promise<Lease>
-  /** One attempt, never waits: a permit, or null when all are held or others are ahead in line. */
-  tryAcquire(options?: TryAcquireOptions): Promise<Lease | null>
-  /** Acquires a permit, runs `fn` with it auto-extended, and releases it whatever happens. */
-  withPermit<T>(fn: (permit: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T>
-  /** Releases the permit held under `token` (a permit's `token`, kept elsewhere). */
+  /** Waits (event-driven, at most `wait` ms) for a permit (or `permits` of them, one lease). */
+  acquire(options?: PermitOptions): Promise<Lease>
+  /** One attempt, never waits: a permit (or `permits`), or null when too few are free or others are ahead in line. */
+  tryAcquire(options?: TryPermitOptions): Promise<Lease | null>
+  /** Acquires a permit (or `permits`), runs `fn` with it auto-extended, and releases it whatever happens. */
+  withPermit<T>(fn: (permit: Lease) => Promise<T> | T, options?: PermitOptions): Promise<T>
+  /** Releases the permit (or permits) held under `token` (a lease's `token`, kept elsewhere). */
   release(token: string): Promise<boolean>
   /** Pushes the expiry of the permit held under `token` to `ttl` ms from now. */
   extend(token: string, ttl?: number): Promise<boolean>
@@ -53,21 +69,71 @@ export function checkLimit(options: unknown): number {
   return limit
 }
 
-/** The handle of `name`; `chain` answers nested acquisitions (see src/runtime/reentrancy.ts for the rules). */
-export function semaphoreHandle(name: string, limit: number, ops: Operations<SemaphoreInfo>, chain: CallChain): Semaphore {
+/** `permits` of a semaphore of `limit`: an integer from 1 to the limit. */
+export function checkPermits(permits: unknown, limit: number): number {
+  if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 1 || permits > limit) {
+    throw new InvalidArgumentError(`Expected \`permits\` to be an integer from 1 to the limit ${limit}, got ${describeValue(permits)}`)
+  }
+  return permits
+}
+
+const ONE = [1, undefined] as const
+
+/**
+ * The permit count and the rest of the options. Options without `permits` go on as they are (the
+ * 1-permit path allocates nothing more); anything but an object is left to the options check.
+ */
+function splitPermits<O extends { permits?: number }>(options: O | undefined, limit: number): readonly [number, Omit<O, 'permits'> | undefined] {
+  if (options === undefined) return ONE
+  if (typeof options !== 'object' || options === null || !('permits' in options)) return [1, options]
+  const { permits, ...rest } = options
+  return [permits === undefined ? 1 : checkPermits(permits, limit), rest]
+}
+
+/** `run` with the permit count and the other options; a bad count rejects (as every other bad option does). */
+function withPermits<O extends { permits?: number }, T>(
+  options: O | undefined,
+  limit: number,
+  run: (permits: number, rest: Omit<O, 'permits'> | undefined) => Promise<T>,
+): Promise<T> {
+  let split: readonly [number, Omit<O, 'permits'> | undefined]
+  try {
+    split = splitPermits(options, limit)
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  return run(split[0], split[1])
+}
+
+/** How many permits a lease token names (`<token>@<slot>,<slot>,...`); 1 when it names none. */
+function permitsOf(token: string): number {
+  const slots = typeof token === 'string' ? token.slice(token.lastIndexOf('@') + 1) : ''
+  return /^\d+(,\d+)*$/.test(slots) ? slots.split(',').length : 1
+}
+
+/**
+ * The handle of `name`; `opsFor(n)` runs the leases of n permits (one `Operations` per count, so
+ * that their waiter ids say how many permits each waits for); `chain` answers nested acquisitions
+ * (see src/runtime/reentrancy.ts for the rules: a nested acquire gets the held lease, whatever
+ * `permits` it names).
+ */
+export function semaphoreHandle(name: string, limit: number, opsFor: (permits: number) => Operations<SemaphoreInfo>, chain: CallChain): Semaphore {
+  const one = opsFor(1)
+  const ops = (permits: number) => (permits === 1 ? one : opsFor(permits))
   return {
     name,
     limit,
-    acquire: (options) => chain.answer('semaphore', name) ?? ops.acquire(name, options),
-    tryAcquire: (options) => chain.answer('semaphore', name) ?? ops.tryAcquire(name, options),
+    acquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).acquire(name, rest)),
+    tryAcquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).tryAcquire(name, rest)),
     withPermit: async (fn, options) => {
       checkFunction(fn, 'fn')
+      const [permits, rest] = splitPermits(options, limit)
       const reentered = chain.reenter('semaphore', name)
       if (reentered) return fn(reentered)
-      return ops.withLock(name, (permit) => chain.run('semaphore', 'withPermit', [permit], () => fn(permit)), options)
+      return ops(permits).withLock(name, (permit) => chain.run('semaphore', 'withPermit', [permit], () => fn(permit)), rest)
     },
-    release: (token) => ops.release(name, token),
-    extend: (token, ttl) => ops.extend(name, token, ttl),
-    inspect: () => ops.inspect(name),
+    release: (token) => ops(Math.min(permitsOf(token), limit)).release(name, token),
+    extend: (token, ttl) => ops(Math.min(permitsOf(token), limit)).extend(name, token, ttl),
+    inspect: () => one.inspect(name),
   }
 }

@@ -1,39 +1,43 @@
--- semaphore-acquire: one attempt to take a permit (one of `limit` slots) of a fair counting
--- semaphore, and the fence that goes with it; on one node, or on one node of a quorum.
+-- semaphore-acquire: one attempt to take `permits` permits (of `limit` slots, all or none) of a
+-- fair counting semaphore, and the fence that goes with them; on one node, or on one node of a quorum.
 -- KEYS[1] fence: string, the last fence handed out for this semaphore
--- KEYS[2] queue: zset, waiter id -> queue score (server or client microseconds): FIFO order
+-- KEYS[2] queue: zset, waiter id -> queue score (server or client microseconds): FIFO order; a
+--         waiter id ending in `:p<n>` waits for n permits (else for 1)
 -- KEYS[3] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
 -- KEYS[4] limit: string, the limit the permits now held were taken under
 -- KEYS[5..] slots: one slot key per permit (limit of them): string, the holder's token, PX ttl
--- ARGV[1] token: the new permit's token (without its slot)
+-- ARGV[1] token: the new lease's token (without its slots)
 -- ARGV[2] ttl: in ms
 -- ARGV[3] retention: fence retention in ms
 -- ARGV[4] waiter: waiter id, or '' for a single attempt that does not join the queue
 -- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
 -- ARGV[6] limit: the number of slots (must equal the number of slot keys)
--- ARGV[7] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
--- ARGV[8] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
--- Returns {1, fence, slot, young?, runId?, now?}: granted slot (0-based); fence = max(last fence + 1,
---           server time in us); on a quorum node the waiter keeps its place until semaphore-confirm
+-- ARGV[7] permits: how many slots this lease takes at once, 1 to limit
+-- ARGV[8] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
+-- ARGV[9] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- Returns {1, fence, slots, young?, runId?, now?}: granted slots (0-based, comma-separated, lowest
+--           first); fence = max(last fence + 1, server time in us); on a quorum node the waiter
+--           keeps its place until semaphore-confirm
 --         {0, retry, '', young?, runId?, now?}: refused; retry = ms until looking again is worth it
 --         {-1, stored, '', young?, runId?, now?}: permits are held under another limit, `stored`
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
-local quorum = ARGV[8] ~= ''
+local quorum = ARGV[9] ~= ''
 local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(ARGV[6])
+local permits = tonumber(ARGV[7])
 
--- The slots: how many are free, the lowest free one, this token's own (a retry after a lost
--- reply gets its grant back), and when the soonest held one expires.
-local free, lowest, own = 0, nil, nil
+-- The slots: how many are free, the lowest `permits` free ones, this token's own (a retry after a
+-- lost reply gets its grant back).
+local free, lowest, own = 0, {}, {}
 for i = 1, limit do
   local holder = redis.call('GET', KEYS[4 + i])
   if not holder then
     free = free + 1
-    lowest = lowest or i - 1
+    if #lowest < permits then lowest[#lowest + 1] = i - 1 end
   elseif holder == token then
-    own = i - 1
+    own[#own + 1] = i - 1
   end
 end
 -- When the soonest held slot expires: only a refused attempt needs it.
@@ -48,10 +52,10 @@ local function soonestExpiry()
 end
 
 local stored = redis.call('GET', KEYS[4])
-if stored and tonumber(stored) ~= limit then return withNode({-1, stored, ''}, ARGV[8], nowUs) end
+if stored and tonumber(stored) ~= limit then return withNode({-1, stored, ''}, ARGV[9], nowUs) end
 
 if redis.call('EXISTS', KEYS[2]) == 1 then pruneQueue(KEYS[2], KEYS[3], nowMs) end
-local score = ARGV[7]
+local score = ARGV[8]
 if score == '' then score = now end
 -- On a quorum node the waiter takes its place first: its score may be the lowest even if this
 -- node hears from it last (scores come from the client, not from arrival here).
@@ -74,22 +78,33 @@ local function leaveLine()
   end
 end
 
-if own then
-  redis.call('PEXPIRE', KEYS[5 + own], ttl)
+if #own > 0 then
+  for _, slot in ipairs(own) do redis.call('PEXPIRE', KEYS[5 + slot], ttl) end
   holdLimit()
   leaveLine()
-  return withNode({1, redis.call('GET', KEYS[1]) or '0', own}, ARGV[8], nowUs)
+  return withNode({1, redis.call('GET', KEYS[1]) or '0', table.concat(own, ',')}, ARGV[9], nowUs)
 end
 
-if free > ahead then
-  redis.call('SET', KEYS[5 + lowest], token, 'PX', ttl)
+-- The permits the `ahead` waiters first in line wait for: each at least 1, so only a line shorter
+-- than the free slots is read (at most `limit` ids), and a line of 1-permit waiters adds up to `ahead`.
+local function demandAhead()
+  if ahead == 0 or ahead > free - permits then return ahead end
+  local sum = 0
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, ahead - 1)) do
+    sum = sum + (tonumber(string.match(id, ':p(%d+)$')) or 1)
+  end
+  return sum
+end
+
+if free >= permits + demandAhead() then
+  for _, slot in ipairs(lowest) do redis.call('SET', KEYS[5 + slot], token, 'PX', ttl) end
   holdLimit()
   leaveLine()
-  return withNode({1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), lowest}, ARGV[8], nowUs)
+  return withNode({1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), table.concat(lowest, ',')}, ARGV[9], nowUs)
 end
 
 local retry = soonestExpiry() or ttl
-if free > 0 then
+if free >= permits then
   -- Free slots, but waiters ahead of this one have their turn: until the first of them counts as gone.
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   local gone = head and tonumber(redis.call('ZSCORE', KEYS[3], head))
@@ -99,4 +114,4 @@ if waiter ~= '' then
   redis.call('ZADD', KEYS[2], 'NX', score, waiter)
   keepInLine(KEYS[2], KEYS[3], waiter, nowMs + retry + tonumber(ARGV[5]))
 end
-return withNode({0, retry, ''}, ARGV[8], nowUs)
+return withNode({0, retry, ''}, ARGV[9], nowUs)

@@ -1,15 +1,19 @@
--- semaphore-confirm: write the quorum's fence back to one node while this permit still holds its
--- slot there, before the lease is handed out (see mutex-confirm.lua: each slot is a quorum mutex
--- of its own); the waiter gives up the place in line it kept meanwhile.
--- KEYS[1] slot: the slot key of the permit
--- KEYS[2] fence: the semaphore's fence key
--- KEYS[3] queue: the queue key
--- KEYS[4] queueExpiry: the queue expiry key
--- ARGV[1] token: the permit's token (without its slot)
--- ARGV[2] fence: the quorum's fence (the max over the nodes that granted the slot)
+-- semaphore-confirm: write the quorum's fence back to one node while this lease still holds its
+-- slots there, before the lease is handed out (see mutex-confirm.lua: each set of slots is a quorum
+-- mutex of its own); the waiter gives up the place in line it kept meanwhile.
+-- KEYS[1] fence: the semaphore's fence key
+-- KEYS[2] queue: the queue key
+-- KEYS[3] queueExpiry: the queue expiry key
+-- KEYS[4] slot: the lease's first slot key
+-- KEYS[5..] more: its other slot keys (one per further permit)
+-- ARGV[1] token: the lease's token (without its slots)
+-- ARGV[2] fence: the quorum's fence (the max over the nodes that granted the slots)
 -- ARGV[3] retention: fence retention in ms
--- ARGV[4] waiter: waiter id whose place in the queue is given up now that it holds the permit, or ''
--- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds the slot
---         0: this token no longer holds the slot here: nothing was changed
+-- ARGV[4] waiter: waiter id whose place in the queue is given up now that it holds the permits, or ''
+-- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds every slot
+--         0: this token no longer holds all of them here: nothing was changed
 --#include lib/queue.lua
-return confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+for i = 5, #KEYS do
+  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
+end
+return confirmHeld(KEYS[4], KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

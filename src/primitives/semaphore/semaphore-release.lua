@@ -1,10 +1,10 @@
--- semaphore-release: free this token's slot, then wake as many waiters as slots are free.
+-- semaphore-release: free this token's slots, then wake as many waiters as slots are free.
 -- KEYS[1] queue: the queue key (see semaphore-acquire.lua)
 -- KEYS[2] queueExpiry: the queue expiry key
 -- KEYS[3] limit: the limit key
 -- KEYS[4..] slots: the slot keys (limit of them)
--- ARGV[1] token: the permit's token (without its slot)
--- ARGV[2] slot: its slot (0-based), or '' to look in every slot (undoing an attempt whose slot is unknown)
+-- ARGV[1] token: the lease's token (without its slots)
+-- ARGV[2] slots: its slots (0-based, comma-separated), or '' for every slot it holds (undoing an attempt whose slots are unknown)
 -- ARGV[3] channel: pub/sub channel prefix of the semaphore (see mutex-release.lua)
 -- ARGV[4] grace: in ms, a woken waiter keeps its place only this long unless it comes
 -- Returns 1: released
@@ -13,9 +13,11 @@
 --#include lib/queue.lua
 local released = false
 local free = 0
+local mine = {}
+for slot in string.gmatch(ARGV[2], '%d+') do mine[tonumber(slot)] = true end
 for i = 4, #KEYS do
   local holder = redis.call('GET', KEYS[i])
-  if holder == ARGV[1] and (ARGV[2] == '' or tonumber(ARGV[2]) == i - 4) then
+  if holder == ARGV[1] and (ARGV[2] == '' or mine[i - 4]) then
     redis.call('DEL', KEYS[i])
     released = true
     holder = false

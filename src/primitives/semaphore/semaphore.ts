@@ -5,6 +5,7 @@ import {
   semaphoreAcquire,
   semaphoreConfirm,
   semaphoreExtend,
+  semaphoreExtendAll,
   semaphoreExtendMany,
   semaphoreInspect,
   semaphoreLeave,
@@ -21,6 +22,8 @@ export interface SemaphoreOptions {
   waiterGrace: number
   /** Permits that may be held at once. */
   limit: number
+  /** Permits each lease of this primitive takes at once (all or none): 1 to limit. Default: 1. */
+  permits?: number
 }
 
 /** What `semaphore.inspect()` shows. */
@@ -29,14 +32,16 @@ export interface SemaphoreInfo {
   readonly name: string
   /** The limit the permits now held were taken under (this handle's when none is held). */
   readonly limit: number
-  /** Permits held now. */
+  /** Permits held now (a lease of n permits counts n). */
   readonly held: number
-  /** Each held permit: its lease token and remaining ttl in ms. */
+  /** Each lease that holds permits: its token, remaining ttl in ms, and how many permits it holds. */
   readonly permits: readonly {
-    /** The permit's lease token. */
+    /** The lease's token. */
     readonly token: string
     /** Its remaining ttl in ms. */
     readonly ttl: number
+    /** How many permits it holds (1 unless acquired with `permits: n`). */
+    readonly permits: number
   }[]
   /** The last fence handed out for this semaphore, or null if none is kept. */
   readonly fence: number | null
@@ -70,13 +75,14 @@ export function semaphoreKeys(prefix: string, name: string, limit: number): Sema
   }
 }
 
-/** A permit's lease token names its slot: `<random token>@<slot>`. */
+/** A lease's token names its slots: `<random token>@<slot>`, or `@<slot>,<slot>,...` for several permits. */
 const SLOT = '@'
-export const permitToken = (token: string, slot: string): string => `${token}${SLOT}${slot}`
-function splitToken(token: string): { base: string; slot: number | undefined } {
+export const permitToken = (token: string, slots: string): string => `${token}${SLOT}${slots}`
+const SLOTS = /^\d+(,\d+)*$/
+function splitToken(token: string): { base: string; slots: number[] | undefined } {
   const at = token.lastIndexOf(SLOT)
-  const slot = at === -1 ? NaN : Number(token.slice(at + 1))
-  return Number.isInteger(slot) ? { base: token.slice(0, at), slot } : { base: token, slot: undefined }
+  const part = at === -1 ? '' : token.slice(at + 1)
+  return SLOTS.test(part) ? { base: token.slice(0, at), slots: part.split(',').map(Number) } : { base: token, slots: undefined }
 }
 
 /** A semaphore's keys, with the lists its scripts take built once per name (not per call). */
@@ -101,6 +107,8 @@ function keysWithLists(prefix: string, name: string, limit: number): Keys {
 
 type SemaphoreView = ReplyOf<typeof semaphoreInspect>
 type Permit = readonly [slot: number, token: string, pttl: number]
+/** A lease's base token and slot keys; no keys if its token names no slot of this limit. */
+type PermitOf = (name: string, token: string) => { base: string; keys: string[] | undefined; slots: number[] | undefined }
 
 const mismatch = (name: string, stored: unknown, limit: number) =>
   new InvalidArgumentError(
@@ -120,48 +128,61 @@ function decodeGrant(name: string, limit: number, reply: ReplyOf<typeof semaphor
 }
 
 /** semaphore-extend-many over the leases whose token names a slot; the others hold nothing: false, as `extend` answers, unsent. */
-async function extendPermits(
-  exec: Exec,
-  leases: readonly ExtendItem[],
-  keysOf: (name: string) => Keys,
-  permitOf: (name: string, token: string) => { base: string; key: string | undefined },
-): Promise<boolean[]> {
+async function extendPermits(exec: Exec, leases: readonly ExtendItem[], keysOf: (name: string) => Keys, permitOf: PermitOf): Promise<boolean[]> {
   const answers = leases.map(() => false)
   const sent: number[] = []
   const keys: string[] = []
   const args: Arg[] = []
+  const several: Promise<void>[] = [] // leases of several permits: one semaphore-extend-all each
   for (const [i, { resource, token, ttl }] of leases.entries()) {
-    const { base, key } = permitOf(resource, token)
-    if (key === undefined) continue
+    const { base, keys: slots } = permitOf(resource, token)
+    if (slots === undefined) continue
+    if (slots.length > 1) {
+      several.push(semaphoreExtendAll.run(exec, [keysOf(resource).limit, ...slots], [base, ttl]).then((r) => void (answers[i] = toNumber(r) === 1)))
+      continue
+    }
     sent.push(i)
-    keys.push(key, keysOf(resource).limit)
+    keys.push(slots[0]!, keysOf(resource).limit)
     args.push(base, ttl)
   }
-  if (sent.length === 0) return answers
-  const extended = decodeMany('semaphore-extend-many', await semaphoreExtendMany.run(exec, keys, args), sent.length)
+  if (sent.length === 0) {
+    await Promise.all(several)
+    return answers
+  }
+  const [reply] = await Promise.all([semaphoreExtendMany.run(exec, keys, args), ...several])
+  const extended = decodeMany('semaphore-extend-many', reply, sent.length)
   for (const [j, i] of sent.entries()) answers[i] = extended[j]!
   return answers
 }
 
 /** The nodes' views (one per node that answered) as `inspect` shows them. */
 function mergeViews(name: string, limit: number, views: readonly SemaphoreView[], majority: number): SemaphoreInfo {
-  // A permit is a token on a majority of nodes in the same slot; its ttl is how long a majority still has it.
-  const bySlot = new Map<string, number[]>()
-  for (const [, , , ...permits] of views) {
-    for (const [slot, token, pttl] of permits as unknown as Permit[]) {
-      const key = permitToken(String(token), String(slot))
-      bySlot.set(key, [...(bySlot.get(key) ?? []), toNumber(pttl)])
+  // A lease is a token on a majority of nodes in the same slots; its ttl is how long a majority still has it.
+  const bySlots = new Map<string, { pttls: number[]; permits: number }>()
+  for (const [, , , ...held] of views) {
+    const here = new Map<string, { slots: number[]; pttl: number }>()
+    for (const [slot, token, pttl] of held as unknown as Permit[]) {
+      const lease = here.get(String(token)) ?? { slots: [], pttl: Infinity }
+      here.set(String(token), lease)
+      lease.slots.push(toNumber(slot))
+      lease.pttl = Math.min(lease.pttl, toNumber(pttl))
+    }
+    for (const [token, { slots, pttl }] of here) {
+      const key = permitToken(token, slots.sort((a, b) => a - b).join(','))
+      const seen = bySlots.get(key) ?? { pttls: [], permits: slots.length }
+      bySlots.set(key, seen)
+      seen.pttls.push(pttl)
     }
   }
-  const permits = [...bySlot]
-    .filter(([, pttls]) => pttls.length >= majority)
-    .map(([token, pttls]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]! }))
+  const permits = [...bySlots]
+    .filter(([, { pttls }]) => pttls.length >= majority)
+    .map(([token, { pttls, permits }]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]!, permits }))
   const fences = views.flatMap(([, f]) => (f == null ? [] : [Number(f)]))
   const stored = views.map(([l]) => l).find((l) => l != null)
   return {
     name,
     limit: stored == null ? limit : toNumber(stored),
-    held: permits.length,
+    held: permits.reduce((sum, p) => sum + p.permits, 0),
     permits,
     fence: fences.length > 0 ? Math.max(...fences) : null,
     waiters: Math.max(0, ...views.map(([, , w]) => toNumber(w))),
@@ -176,13 +197,15 @@ function mergeViews(name: string, limit: number, views: readonly SemaphoreView[]
  */
 export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, SemaphoreInfo> {
   const { limit } = options
+  const permits = options.permits ?? 1
   const keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
   const retention = options.fenceRetention
   const grace = options.waiterGrace
-  /** A permit's token without its slot, and its slot key; no key if the token names no slot of this limit. */
-  const permitOf = (name: string, token: string) => {
-    const { base, slot } = splitToken(token)
-    return { base, key: slot === undefined ? undefined : keysOf(name).slots[slot] }
+  const permitOf: PermitOf = (name, token) => {
+    const { base, slots } = splitToken(token)
+    const all = keysOf(name).slots
+    const keys = slots?.every((slot) => slot < limit) ? slots.map((slot) => all[slot]!) : undefined
+    return { base, keys, slots: keys && slots }
   }
   return {
     kind: 'semaphore',
@@ -196,6 +219,7 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
         waiter,
         grace,
         limit,
+        permits,
         score,
         maxTtl === undefined ? '' : String(maxTtl),
       ])
@@ -203,22 +227,23 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     },
     async confirm(exec, name, token, fence, waiter) {
       const k = keysOf(name)
-      const { base, key } = permitOf(name, token)
-      if (key === undefined) return false
-      return toNumber(await semaphoreConfirm.run(exec, [key, k.fence, k.queue, k.queueExpiry], [base, fence, retention, waiter])) === 1
+      const { base, keys } = permitOf(name, token)
+      if (keys === undefined) return false
+      return toNumber(await semaphoreConfirm.run(exec, [k.fence, k.queue, k.queueExpiry, ...keys], [base, fence, retention, waiter])) === 1
     },
     async extend(exec, name, token, ttl) {
-      const { base, key } = permitOf(name, token)
-      if (key === undefined) return false
-      return toNumber(await semaphoreExtend.run(exec, [key, keysOf(name).limit], [base, ttl])) === 1
+      const { base, keys } = permitOf(name, token)
+      if (keys === undefined) return false
+      if (keys.length > 1) return toNumber(await semaphoreExtendAll.run(exec, [keysOf(name).limit, ...keys], [base, ttl])) === 1
+      return toNumber(await semaphoreExtend.run(exec, [keys[0]!, keysOf(name).limit], [base, ttl])) === 1
     },
     extendMany: (exec, leases) => extendPermits(exec, leases, keysOf, permitOf),
     routeKey: (name) => keysOf(name).limit,
     async release(exec, name, token) {
       const k = keysOf(name)
-      const { base, slot } = splitToken(token)
-      if (slot !== undefined && slot >= limit) return { released: false }
-      return decodeRelease(await semaphoreRelease.run(exec, k.releasing, [base, slot ?? '', k.channel, grace]))
+      const { base, slots } = splitToken(token)
+      if (slots?.some((slot) => slot >= limit)) return { released: false }
+      return decodeRelease(await semaphoreRelease.run(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, grace]))
     },
     async leave(exec, name, waiter) {
       const k = keysOf(name)

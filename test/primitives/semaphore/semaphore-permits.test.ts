@@ -1,0 +1,207 @@
+// Weighted permits (`permits: n`): a lease of n permits is all or none, FIFO with 1-permit callers
+// (a large request queued first is not overtaken by smaller ones behind it), one fence, extended,
+// released and expiring as one, shown by inspect with its count; on one Redis (once per adapter),
+// with replicas (WAIT), on a Redis Cluster and in quorum mode. Bad counts get a typed error.
+import { Cluster } from 'ioredis'
+import { createCluster } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../../src/index.js'
+import { adapters, type TestClient } from '../../../harness/clients.js'
+import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
+import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
+import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+
+const QUORUM_MAX_TTL = 2_000
+
+/** All or none, FIFO against 1-permit newcomers, one fence, inspect, extend and release by token. */
+async function weighted(a: Locks, b: Locks, name: string, ttl: number): Promise<void> {
+  const pool = a.semaphore(name, { limit: 5 })
+  const theirs = b.semaphore(name, { limit: 5 })
+  const big = await pool.acquire({ permits: 3, ttl })
+  expect(big.token).toMatch(/@0,1,2$/)
+  expect(await theirs.tryAcquire({ permits: 3 }), 'only 2 are free').toBeNull()
+  const ones = [await theirs.acquire({ ttl }), (await pool.tryAcquire({ permits: 1, ttl }))!]
+  expect(ones[1]).not.toBeNull()
+  expect(ones[0]!.fence).toBeGreaterThan(big.fence)
+  let info = await pool.inspect()
+  expect(info.held).toBe(5)
+  expect(info.permits.find((p) => p.token === big.token)).toMatchObject({ permits: 3 })
+  expect(info.permits.filter((p) => p.permits === 1)).toHaveLength(2)
+
+  // A waiter for 3 queues first; then 2 permits are freed: a newcomer for 1 must not take one.
+  const waiting = theirs.acquire({ permits: 3, ttl, wait: 8_000 })
+  await waitUntil('the waiter for 3 in line', async () => (await pool.inspect()).waiters === 1, 3_000)
+  await Promise.all(ones.map((l) => l.release()))
+  await sleep(100)
+  expect(await pool.tryAcquire(), 'a newcomer for 1 overtakes the waiter for 3').toBeNull()
+  expect(await b.semaphore(name, { limit: 5 }).tryAcquire({ permits: 2 })).toBeNull()
+
+  // The big lease extends and releases as one; the waiter gets its 3 at once (woken, not polling).
+  expect(await big.extend(ttl)).toBeUndefined()
+  expect(await pool.extend(big.token, ttl)).toBe(true)
+  const releasedAt = performance.now()
+  expect(await pool.release(big.token)).toBe(true)
+  const got = await waiting
+  expect(performance.now() - releasedAt).toBeLessThan(1_500)
+  expect(got.fence).toBeGreaterThan(big.fence)
+  info = await pool.inspect()
+  expect(info.held).toBe(3)
+  expect(info.permits).toEqual([{ token: got.token, ttl: expect.any(Number), permits: 3 }])
+  const rest = (await pool.tryAcquire({ permits: 2, ttl }))!
+  expect(rest).not.toBeNull()
+  expect(await pool.tryAcquire()).toBeNull()
+  expect(await theirs.release(got.token)).toBe(true)
+  expect(await got.release()).toBe(false)
+  await rest.release()
+  expect((await pool.inspect()).held).toBe(0)
+}
+
+describeRedis('semaphore: weighted permits', (server) => {
+  perAdapter(
+    server,
+    (t) => {
+      let n = 0
+      const name = (base: string) => `${base}-${++n}`
+
+      it('all or none, FIFO with 1-permit newcomers, one fence, inspect, extend and release as one lease', async () => {
+        await weighted(t.locks, t.other, name('w'), 5_000)
+      })
+
+      it('a lease of n permits that is not extended expires as one; withPermit takes n and gives them back', async () => {
+        const pool = t.locks.semaphore(name('expire'), { limit: 3 })
+        const lease = await pool.acquire({ permits: 3, ttl: 300 })
+        await waitUntil('its signal aborts', () => lease.signal.aborted, 2_000)
+        await waitUntil('its slots expire on the server', async () => (await pool.inspect()).held === 0, 2_000)
+        const seen = await pool.withPermit(
+          async (permit) => {
+            const info = await pool.inspect()
+            expect(await t.other.semaphore(pool.name, { limit: 3 }).tryAcquire({ permits: 2 })).toBeNull()
+            return [permit.token, info.held] as const
+          },
+          { permits: 2 },
+        )
+        expect(seen[1]).toBe(2)
+        expect(seen[0]).toMatch(/@0,1$/)
+        expect((await pool.inspect()).held).toBe(0)
+      })
+
+      it('bad counts get a typed error naming the value', async () => {
+        const pool = t.locks.semaphore(name('bad'), { limit: 3 })
+        for (const bad of [0, 4, 1.5, -1, '2', null, Number.NaN]) {
+          await expect(pool.acquire({ permits: bad as number })).rejects.toThrow(InvalidArgumentError)
+          await expect(pool.tryAcquire({ permits: bad as number })).rejects.toThrow(/`permits` to be an integer from 1 to the limit 3/)
+          await expect(pool.withPermit(() => 1, { permits: bad as number })).rejects.toThrow(InvalidArgumentError)
+        }
+        await expect(pool.acquire({ permits: 4 })).rejects.toThrow(/got 4/)
+        await expect(pool.acquire({ permits: '2' as unknown as number })).rejects.toThrow(/got "2"|got '2'|string/)
+        expect((await pool.inspect()).held).toBe(0)
+      })
+
+      it('1-permit and n-permit holders of one process count against one limit', async () => {
+        const pool = t.locks.semaphore(name('mixed'), { limit: 4 })
+        const held: Lease[] = [await pool.acquire({ permits: 2 }), await pool.acquire(), await pool.acquire()]
+        expect(await pool.tryAcquire()).toBeNull()
+        expect(await pool.tryAcquire({ permits: 2 })).toBeNull()
+        await held[1]!.release()
+        expect(await pool.tryAcquire({ permits: 2 })).toBeNull()
+        const last = (await pool.tryAcquire())!
+        expect(last).not.toBeNull()
+        await Promise.all([held[0]!.release(), held[2]!.release(), last.release()])
+      })
+    },
+    { prefix: 'sem-w' },
+  )
+})
+
+describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every topology', () => {
+  describe('replicas (WAIT)', () => {
+    let primary: RedisProcess
+    let replica: RedisProcess
+    beforeAll(async () => {
+      primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+      replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
+      await waitUntil('the replica linked', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
+    })
+    afterAll(async () => {
+      await Promise.all([replica?.kill9(), primary?.kill9()])
+    })
+    describe.each(adapters)('$name', (adapter) => {
+      it('all or none, FIFO, one lease', async () => {
+        const client = await adapter.connect(primary.url)
+        const options = { redis: client.raw, prefix: uniquePrefix('sw-repl'), replicas: { count: 1, timeout: 300 } }
+        const set = [createLocks(options), createLocks(options)]
+        try {
+          await weighted(set[0]!, set[1]!, 'pool', 5_000)
+        } finally {
+          await closeQuietly(set)
+          await client.quit()
+        }
+      })
+    })
+  })
+
+  describe('Redis Cluster', () => {
+    let cluster: RedisCluster
+    beforeAll(async () => {
+      cluster = await startCluster({ masters: 3 })
+    })
+    afterAll(() => cluster?.stop())
+    const connect = {
+      async ioredis() {
+        const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+        client.on('error', () => {})
+        await new Promise<void>((resolve) => client.once('ready', resolve))
+        return { raw: client, close: async () => client.disconnect() }
+      },
+      async 'node-redis'() {
+        const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
+        client.on('error', () => {})
+        await client.connect()
+        return { raw: client, close: async () => void client.destroy() }
+      },
+    }
+    describe.each(adapters)('$name', (adapter) => {
+      it('all or none, FIFO, one lease, on the slot of the semaphore', async () => {
+        const client = await connect[adapter.name]()
+        const prefix = uniquePrefix('sw-cluster')
+        const set = [createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })]
+        try {
+          await weighted(set[0]!, set[1]!, 'pool', 5_000)
+        } finally {
+          await closeQuietly(set)
+          await client.close()
+        }
+      })
+    })
+  })
+
+  describe('quorum of 3', () => {
+    let nodes: RedisProcess[]
+    beforeAll(async () => {
+      nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
+      await mature(nodes, QUORUM_MAX_TTL)
+    })
+    afterAll(() => Promise.all(nodes.map((n) => n.stop())))
+    describe.each(adapters)('$name', (adapter) => {
+      let clients: TestClient[] = []
+      afterAll(async () => {
+        await Promise.all(clients.map((c) => c.quit()))
+        clients = []
+      })
+      it('all or none, FIFO, one lease: a majority holds the same slots', async () => {
+        const prefix = uniquePrefix('sw-quorum')
+        const make = async () => {
+          const own = await Promise.all(nodes.map((n) => adapter.connect(n.url)))
+          clients.push(...own)
+          return createLocks({ redis: own.map((c) => c.raw), prefix, maxTtl: QUORUM_MAX_TTL, ttl: QUORUM_MAX_TTL, quorum: { nodeTimeout: 200 } })
+        }
+        const set = [await make(), await make()]
+        try {
+          await weighted(set[0]!, set[1]!, 'pool', QUORUM_MAX_TTL)
+        } finally {
+          await closeQuietly(set)
+        }
+      })
+    })
+  })
+})
