@@ -34,7 +34,7 @@ const libraryFromDist: Plugin = {
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', otel: 'src/otel/index.ts' },
+    entry: { index: 'src/index.ts', otel: 'src/otel/index.ts', 'redis-semaphore': 'src/compat/redis-semaphore/index.ts' },
     format: ['esm', 'cjs'],
     dts: {
       // The declarations name Node's types (`node:diagnostics_channel`'s Channel, AsyncDisposable,

@@ -12,6 +12,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['index'],
   otel: ['index', 'errors', 'util'],
+  // A peer library's API (a drop-in entry point) over the adapters and scripts; nothing imports it.
+  compat: ['redis', 'lua', 'util', 'errors'],
   index: ['api', 'primitives', 'runtime', 'guards', 'redis', 'util', 'errors', 'topology'],
   api: ['primitives', 'runtime', 'topology', 'redis', 'util', 'errors'],
   guards: ['redis', 'lua', 'util', 'errors'],

@@ -1,0 +1,9 @@
+import { init, removeAllListeners } from './unhandledRejection'
+
+before(() => {
+  init()
+})
+
+after(() => {
+  removeAllListeners()
+})

@@ -1,0 +1,159 @@
+// redis-semaphore's six classes over fencelock's adapters and scripts, in the peer's key layout
+// (`mutex:<key>`, `semaphore:<key>`), with the peer's argument checks and messages.
+import type { Exec } from '../../lua/binding.js'
+import { defaultTimeoutOptions, Lock, type LockOptions } from './lock.js'
+import { execOn, mutexStore, redlockStore, semaphoreStore, type Granted, type Store } from './stores.js'
+
+function checkKey(key: unknown): asserts key is string {
+  if (!key) throw new Error('"key" is required')
+  if (typeof key !== 'string') throw new Error('"key" must be a string')
+}
+
+function checkCount(value: unknown, name: 'limit' | 'permits'): asserts value is number {
+  if (!value) throw new Error(`"${name}" is required`)
+  if (typeof value !== 'number') throw new Error(`"${name}" must be a number`)
+}
+
+/** redis-semaphore's `Mutex`: one holder of `mutex:<key>` at a time, on one Redis (or a Cluster). */
+export class Mutex extends Lock {
+  protected _kind = 'mutex'
+  protected _key: string
+  protected _client: unknown
+  #exec: Exec
+  #store: Store | undefined
+
+  constructor(client: unknown, key: string, options?: LockOptions) {
+    super(options)
+    if (!client) throw new Error('"client" is required')
+    checkKey(key)
+    this._client = client
+    this._key = `mutex:${key}`
+    this.#exec = execOn(client)
+  }
+
+  protected _makeStore(): Store {
+    return mutexStore(this._key)
+  }
+
+  get #ops(): Store {
+    this.#store ??= this._makeStore()
+    return this.#store
+  }
+
+  protected _attempt(): Promise<Granted> {
+    return this.#ops.acquire(this.#exec, this._identifier, this._acquireOptions.lockTimeout)
+  }
+
+  protected _refresh(): Promise<boolean> {
+    return this.#ops.refresh(this.#exec, this._identifier, this._acquireOptions.lockTimeout)
+  }
+
+  protected _release(): Promise<void> {
+    return this.#ops.release(this.#exec, this._identifier)
+  }
+}
+
+/** redis-semaphore's `Semaphore`: at most `limit` holders of `semaphore:<key>`. */
+export class Semaphore extends Mutex {
+  protected override _kind = 'semaphore'
+  protected _limit: number
+
+  constructor(client: unknown, key: string, limit: number, options?: LockOptions) {
+    super(client, key, options)
+    checkCount(limit, 'limit')
+    this._key = `semaphore:${key}`
+    this._limit = limit
+  }
+
+  protected override _makeStore(): Store {
+    return semaphoreStore(this._key, this._limit, 0)
+  }
+}
+
+/** redis-semaphore's `MultiSemaphore`: `permits` of `limit` at once, all or none. */
+export class MultiSemaphore extends Semaphore {
+  protected override _kind = 'multi-semaphore'
+  protected _permits: number
+
+  constructor(client: unknown, key: string, limit: number, permits: number, options?: LockOptions) {
+    super(client, key, limit, options)
+    checkCount(permits, 'permits')
+    this._permits = permits
+  }
+
+  protected override _makeStore(): Store {
+    return semaphoreStore(this._key, this._limit, this._permits)
+  }
+}
+
+/** redis-semaphore's `RedlockMutex`: a mutex held on a majority of independent Redis nodes. */
+export class RedlockMutex extends Lock {
+  protected _kind = 'redlock-mutex'
+  protected _key: string
+  protected _clients: unknown[]
+  #nodes: Exec[]
+  #store: ReturnType<typeof redlockStore> | undefined
+
+  constructor(clients: unknown[], key: string, options: LockOptions = defaultTimeoutOptions) {
+    super(options)
+    if (!clients || !Array.isArray(clients)) throw new Error('"clients" array is required')
+    checkKey(key)
+    this._clients = clients
+    this._key = `mutex:${key}`
+    this.#nodes = clients.map(execOn)
+  }
+
+  protected _makeStore(): Store {
+    return mutexStore(this._key)
+  }
+
+  get #ops(): ReturnType<typeof redlockStore> {
+    this.#store ??= redlockStore(this._makeStore(), this.#nodes)
+    return this.#store
+  }
+
+  protected _attempt(): Promise<Granted> {
+    return this.#ops.acquire(this._identifier, this._acquireOptions.lockTimeout)
+  }
+
+  protected _refresh(): Promise<boolean> {
+    return this.#ops.refresh(this._identifier, this._acquireOptions.lockTimeout)
+  }
+
+  protected _release(): Promise<void> {
+    return this.#ops.release(this._identifier)
+  }
+}
+
+/** redis-semaphore's `RedlockSemaphore`. */
+export class RedlockSemaphore extends RedlockMutex {
+  protected override _kind = 'redlock-semaphore'
+  protected _limit: number
+
+  constructor(clients: unknown[], key: string, limit: number, options?: LockOptions) {
+    super(clients, key, options)
+    checkCount(limit, 'limit')
+    this._key = `semaphore:${key}`
+    this._limit = limit
+  }
+
+  protected override _makeStore(): Store {
+    return semaphoreStore(this._key, this._limit, 0)
+  }
+}
+
+/** redis-semaphore's `RedlockMultiSemaphore`. */
+export class RedlockMultiSemaphore extends RedlockSemaphore {
+  protected override _kind = 'redlock-multi-semaphore'
+  protected _permits: number
+
+  constructor(clients: unknown[], key: string, limit: number, permits: number, options?: LockOptions) {
+    super(clients, key, limit, options)
+    checkCount(permits, 'permits')
+    this._permits = permits
+  }
+
+  protected override _makeStore(): Store {
+    return semaphoreStore(this._key, this._limit, this._permits)
+  }
+}

@@ -1,0 +1,197 @@
+// The lock lifecycle of redis-semaphore 5 (MIT, Alexander Mochalin; its src/Lock.ts, v5.7.0),
+// kept as its users and tests know it: options and their checks, acquire / tryAcquire with
+// acquireTimeout, acquireAttemptsLimit and retryInterval, a refresh every refreshInterval that
+// reports a lost lock to onLockLost (by default thrown, so an unhandled rejection), release,
+// stopRefresh. fencelock adds `fence` (of the current acquisition, from the Redis server) and
+// `signal` (aborted with the LostLockError when the lock is lost, or when it is released).
+import { randomUUID } from 'node:crypto'
+import { LostLockError, TimeoutError } from './errors.js'
+
+/** `this` is the lock whose refresh failed. */
+export type LockLostCallback = (this: Lock, err: LostLockError) => void
+
+export interface TimeoutOptions {
+  lockTimeout?: number
+  acquireTimeout?: number
+  acquireAttemptsLimit?: number
+  retryInterval?: number
+  refreshInterval?: number
+}
+
+export interface LockOptions extends TimeoutOptions {
+  /** @deprecated Use `identifier` + `acquiredExternally: true` instead. */
+  externallyAcquiredIdentifier?: string
+  /** @deprecated Provide a custom `identifier` instead. */
+  identifierSuffix?: string
+  /** The holder's identifier (default `crypto.randomUUID()`): unique per holder. */
+  identifier?: string
+  /** With `identifier`: acquire() refreshes the lock someone else acquired under it. */
+  acquiredExternally?: true
+  onLockLost?: LockLostCallback
+}
+
+export const defaultTimeoutOptions = {
+  lockTimeout: 10000,
+  acquireTimeout: 10000,
+  acquireAttemptsLimit: Number.POSITIVE_INFINITY,
+  retryInterval: 10,
+}
+
+function defaultOnLockLost(err: LostLockError): never {
+  throw err
+}
+
+const REFRESH_INTERVAL_COEF = 0.8
+
+/** redis-semaphore's delay: rejects with the signal's reason when it aborts. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal!.reason as Error)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    if (signal?.aborted) return onAbort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+interface Checked {
+  identifier: string
+  acquiredExternally: boolean
+}
+
+function checkIdentity({ identifier, acquiredExternally, externallyAcquiredIdentifier, identifierSuffix }: LockOptions): Checked {
+  if (identifier !== undefined && (!identifier || typeof identifier !== 'string')) throw new Error('identifier must be not empty random string')
+  if (acquiredExternally && !identifier) throw new Error('acquiredExternally=true meanless without custom identifier')
+  if (externallyAcquiredIdentifier && (identifier || acquiredExternally)) throw new Error('Invalid usage. Use custom identifier and acquiredExternally: true')
+  const uuid = identifier || externallyAcquiredIdentifier || (identifierSuffix ? `${randomUUID()}-${identifierSuffix}` : randomUUID())
+  return { identifier: uuid, acquiredExternally: !!acquiredExternally || !!externallyAcquiredIdentifier }
+}
+
+export abstract class Lock {
+  protected abstract _kind: string
+  protected abstract _key: string
+  protected _identifier: string
+  protected _acquireOptions: Required<Omit<TimeoutOptions, 'refreshInterval'>> & { identifier: string }
+  protected _refreshTimeInterval: number
+  protected _refreshInterval?: ReturnType<typeof setInterval>
+  protected _refreshing = false
+  protected _acquired = false
+  protected _acquiredExternally = false
+  protected _onLockLost: LockLostCallback
+  #fence: number | undefined
+  #lost = new AbortController()
+
+  /** One attempt; the fence when acquired. */
+  protected abstract _attempt(): Promise<{ ok: true; fence: number } | { ok: false }>
+  protected abstract _refresh(): Promise<boolean>
+  protected abstract _release(): Promise<void>
+
+  constructor(options: LockOptions = defaultTimeoutOptions) {
+    const {
+      lockTimeout = defaultTimeoutOptions.lockTimeout,
+      acquireTimeout = defaultTimeoutOptions.acquireTimeout,
+      acquireAttemptsLimit = defaultTimeoutOptions.acquireAttemptsLimit,
+      retryInterval = defaultTimeoutOptions.retryInterval,
+      refreshInterval = Math.round(lockTimeout * REFRESH_INTERVAL_COEF),
+      onLockLost = defaultOnLockLost,
+    } = options
+    const { identifier, acquiredExternally } = checkIdentity(options)
+    this._identifier = identifier
+    this._acquiredExternally = acquiredExternally
+    this._acquireOptions = { lockTimeout, acquireTimeout, acquireAttemptsLimit, retryInterval, identifier }
+    this._refreshTimeInterval = refreshInterval
+    this._onLockLost = onLockLost
+  }
+
+  get identifier(): string {
+    return this._identifier
+  }
+
+  get isAcquired(): boolean {
+    return this._acquired
+  }
+
+  /** fencelock: the fence of the current acquisition (strictly increasing per key), undefined when none (or acquired externally). */
+  get fence(): number | undefined {
+    return this.#fence
+  }
+
+  /** fencelock: aborted (reason: the LostLockError) when the lock is lost; aborted on release too. A new one per acquisition. */
+  get signal(): AbortSignal {
+    return this.#lost.signal
+  }
+
+  /** The peer's acquire loop: an attempt, then retryInterval, until acquireTimeout or acquireAttemptsLimit. */
+  protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
+    const { acquireTimeout, acquireAttemptsLimit, retryInterval } = this._acquireOptions
+    let attempt = 0
+    const end = Date.now() + acquireTimeout
+    while (Date.now() < end && ++attempt <= acquireAttemptsLimit) {
+      abortSignal?.throwIfAborted()
+      const result = await this._attempt()
+      if (result.ok) {
+        this.#fence = result.fence
+        return true
+      }
+      await delay(retryInterval, abortSignal)
+    }
+    return false
+  }
+
+  private _startRefresh(): void {
+    this._refreshInterval = setInterval(this._processRefresh, this._refreshTimeInterval)
+    this._refreshInterval.unref()
+  }
+
+  stopRefresh(): void {
+    if (this._refreshInterval) clearInterval(this._refreshInterval)
+  }
+
+  private _processRefresh = async (): Promise<void> => {
+    if (this._refreshing) return
+    this._refreshing = true
+    try {
+      const refreshed = await this._refresh()
+      if (!refreshed) {
+        if (!this._acquired) return // released on purpose meanwhile
+        this._acquired = false
+        this.stopRefresh()
+        const lockLostError = new LostLockError(`Lost ${this._kind} for key ${this._key}`)
+        this.#lost.abort(lockLostError)
+        this._onLockLost(lockLostError)
+      }
+    } finally {
+      this._refreshing = false
+    }
+  }
+
+  async acquire(abortSignal?: AbortSignal): Promise<void> {
+    const acquired = await this.tryAcquire(abortSignal)
+    if (!acquired) throw new TimeoutError(`Acquire ${this._kind} ${this._key} timeout`)
+  }
+
+  async tryAcquire(abortSignal?: AbortSignal): Promise<boolean> {
+    if (this.#lost.signal.aborted) this.#lost = new AbortController()
+    const external = this._acquiredExternally
+    if (external) this.#fence = undefined
+    const acquired = external ? await this._refresh() : await this._acquire(abortSignal)
+    if (!acquired) return false
+    this._acquired = true
+    this._acquiredExternally = false
+    if (this._refreshTimeInterval > 0) this._startRefresh()
+    return true
+  }
+
+  async release(): Promise<void> {
+    if (this._refreshTimeInterval > 0) this.stopRefresh()
+    if (this._acquired || this._acquiredExternally) await this._release()
+    this._acquired = false
+    this._acquiredExternally = false
+    this.#lost.abort(new Error(`Released ${this._kind} for key ${this._key}`))
+  }
+}

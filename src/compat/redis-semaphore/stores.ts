@@ -1,0 +1,120 @@
+// One redis-semaphore lock on one Redis node, in the peer's key layout, through fencelock's
+// adapters (ioredis, iovalkey, node-redis; single node or cluster) and scripts; and the quorum of
+// independent nodes that the Redlock* classes use (the peer's rules: a majority, undone otherwise).
+import type { Exec } from '../../lua/binding.js'
+import { rsMutexAcquire, rsMutexRefresh, rsMutexRelease, rsSemaphoreAcquire, rsSemaphoreRefresh, rsSemaphoreRelease } from '../../lua/embedded.js'
+import { adapterFor } from '../../redis/index.js'
+import { besideKey } from './keys.js'
+
+/** How long fencelock's fence counter outlives its last use (ms): a day, as in createLocks. */
+const FENCE_RETENTION = 86_400_000
+
+/** The fence counter's name beside a peer key (see keys.ts). */
+export const fenceKey = (peerKey: string): string => besideKey(peerKey, ':fencelock:F')
+
+/** What one attempt answered: the fence when granted. */
+export type Granted = { readonly ok: true; readonly fence: number } | { readonly ok: false }
+
+/** The three operations a lock kind runs on one node. */
+export interface Store {
+  acquire(exec: Exec, identifier: string, lockTimeout: number): Promise<Granted>
+  refresh(exec: Exec, identifier: string, lockTimeout: number): Promise<boolean>
+  release(exec: Exec, identifier: string): Promise<void>
+}
+
+const granted = (reply: readonly [unknown, unknown]): Granted => (Number(reply[0]) === 1 ? { ok: true, fence: Number(reply[1]) } : { ok: false })
+
+/** redis-semaphore's mutex: the string `mutex:<key>` holding the identifier. */
+export function mutexStore(key: string): Store {
+  const keys = [key, fenceKey(key)] as const
+  return {
+    acquire: async (exec, id, ttl) => granted(await rsMutexAcquire.run(exec, keys, [id, ttl, FENCE_RETENTION])),
+    refresh: async (exec, id, ttl) => Number(await rsMutexRefresh.run(exec, [key], [id, ttl])) === 1,
+    release: async (exec, id) => void (await rsMutexRelease.run(exec, [key], [id])),
+  }
+}
+
+/** redis-semaphore's semaphore (`permits` 0: member = identifier) or multi-semaphore (n members `<id>_i`). */
+export function semaphoreStore(key: string, limit: number, permits: number): Store {
+  const keys = [key, fenceKey(key)] as const
+  return {
+    acquire: async (exec, id, ttl) => granted(await rsSemaphoreAcquire.run(exec, keys, [limit, id, ttl, permits, FENCE_RETENTION])),
+    refresh: async (exec, id, ttl) => Number(await rsSemaphoreRefresh.run(exec, [key], [id, ttl, permits])) === 1,
+    release: async (exec, id) => void (await rsSemaphoreRelease.run(exec, [key], [id, permits])),
+  }
+}
+
+/** The little redis-semaphore asked of a client ("ioredis-like": its tests pass ioredis-mock). */
+interface EvalClient {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
+  eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
+}
+
+const isEvalClient = (client: unknown): client is EvalClient =>
+  typeof client === 'object' && client !== null && typeof (client as EvalClient).evalsha === 'function' && typeof (client as EvalClient).eval === 'function'
+
+/** EVALSHA, then EVAL when the script is not cached (NOSCRIPT), on an ioredis-like client fencelock has no adapter for. */
+const evalOn =
+  (client: EvalClient): Exec =>
+  (script, keys, args) =>
+    client.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
+      if (!String((err as Error)?.message ?? err).includes('NOSCRIPT')) throw err
+      return client.eval(script.source, keys.length, ...keys, ...args)
+    })
+
+/**
+ * Runs scripts on `client` through its fencelock adapter (ioredis, iovalkey, node-redis: EVALSHA,
+ * EVAL on NOSCRIPT, their failures typed); another ioredis-like client (ioredis-mock) through its
+ * own evalsha / eval, as redis-semaphore accepted it.
+ */
+export function execOn(client: unknown): Exec {
+  let exec: Exec | undefined
+  return (script, keys, args) => {
+    if (!exec) {
+      try {
+        const adapter = adapterFor(client, 'client')
+        exec = (s, k, a) => adapter.evalScript(s, k, a)
+      } catch (err) {
+        if (!isEvalClient(client)) throw err
+        exec = evalOn(client)
+      }
+    }
+    return exec(script, keys, args)
+  }
+}
+
+/** The peer's majority of `count` nodes. */
+export const quorumOf = (count: number): number => Math.round((count + 1) / 2)
+
+/**
+ * A store over independent nodes, as redis-semaphore's Redlock* classes decide: acquired when a
+ * majority granted (else undone everywhere); refreshed when a majority refreshed (the others are
+ * acquired again), else released everywhere. The fence is the largest any granting node returned.
+ */
+export function redlockStore(
+  store: Store,
+  nodes: readonly Exec[],
+): { acquire(id: string, ttl: number): Promise<Granted>; refresh(id: string, ttl: number): Promise<boolean>; release(id: string): Promise<void> } {
+  const quorum = quorumOf(nodes.length)
+  const releaseAll = (id: string) => Promise.all(nodes.map((exec) => store.release(exec, id).catch(() => {})))
+  return {
+    async acquire(id, ttl) {
+      const results = await Promise.all(nodes.map((exec) => store.acquire(exec, id, ttl).catch((): Granted => ({ ok: false }))))
+      const won = results.filter((r) => r.ok)
+      if (won.length >= quorum) return { ok: true, fence: Math.max(...won.map((r) => r.fence)) }
+      await releaseAll(id)
+      return { ok: false }
+    },
+    async refresh(id, ttl) {
+      const results = await Promise.all(nodes.map((exec) => store.refresh(exec, id, ttl).catch(() => false)))
+      const refreshed = results.filter(Boolean).length
+      if (refreshed >= quorum) {
+        await Promise.all(nodes.map((exec, i) => (results[i] ? undefined : store.acquire(exec, id, ttl).catch(() => undefined))))
+        return true
+      }
+      await releaseAll(id)
+      return false
+    },
+    release: async (id) => void (await releaseAll(id)),
+  }
+}
