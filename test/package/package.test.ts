@@ -54,6 +54,28 @@ describe('package', () => {
     expect(publint).not.toMatch(/error|warning/i)
   })
 
+  it('fencelock/redis-semaphore loads as ESM and CommonJS, with its declarations, under the export the package names', async () => {
+    const exports = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports
+    expect(exports['./redis-semaphore']).toEqual({
+      import: { types: './dist/redis-semaphore.d.ts', default: './dist/redis-semaphore.js' },
+      require: { types: './dist/redis-semaphore.d.cts', default: './dist/redis-semaphore.cjs' },
+    })
+    const esm = await import(new URL('../../dist/redis-semaphore.js', import.meta.url).href)
+    const cjs = createRequire(import.meta.url)('../../dist/redis-semaphore.cjs')
+    for (const mod of [esm, cjs]) {
+      for (const name of ['Mutex', 'Semaphore', 'MultiSemaphore', 'RedlockMutex', 'RedlockSemaphore', 'RedlockMultiSemaphore', 'LostLockError', 'TimeoutError'])
+        expect(typeof mod[name], name).toBe('function')
+      expect(mod.defaultTimeoutOptions).toEqual({
+        lockTimeout: 10000,
+        acquireTimeout: 10000,
+        acquireAttemptsLimit: Number.POSITIVE_INFINITY,
+        retryInterval: 10,
+      })
+      expect(() => new mod.Mutex(null, 'k')).toThrow('"client" is required')
+    }
+    for (const file of ['redis-semaphore.d.ts', 'redis-semaphore.d.cts']) expect(read(file)).toMatch(/declare class Mutex extends Lock/)
+  })
+
   it('has the library code once: dist/cli.js imports ./index.js instead of bundling it', () => {
     const cli = read('cli.js')
     expect(cli).toMatch(/from "\.\/index\.js"/)
@@ -91,7 +113,17 @@ describe('package', () => {
     for (const file of files.filter((f) => /^dist\/.*\.c?js$/.test(f))) {
       expect(readFileSync(path.join(root, file), 'utf8'), file).not.toContain('sourceMappingURL')
     }
-    for (const entry of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/otel.js', 'dist/otel.cjs', 'dist/cli.js']) {
+    for (const entry of [
+      'dist/index.js',
+      'dist/index.cjs',
+      'dist/index.d.ts',
+      'dist/index.d.cts',
+      'dist/otel.js',
+      'dist/otel.cjs',
+      'dist/redis-semaphore.js',
+      'dist/redis-semaphore.cjs',
+      'dist/cli.js',
+    ]) {
       expect(files).toContain(entry)
     }
     expect(files.filter((f) => /test|bench|verify|\.lua$/.test(f))).toEqual([])

@@ -1,0 +1,200 @@
+// fencelock/redis-semaphore on real redis-servers: what it adds to redis-semaphore's API (a fence
+// per acquisition, a signal aborted on loss), what it keeps (the argument checks and messages,
+// the key layout an old process reads), the server's clock for its permits, node-redis beside
+// ioredis, fencelock's keys in the slot of the peer's key on a Redis Cluster, and Redlock* over
+// independent servers. redis-semaphore's own suite runs against it too: peers/redis-semaphore.
+import { Cluster, Redis } from 'ioredis'
+import * as original from 'redis-semaphore'
+import { createClient } from 'redis'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { LostLockError, Mutex, MultiSemaphore, RedlockMutex, RedlockSemaphore, Semaphore, TimeoutError } from '../../src/compat/redis-semaphore/index.js'
+import { besideKey, hashPart, keySlot } from '../../src/compat/redis-semaphore/keys.js'
+import { describeRedis, useCluster } from '../../harness/per-adapter.js'
+import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { sleep, waitUntil } from '../../harness/util.js'
+
+const FAST = { lockTimeout: 1_000, acquireTimeout: 300, retryInterval: 5 }
+
+describe('fencelock keys beside a peer key (the cluster slot rules)', () => {
+  it('wraps a key without a hash tag, keeps a tag the key has, and searches a suffix where neither works', () => {
+    expect(besideKey('mutex:a', ':F')).toBe('{mutex:a}:F')
+    expect(besideKey('mutex:x{tag}y', ':F')).toBe('mutex:x{tag}y:F')
+    expect(hashPart('mutex:x{tag}y:F')).toBe('tag')
+    expect(besideKey('mutex:a{b', ':F')).toBe('{mutex:a{b}:F')
+    for (const awkward of ['mutex:a}b', 'mutex:a{}b', 'mutex:a{}b{c}']) {
+      const key = besideKey(awkward, ':F')
+      expect(key.startsWith(`${awkward}:F:`)).toBe(true)
+      expect(keySlot(key)).toBe(keySlot(awkward))
+    }
+  })
+})
+
+describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
+  let client: Redis
+  beforeAll(() => {
+    client = new Redis(server.url)
+  })
+  afterAll(() => client.disconnect())
+  afterEach(() => vi.restoreAllMocks())
+
+  it("checks its arguments with redis-semaphore's messages", () => {
+    expect(() => new Mutex(null, 'k')).toThrow('"client" is required')
+    expect(() => new Mutex(client, '')).toThrow('"key" is required')
+    expect(() => new Mutex(client, 1 as unknown as string)).toThrow('"key" must be a string')
+    expect(() => new Mutex(client, 'k', { identifier: '' })).toThrow('identifier must be not empty random string')
+    expect(() => new Mutex(client, 'k', { acquiredExternally: true })).toThrow('acquiredExternally=true meanless without custom identifier')
+    expect(() => new Mutex(client, 'k', { externallyAcquiredIdentifier: 'a', identifier: 'a' })).toThrow(
+      'Invalid usage. Use custom identifier and acquiredExternally: true',
+    )
+    expect(() => new Semaphore(client, 'k', 0)).toThrow('"limit" is required')
+    expect(() => new Semaphore(client, 'k', '2' as unknown as number)).toThrow('"limit" must be a number')
+    expect(() => new MultiSemaphore(client, 'k', 3, 0)).toThrow('"permits" is required')
+    expect(() => new RedlockMutex(null as unknown as Redis[], 'k')).toThrow('"clients" array is required')
+    expect(() => new RedlockSemaphore([client], 'k', 0)).toThrow('"limit" is required')
+  })
+
+  it('each acquisition has a larger fence than the one before, whoever held the lock in between', async () => {
+    const a = new Mutex(client, 'fence', FAST)
+    await a.acquire()
+    const first = a.fence!
+    expect(first).toBeGreaterThan(0)
+    expect(await client.get('mutex:fence')).toBe(a.identifier)
+    await a.release()
+    const old = new original.Mutex(client, 'fence', FAST)
+    await old.acquire()
+    await expect(new Mutex(client, 'fence', FAST).acquire()).rejects.toThrow(TimeoutError)
+    await expect(new Mutex(client, 'fence', FAST).acquire()).rejects.toThrow('Acquire mutex mutex:fence timeout')
+    await old.release()
+    await a.acquire()
+    expect(a.fence).toBeGreaterThan(first)
+    await a.release()
+    const s = new MultiSemaphore(client, 'fence', 3, 2, FAST)
+    await s.acquire()
+    const t = new Semaphore(client, 'fence', 3, FAST)
+    await t.acquire()
+    expect(t.fence).toBeGreaterThan(s.fence!)
+    expect(await client.zrange('semaphore:fence', 0, -1)).toEqual([`${s.identifier}_0`, `${s.identifier}_1`, t.identifier].sort())
+    await Promise.all([s.release(), t.release()])
+  })
+
+  it('a lost lock aborts its signal with the LostLockError that onLockLost gets, and isAcquired turns false', async () => {
+    const lost: { err: unknown; acquired: boolean }[] = []
+    const mutex = new Mutex(client, 'lost', {
+      ...FAST,
+      refreshInterval: 50,
+      onLockLost(err) {
+        lost.push({ err, acquired: this.isAcquired })
+      },
+    })
+    await mutex.acquire()
+    const { signal } = mutex
+    expect(signal.aborted).toBe(false)
+    await client.set('mutex:lost', 'someone else')
+    await waitUntil('the loss is seen', () => signal.aborted, 2_000)
+    expect(signal.reason).toBeInstanceOf(LostLockError)
+    expect((signal.reason as Error).message).toBe('Lost mutex for key mutex:lost')
+    expect(lost).toEqual([{ err: signal.reason, acquired: false }])
+    expect(mutex.isAcquired).toBe(false)
+    await client.del('mutex:lost')
+    await mutex.acquire()
+    expect(mutex.signal.aborted, 'a new signal per acquisition').toBe(false)
+    await mutex.release()
+    expect(mutex.signal.aborted, 'aborted on release').toBe(true)
+  })
+
+  it("scores its permits by the Redis server's clock, not this client's: a client an hour ahead neither expires others nor holds forever", async () => {
+    const old = new original.Semaphore(client, 'clock', 2, { ...FAST, lockTimeout: 10_000 })
+    await old.acquire()
+    vi.spyOn(Date, 'now').mockImplementation(() => performance.timeOrigin + performance.now() + 3_600_000)
+    const ahead = new Semaphore(client, 'clock', 2, { ...FAST, lockTimeout: 10_000 })
+    await ahead.acquire()
+    vi.restoreAllMocks()
+    const [seconds, micros] = (await client.time()) as [number, number]
+    const serverMs = Number(seconds) * 1_000 + Number(micros) / 1_000
+    expect(Math.abs(Number(await client.zscore('semaphore:clock', ahead.identifier)) - serverMs)).toBeLessThan(2_000)
+    expect(await client.zscore('semaphore:clock', old.identifier), "the old holder's permit is still there").not.toBeNull()
+    expect(await new Semaphore(client, 'clock', 2, FAST).tryAcquire()).toBe(false)
+    await Promise.all([old.release(), ahead.release()])
+  })
+
+  it('runs on a node-redis client as on ioredis, against old processes on ioredis', async () => {
+    const node = await createClient({ url: server.url }).connect()
+    try {
+      const mutex = new Mutex(node, 'node-redis', FAST)
+      await mutex.acquire()
+      expect(await new original.Mutex(client, 'node-redis', FAST).tryAcquire()).toBe(false)
+      await mutex.release()
+      const sem = new Semaphore(node, 'node-redis', 1, FAST)
+      expect(await sem.tryAcquire()).toBe(true)
+      expect(await new original.Semaphore(client, 'node-redis', 1, FAST).tryAcquire()).toBe(false)
+      await sem.release()
+      expect(await client.zcard('semaphore:node-redis')).toBe(0)
+    } finally {
+      node.destroy()
+    }
+  })
+
+  it('acquire(signal) rejects with the signal reason, as redis-semaphore does', async () => {
+    const holder = new Mutex(client, 'abort', FAST)
+    await holder.acquire()
+    await expect(new Mutex(client, 'abort', { ...FAST, acquireTimeout: 5_000 }).acquire(AbortSignal.timeout(20))).rejects.toThrow(
+      'The operation was aborted due to timeout',
+    )
+    await holder.release()
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('fencelock/redis-semaphore on a Redis Cluster', () => {
+  const cluster = useCluster({ masters: 3 })
+  it('keeps its fence in the slot of the peer key, for plain, tagged and awkward key names', async () => {
+    const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
+    client.on('error', () => {})
+    try {
+      for (const name of ['plain', 'x{tag}y', 'a}b', 'a{}b']) {
+        const mutex = new Mutex(client, name, FAST)
+        await mutex.acquire()
+        expect(mutex.fence).toBeGreaterThan(0)
+        const fenceKey = besideKey(`mutex:${name}`, ':fencelock:F')
+        expect(Number(await client.get(fenceKey))).toBe(mutex.fence)
+        expect(Number(await client.cluster('KEYSLOT', fenceKey))).toBe(keySlot(fenceKey))
+        expect(keySlot(fenceKey)).toBe(Number(await client.cluster('KEYSLOT', `mutex:${name}`)))
+        await mutex.release()
+        const sem = new MultiSemaphore(client, name, 3, 2, FAST)
+        await sem.acquire()
+        expect(await client.zcard(`semaphore:${name}`)).toBe(2)
+        await sem.release()
+      }
+    } finally {
+      client.disconnect()
+    }
+  }, 30_000)
+})
+
+describe.skipIf(!requireRedisOrSkip())('fencelock/redis-semaphore Redlock* over 3 independent servers', () => {
+  let nodes: RedisProcess[] = []
+  let clients: Redis[] = []
+  beforeAll(async () => {
+    nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
+    clients = nodes.map((n) => new Redis(n.url))
+  })
+  afterAll(async () => {
+    for (const c of clients) c.disconnect()
+    await Promise.all(nodes.map((n) => n.stop()))
+  })
+
+  it('a majority holds it; old Redlock processes are excluded; the fence is the largest the granting nodes gave', async () => {
+    const mutex = new RedlockMutex(clients, 'rl', FAST)
+    await mutex.acquire()
+    expect(await Promise.all(clients.map((c) => c.get('mutex:rl')))).toEqual([mutex.identifier, mutex.identifier, mutex.identifier])
+    const fences = await Promise.all(clients.map((c) => c.get('{mutex:rl}:fencelock:F')))
+    expect(mutex.fence).toBe(Math.max(...fences.map(Number)))
+    expect(await new original.RedlockMutex(clients, 'rl', FAST).tryAcquire()).toBe(false)
+    await mutex.release()
+    const sem = new RedlockSemaphore(clients, 'rl', 1, FAST)
+    expect(await sem.tryAcquire()).toBe(true)
+    expect(await new original.RedlockSemaphore(clients, 'rl', 1, FAST).tryAcquire()).toBe(false)
+    await sem.release()
+    await sleep(10)
+    expect(await Promise.all(clients.map((c) => c.zcard('semaphore:rl')))).toEqual([0, 0, 0])
+  })
+})
