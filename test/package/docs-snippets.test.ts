@@ -40,10 +40,14 @@ const sdkNode = `declare module '@opentelemetry/sdk-node' {
 }
 `
 
-/** The repository's own compiler options, with `fencelock` and `fencelock/otel` mapped to src/. */
+/** The repository's own compiler options, with `fencelock`, `fencelock/otel` and `fencelock/redis-semaphore` mapped to src/. */
 function tsconfigFor(files: string[]): object {
   const { compilerOptions } = JSON.parse(readFileSync(path.join(root, 'tsconfig.json'), 'utf8')) as { compilerOptions: object }
-  const paths = { fencelock: [path.join(root, 'src', 'index.ts')], 'fencelock/otel': [path.join(root, 'src', 'otel', 'index.ts')] }
+  const paths = {
+    fencelock: [path.join(root, 'src', 'index.ts')],
+    'fencelock/otel': [path.join(root, 'src', 'otel', 'index.ts')],
+    'fencelock/redis-semaphore': [path.join(root, 'src', 'compat', 'redis-semaphore', 'index.ts')],
+  }
   return { compilerOptions: { ...compilerOptions, paths }, files }
 }
 
@@ -82,10 +86,11 @@ describe('docs snippets', () => {
     // tsconfig paths below node_modules, where this directory is so that ioredis etc. resolve).
     const pkg = path.join(project, 'node_modules', 'fencelock')
     mkdirSync(pkg, { recursive: true })
-    const exports = { '.': './index.ts', './otel': './otel.ts' }
+    const exports = { '.': './index.ts', './otel': './otel.ts', './redis-semaphore': './redis-semaphore.ts' }
     writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'fencelock', type: 'module', exports }))
     writeFileSync(path.join(pkg, 'index.ts'), `export * from ${JSON.stringify(path.join(root, 'src', 'index.ts'))}\n`)
     writeFileSync(path.join(pkg, 'otel.ts'), `export * from ${JSON.stringify(path.join(root, 'src', 'otel', 'index.ts'))}\n`)
+    writeFileSync(path.join(pkg, 'redis-semaphore.ts'), `export * from ${JSON.stringify(path.join(root, 'src', 'compat', 'redis-semaphore', 'index.ts'))}\n`)
     for (const snippet of typescript) writeFileSync(path.join(project, fileOf(snippet)), `// ${snippet.where}\n${moduleOf(root, snippet)}`)
     const files = ['sdk-node.d.ts', ...typescript.map(fileOf)]
     writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfigFor(files), null, 2))

@@ -130,8 +130,8 @@ export abstract class Lock {
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
     const { acquireTimeout, acquireAttemptsLimit, retryInterval } = this._acquireOptions
     let attempt = 0
-    const end = Date.now() + acquireTimeout
-    while (Date.now() < end && ++attempt <= acquireAttemptsLimit) {
+    const end = performance.now() + acquireTimeout
+    while (performance.now() < end && ++attempt <= acquireAttemptsLimit) {
       abortSignal?.throwIfAborted()
       const result = await this._attempt()
       if (result.ok) {
