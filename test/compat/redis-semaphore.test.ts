@@ -73,7 +73,7 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     const t = new Semaphore(client, 'fence', 3, FAST)
     await t.acquire()
     expect(t.fence).toBeGreaterThan(s.fence!)
-    expect(await client.zrange('semaphore:fence', 0, -1)).toEqual([`${s.identifier}_0`, `${s.identifier}_1`, t.identifier].sort())
+    expect((await client.zrange('semaphore:fence', 0, -1)).sort()).toEqual([`${s.identifier}_0`, `${s.identifier}_1`, t.identifier].sort())
     await Promise.all([s.release(), t.release()])
   })
 
@@ -134,6 +134,39 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     }
   })
 
+  it('waits for a release of upgraded holders without polling (woken by it), and polls every retryInterval while an old process holds the lock', async () => {
+    const commands = async () => Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
+    for (const [make, key] of [
+      [(c: Redis) => new Mutex(c, 'idle', { lockTimeout: 10_000 }), 'mutex:idle'],
+      [(c: Redis) => new Semaphore(c, 'idle', 1, { lockTimeout: 10_000 }), 'semaphore:idle'],
+    ] as const) {
+      const holder = make(client)
+      await holder.acquire()
+      const other = new Redis(server.url)
+      const waiting = make(other).acquire()
+      await sleep(300)
+      const before = await commands()
+      await sleep(1_000)
+      const during = (await commands()) - before - 1
+      expect(during, `commands while a drop-in waited 1 s for ${key}`).toBeLessThanOrEqual(5)
+      const releasedAt = performance.now()
+      await holder.release()
+      await waiting
+      expect(performance.now() - releasedAt, 'woken by the release, not by the 10 s expiry').toBeLessThan(500)
+      other.disconnect()
+    }
+    const old = new original.Mutex(client, 'idle-old', { lockTimeout: 10_000 })
+    await old.acquire()
+    const polling = new Mutex(client, 'idle-old', { acquireTimeout: 600, retryInterval: 10 }).tryAcquire()
+    await sleep(100)
+    const before = await commands()
+    await sleep(300)
+    expect((await commands()) - before, 'an old holder wakes nobody: the drop-in polls').toBeGreaterThan(10)
+    expect(await polling).toBe(false)
+    await old.release()
+    await client.del('mutex:idle')
+  })
+
   it('acquire(signal) rejects with the signal reason, as redis-semaphore does', async () => {
     const holder = new Mutex(client, 'abort', FAST)
     await holder.acquire()
@@ -150,8 +183,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/redis-semaphore on a Redis Clu
     const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
     client.on('error', () => {})
     try {
+      // An awkward name's keys are found by a search of ~16,384 names on average, on the first attempt.
+      const options = { ...FAST, acquireTimeout: 3_000 }
       for (const name of ['plain', 'x{tag}y', 'a}b', 'a{}b']) {
-        const mutex = new Mutex(client, name, FAST)
+        const mutex = new Mutex(client, name, options)
         await mutex.acquire()
         expect(mutex.fence).toBeGreaterThan(0)
         const fenceKey = besideKey(`mutex:${name}`, ':fencelock:F')
@@ -159,7 +194,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/redis-semaphore on a Redis Clu
         expect(Number(await client.cluster('KEYSLOT', fenceKey))).toBe(keySlot(fenceKey))
         expect(keySlot(fenceKey)).toBe(Number(await client.cluster('KEYSLOT', `mutex:${name}`)))
         await mutex.release()
-        const sem = new MultiSemaphore(client, name, 3, 2, FAST)
+        const sem = new MultiSemaphore(client, name, 3, 2, options)
         await sem.acquire()
         expect(await client.zcard(`semaphore:${name}`)).toBe(2)
         await sem.release()

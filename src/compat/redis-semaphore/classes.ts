@@ -2,7 +2,9 @@
 // (`mutex:<key>`, `semaphore:<key>`), with the peer's argument checks and messages.
 import type { Exec } from '../../lua/binding.js'
 import { defaultTimeoutOptions, Lock, type LockOptions } from './lock.js'
-import { execOn, mutexStore, redlockStore, semaphoreStore, type Granted, type Store } from './stores.js'
+import type { SharedSubscriber } from '../../redis/subscriber.js'
+import { connectionOf, execOn, mutexStore, redlockStore, semaphoreStore, type Granted, type Store } from './stores.js'
+import { Waker } from './wake.js'
 
 function checkKey(key: unknown): asserts key is string {
   if (!key) throw new Error('"key" is required')
@@ -20,6 +22,7 @@ export class Mutex extends Lock {
   protected _key: string
   protected _client: unknown
   #exec: Exec
+  #subscriber: () => SharedSubscriber | undefined
   #store: Store | undefined
 
   constructor(client: unknown, key: string, options?: LockOptions) {
@@ -28,7 +31,14 @@ export class Mutex extends Lock {
     checkKey(key)
     this._client = client
     this._key = `mutex:${key}`
-    this.#exec = execOn(client)
+    const connection = connectionOf(client)
+    this.#exec = connection.exec
+    this.#subscriber = connection.subscriber
+  }
+
+  protected override _waker(): Waker | undefined {
+    const subscriber = this.#subscriber()
+    return subscriber && new Waker(subscriber, this.#ops.channel)
   }
 
   protected _makeStore(): Store {

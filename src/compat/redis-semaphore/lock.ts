@@ -6,6 +6,8 @@
 // `signal` (aborted with the LostLockError when the lock is lost, or when it is released).
 import { randomUUID } from 'node:crypto'
 import { LostLockError, TimeoutError } from './errors.js'
+import type { Granted } from './stores.js'
+import { delay, type Waker } from './wake.js'
 
 /** `this` is the lock whose refresh failed. */
 export type LockLostCallback = (this: Lock, err: LostLockError) => void
@@ -43,22 +45,6 @@ function defaultOnLockLost(err: LostLockError): never {
 
 const REFRESH_INTERVAL_COEF = 0.8
 
-/** redis-semaphore's delay: rejects with the signal's reason when it aborts. */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal!.reason as Error)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    if (signal?.aborted) return onAbort()
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 interface Checked {
   identifier: string
   acquiredExternally: boolean
@@ -87,7 +73,11 @@ export abstract class Lock {
   #lost = new AbortController()
 
   /** One attempt; the fence when acquired. */
-  protected abstract _attempt(): Promise<{ ok: true; fence: number } | { ok: false }>
+  protected abstract _attempt(): Promise<Granted>
+  /** How to wait for a release of upgraded holders (none: poll every retryInterval, as redis-semaphore does). */
+  protected _waker(): Waker | undefined {
+    return undefined
+  }
   protected abstract _refresh(): Promise<boolean>
   protected abstract _release(): Promise<void>
 
@@ -126,21 +116,35 @@ export abstract class Lock {
     return this.#lost.signal
   }
 
-  /** The peer's acquire loop: an attempt, then retryInterval, until acquireTimeout or acquireAttemptsLimit. */
+  /**
+   * The peer's acquire loop, until acquireTimeout or acquireAttemptsLimit: an attempt, then
+   * retryInterval when an old process holds the lock (it wakes nobody); when only upgraded
+   * processes hold it, a wait for their release's message (bounded by the lock's expiry).
+   */
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
     const { acquireTimeout, acquireAttemptsLimit, retryInterval } = this._acquireOptions
     let attempt = 0
     const end = performance.now() + acquireTimeout
-    while (performance.now() < end && ++attempt <= acquireAttemptsLimit) {
-      abortSignal?.throwIfAborted()
-      const result = await this._attempt()
-      if (result.ok) {
-        this.#fence = result.fence
-        return true
+    const waker = this._waker()
+    try {
+      while (performance.now() < end && ++attempt <= acquireAttemptsLimit) {
+        abortSignal?.throwIfAborted()
+        waker?.arm()
+        const result = await this._attempt()
+        if (result.ok) {
+          this.#fence = result.fence
+          return true
+        }
+        if (!waker || !result.woken) await delay(retryInterval, abortSignal)
+        else if (await waker.ready(retryInterval, abortSignal)) {
+          const expiry = result.retry !== undefined && result.retry >= 0 ? result.retry : retryInterval
+          await waker.wait(Math.min(expiry + 1, end - performance.now()), abortSignal)
+        }
       }
-      await delay(retryInterval, abortSignal)
+      return false
+    } finally {
+      waker?.close()
     }
-    return false
   }
 
   private _startRefresh(): void {

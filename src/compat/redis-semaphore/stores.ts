@@ -4,6 +4,7 @@
 import type { Exec } from '../../lua/binding.js'
 import { rsMutexAcquire, rsMutexRefresh, rsMutexRelease, rsSemaphoreAcquire, rsSemaphoreRefresh, rsSemaphoreRelease } from '../../lua/embedded.js'
 import { adapterFor } from '../../redis/index.js'
+import { subscriberFor, type SharedSubscriber } from '../../redis/subscriber.js'
 import { besideKey } from './keys.js'
 
 /** How long fencelock's fence counter outlives its last use (ms): a day, as in createLocks. */
@@ -12,35 +13,47 @@ const FENCE_RETENTION = 86_400_000
 /** The fence counter's name beside a peer key (see keys.ts). */
 export const fenceKey = (peerKey: string): string => besideKey(peerKey, ':fencelock:F')
 
-/** What one attempt answered: the fence when granted. */
-export type Granted = { readonly ok: true; readonly fence: number } | { readonly ok: false }
+/**
+ * What one attempt answered: the fence when granted; when refused, whether every holder is an
+ * upgraded process (`woken`: its release publishes, so a waiter may wait for that instead of
+ * polling) and the ms after which looking again is worth it anyway (`retry`: the lock's expiry).
+ */
+export type Granted = { readonly ok: true; readonly fence: number } | { readonly ok: false; readonly woken?: boolean; readonly retry?: number }
 
-/** The three operations a lock kind runs on one node. */
+/** The three operations a lock kind runs on one node; `channel`: where its releases wake the upgraded waiters. */
 export interface Store {
+  readonly channel: string
   acquire(exec: Exec, identifier: string, lockTimeout: number): Promise<Granted>
   refresh(exec: Exec, identifier: string, lockTimeout: number): Promise<boolean>
   release(exec: Exec, identifier: string): Promise<void>
 }
 
-const granted = (reply: readonly [unknown, unknown]): Granted => (Number(reply[0]) === 1 ? { ok: true, fence: Number(reply[1]) } : { ok: false })
+const granted = (reply: readonly unknown[]): Granted =>
+  Number(reply[0]) === 1 ? { ok: true, fence: Number(reply[1]) } : { ok: false, retry: Number(reply[1]), woken: Number(reply[2]) === 1 }
 
 /** redis-semaphore's mutex: the string `mutex:<key>` holding the identifier. */
 export function mutexStore(key: string): Store {
-  const keys = [key, fenceKey(key)] as const
+  const upgraded = besideKey(key, ':fencelock:H')
+  const channel = besideKey(key, ':fencelock:W')
+  const keys = [key, fenceKey(key), upgraded] as const
   return {
+    channel,
     acquire: async (exec, id, ttl) => granted(await rsMutexAcquire.run(exec, keys, [id, ttl, FENCE_RETENTION])),
-    refresh: async (exec, id, ttl) => Number(await rsMutexRefresh.run(exec, [key], [id, ttl])) === 1,
-    release: async (exec, id) => void (await rsMutexRelease.run(exec, [key], [id])),
+    refresh: async (exec, id, ttl) => Number(await rsMutexRefresh.run(exec, [key, upgraded], [id, ttl])) === 1,
+    release: async (exec, id) => void (await rsMutexRelease.run(exec, [key, upgraded], [id, channel])),
   }
 }
 
 /** redis-semaphore's semaphore (`permits` 0: member = identifier) or multi-semaphore (n members `<id>_i`). */
 export function semaphoreStore(key: string, limit: number, permits: number): Store {
-  const keys = [key, fenceKey(key)] as const
+  const upgraded = besideKey(key, ':fencelock:U')
+  const channel = besideKey(key, ':fencelock:W')
+  const keys = [key, fenceKey(key), upgraded] as const
   return {
+    channel,
     acquire: async (exec, id, ttl) => granted(await rsSemaphoreAcquire.run(exec, keys, [limit, id, ttl, permits, FENCE_RETENTION])),
-    refresh: async (exec, id, ttl) => Number(await rsSemaphoreRefresh.run(exec, [key], [id, ttl, permits])) === 1,
-    release: async (exec, id) => void (await rsSemaphoreRelease.run(exec, [key], [id, permits])),
+    refresh: async (exec, id, ttl) => Number(await rsSemaphoreRefresh.run(exec, [key, upgraded], [id, ttl, permits])) === 1,
+    release: async (exec, id) => void (await rsSemaphoreRelease.run(exec, [key, upgraded], [id, permits, channel])),
   }
 }
 
@@ -68,19 +81,24 @@ const evalOn =
  * own evalsha / eval, as redis-semaphore accepted it.
  */
 export function execOn(client: unknown): Exec {
-  let exec: Exec | undefined
-  return (script, keys, args) => {
-    if (!exec) {
-      try {
-        const adapter = adapterFor(client, 'client')
-        exec = (s, k, a) => adapter.evalScript(s, k, a)
-      } catch (err) {
-        if (!isEvalClient(client)) throw err
-        exec = evalOn(client)
-      }
+  return connectionOf(client).exec
+}
+
+/** A client's script runner, and its shared pub/sub connection where fencelock has an adapter for it. */
+export function connectionOf(client: unknown): { exec: Exec; subscriber(): SharedSubscriber | undefined } {
+  let made: { exec: Exec; subscriber: SharedSubscriber | undefined } | undefined
+  const make = () => {
+    if (made) return made
+    try {
+      const adapter = adapterFor(client, 'client')
+      made = { exec: (s, k, a) => adapter.evalScript(s, k, a), subscriber: subscriberFor(adapter) }
+    } catch (err) {
+      if (!isEvalClient(client)) throw err
+      made = { exec: evalOn(client), subscriber: undefined }
     }
-    return exec(script, keys, args)
+    return made
   }
+  return { exec: (script, keys, args) => make().exec(script, keys, args), subscriber: () => make().subscriber }
 }
 
 /** The peer's majority of `count` nodes. */
@@ -101,7 +119,7 @@ export function redlockStore(
     async acquire(id, ttl) {
       const results = await Promise.all(nodes.map((exec) => store.acquire(exec, id, ttl).catch((): Granted => ({ ok: false }))))
       const won = results.filter((r) => r.ok)
-      if (won.length >= quorum) return { ok: true, fence: Math.max(...won.map((r) => r.fence)) }
+      if (won.length >= quorum) return { ok: true, fence: Math.max(...won.map((r) => (r.ok ? r.fence : 0))) }
       await releaseAll(id)
       return { ok: false }
     },
