@@ -34,7 +34,7 @@ for (const { file, path } of luaFiles()) {
     prose.push(line.replace(/^--\s*/, ''))
   }
   const summary = prose.join(' ').replace(/\*\//g, '* /')
-  out += `\n/** ${summary} */\nexport const ${name} = script<\n  ${types.keys},\n  ${types.args},\n  ${types.reply}\n>(${JSON.stringify(described)})\n`
+  out += `\n/** ${summary} */\nexport const ${name} = /* @__PURE__ */ script<\n  ${types.keys},\n  ${types.args},\n  ${types.reply}\n>(${JSON.stringify(described)})\n`
 }
 const target = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'lua', 'embedded.ts')
 let previous = ''

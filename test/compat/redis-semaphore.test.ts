@@ -31,10 +31,20 @@ describe('fencelock keys beside a peer key (the cluster slot rules)', () => {
 
 describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
   let client: Redis
+  const extras: Redis[] = []
+  /** Another connection, as another process has; closed after the suite. */
+  const extra = () => {
+    const c = new Redis(server.url)
+    extras.push(c)
+    return c
+  }
   beforeAll(() => {
     client = new Redis(server.url)
   })
-  afterAll(() => client.disconnect())
+  afterAll(async () => {
+    await sleep(100)
+    for (const c of [client, ...extras]) c.disconnect()
+  })
   afterEach(() => vi.restoreAllMocks())
 
   it("checks its arguments with redis-semaphore's messages", () => {
@@ -142,8 +152,8 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     ] as const) {
       const holder = make(client)
       await holder.acquire()
-      const other = new Redis(server.url)
-      const waiting = make(other).acquire()
+      const waiter = make(extra())
+      const waiting = waiter.acquire()
       await sleep(300)
       const before = await commands()
       await sleep(1_000)
@@ -153,7 +163,7 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
       await holder.release()
       await waiting
       expect(performance.now() - releasedAt, 'woken by the release, not by the 10 s expiry').toBeLessThan(500)
-      other.disconnect()
+      await waiter.release()
     }
     const old = new original.Mutex(client, 'idle-old', { lockTimeout: 10_000 })
     await old.acquire()
@@ -164,7 +174,39 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     expect((await commands()) - before, 'an old holder wakes nobody: the drop-in polls').toBeGreaterThan(10)
     expect(await polling).toBe(false)
     await old.release()
-    await client.del('mutex:idle')
+  })
+
+  it('upgraded waiters get the lock in the order they came (FIFO), and a large MultiSemaphore request is not starved by small ones', async () => {
+    const holder = new Mutex(client, 'fifo', { lockTimeout: 10_000 })
+    await holder.acquire()
+    const order: number[] = []
+    const waiters: Promise<void>[] = []
+    for (let i = 0; i < 5; i++) {
+      const mutex = new Mutex(extra(), 'fifo', { lockTimeout: 10_000 })
+      waiters.push(
+        mutex.acquire().then(async () => {
+          order.push(i)
+          await sleep(20)
+          await mutex.release()
+        }),
+      )
+      await sleep(60)
+    }
+    await holder.release()
+    await Promise.all(waiters)
+    expect(order).toEqual([0, 1, 2, 3, 4])
+
+    const small = new Semaphore(client, 'fifo', 3, { lockTimeout: 10_000 })
+    await small.acquire()
+    const big = new MultiSemaphore(extra(), 'fifo', 3, 3, { lockTimeout: 10_000, acquireTimeout: 5_000 })
+    const bigGot = big.acquire()
+    await sleep(100)
+    const newcomers = [0, 1].map(() => new Semaphore(client, 'fifo', 3, { lockTimeout: 10_000, acquireTimeout: 300 }))
+    expect(await Promise.all(newcomers.map((n) => n.tryAcquire())), '2 are free, but the waiter for 3 came first').toEqual([false, false])
+    await small.release()
+    await bigGot
+    expect(await client.zcard('semaphore:fifo')).toBe(3)
+    await big.release()
   })
 
   it('acquire(signal) rejects with the signal reason, as redis-semaphore does', async () => {

@@ -23,8 +23,10 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  * for the maps again (+236 kB packed, +990 kB unpacked), a second copy of the library in
  * dist/cli.js (+130 kB packed) or a shipped src/ (+150 kB).
  */
-const MAX_PACKED = 240_000
-const MAX_UNPACKED = 1_000_000
+// fencelock/redis-semaphore (dist/redis-semaphore.{js,cjs}, an entry of its own that bundles the
+// adapters it uses: 58 kB each unpacked, measured 244 kB packed and 1.02 MB unpacked in all) raised both.
+const MAX_PACKED = 270_000
+const MAX_UNPACKED = 1_150_000
 
 interface Packed {
   size: number

@@ -50,8 +50,18 @@ export class Mutex extends Lock {
     return this.#store
   }
 
-  protected _attempt(): Promise<Granted> {
-    return this.#ops.acquire(this.#exec, this._identifier, this._acquireOptions.lockTimeout)
+  /** This lock's place in the upgraded waiters' line: its permits and identifier. */
+  protected _waiter(): string {
+    return `1|${this._identifier}`
+  }
+
+  protected _attempt(remaining: number): Promise<Granted> {
+    const { lockTimeout, retryInterval } = this._acquireOptions
+    return this.#ops.acquire(this.#exec, this._identifier, lockTimeout, { waiter: this._waiter(), remaining, retryInterval })
+  }
+
+  protected override _leave(): Promise<void> {
+    return this.#ops.leave(this.#exec, this._waiter())
   }
 
   protected _refresh(): Promise<boolean> {
@@ -93,6 +103,10 @@ export class MultiSemaphore extends Semaphore {
 
   protected override _makeStore(): Store {
     return semaphoreStore(this._key, this._limit, this._permits)
+  }
+
+  protected override _waiter(): string {
+    return `${this._permits}|${this._identifier}`
   }
 }
 

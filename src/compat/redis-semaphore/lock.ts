@@ -73,7 +73,10 @@ export abstract class Lock {
   #lost = new AbortController()
 
   /** One attempt; the fence when acquired. */
-  protected abstract _attempt(): Promise<Granted>
+  /** One attempt; `remaining`: ms this acquire still waits at most (an upgraded waiter's place in line lasts that long at most). */
+  protected abstract _attempt(remaining: number): Promise<Granted>
+  /** An acquire that gives up leaves the FIFO line (nothing to do where there is none). */
+  protected async _leave(): Promise<void> {}
   /** How to wait for a release of upgraded holders (none: poll every retryInterval, as redis-semaphore does). */
   protected _waker(): Waker | undefined {
     return undefined
@@ -126,15 +129,18 @@ export abstract class Lock {
     let attempt = 0
     const end = performance.now() + acquireTimeout
     const waker = this._waker()
+    let queued = false
     try {
       while (performance.now() < end && ++attempt <= acquireAttemptsLimit) {
         abortSignal?.throwIfAborted()
         waker?.arm()
-        const result = await this._attempt()
+        const result = await this._attempt(end - performance.now())
         if (result.ok) {
           this.#fence = result.fence
+          queued = false
           return true
         }
+        queued = true
         if (!waker || !result.woken) await delay(retryInterval, abortSignal)
         else if (await waker.ready(retryInterval, abortSignal)) {
           const expiry = result.retry !== undefined && result.retry >= 0 ? result.retry : retryInterval
@@ -144,6 +150,7 @@ export abstract class Lock {
       return false
     } finally {
       waker?.close()
+      if (queued) await this._leave().catch(() => {})
     }
   }
 

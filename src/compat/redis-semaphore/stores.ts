@@ -2,7 +2,7 @@
 // adapters (ioredis, iovalkey, node-redis; single node or cluster) and scripts; and the quorum of
 // independent nodes that the Redlock* classes use (the peer's rules: a majority, undone otherwise).
 import type { Exec } from '../../lua/binding.js'
-import { rsMutexAcquire, rsMutexRefresh, rsMutexRelease, rsSemaphoreAcquire, rsSemaphoreRefresh, rsSemaphoreRelease } from '../../lua/embedded.js'
+import { rsLeave, rsMutexAcquire, rsMutexRefresh, rsMutexRelease, rsSemaphoreAcquire, rsSemaphoreRefresh, rsSemaphoreRelease } from '../../lua/embedded.js'
 import { adapterFor } from '../../redis/index.js'
 import { subscriberFor, type SharedSubscriber } from '../../redis/subscriber.js'
 import { besideKey } from './keys.js'
@@ -20,10 +20,25 @@ export const fenceKey = (peerKey: string): string => besideKey(peerKey, ':fencel
  */
 export type Granted = { readonly ok: true; readonly fence: number } | { readonly ok: false; readonly woken?: boolean; readonly retry?: number }
 
-/** The three operations a lock kind runs on one node; `channel`: where its releases wake the upgraded waiters. */
+/** How long a waiter keeps its place in line past its next attempt (ms): a process that stops attempting loses it then. */
+const GRACE = 1_000
+
+/** An upgraded waiter's place in the FIFO line: `waiter` (`<permits>|<identifier>`), and how long it still waits. */
+export interface Line {
+  readonly waiter: string
+  readonly remaining: number
+  readonly retryInterval: number
+}
+
+const lineArgs = (line: Line | undefined) => [line?.waiter ?? '', Math.max(0, Math.round(line?.remaining ?? 0)), line?.retryInterval ?? 0, GRACE] as const
+
+/** The operations a lock kind runs on one node; `channel`: where its releases wake the upgraded waiters. */
 export interface Store {
   readonly channel: string
-  acquire(exec: Exec, identifier: string, lockTimeout: number): Promise<Granted>
+  /** One attempt; with a `line`, in FIFO order among the upgraded waiters (none: the line is ignored, as old processes do). */
+  acquire(exec: Exec, identifier: string, lockTimeout: number, line?: Line): Promise<Granted>
+  /** A waiter that gives up leaves the line. */
+  leave(exec: Exec, waiter: string): Promise<void>
   refresh(exec: Exec, identifier: string, lockTimeout: number): Promise<boolean>
   release(exec: Exec, identifier: string): Promise<void>
 }
@@ -35,10 +50,12 @@ const granted = (reply: readonly unknown[]): Granted =>
 export function mutexStore(key: string): Store {
   const upgraded = besideKey(key, ':fencelock:H')
   const channel = besideKey(key, ':fencelock:W')
-  const keys = [key, fenceKey(key), upgraded] as const
+  const [queue, queueExpiry] = [besideKey(key, ':fencelock:Q'), besideKey(key, ':fencelock:X')]
+  const keys = [key, fenceKey(key), upgraded, queue, queueExpiry] as const
   return {
     channel,
-    acquire: async (exec, id, ttl) => granted(await rsMutexAcquire.run(exec, keys, [id, ttl, FENCE_RETENTION])),
+    acquire: async (exec, id, ttl, line) => granted(await rsMutexAcquire.run(exec, keys, [id, ttl, FENCE_RETENTION, ...lineArgs(line)])),
+    leave: async (exec, waiter) => void (await rsLeave.run(exec, [queue, queueExpiry], [waiter, channel])),
     refresh: async (exec, id, ttl) => Number(await rsMutexRefresh.run(exec, [key, upgraded], [id, ttl])) === 1,
     release: async (exec, id) => void (await rsMutexRelease.run(exec, [key, upgraded], [id, channel])),
   }
@@ -48,10 +65,12 @@ export function mutexStore(key: string): Store {
 export function semaphoreStore(key: string, limit: number, permits: number): Store {
   const upgraded = besideKey(key, ':fencelock:U')
   const channel = besideKey(key, ':fencelock:W')
-  const keys = [key, fenceKey(key), upgraded] as const
+  const [queue, queueExpiry] = [besideKey(key, ':fencelock:Q'), besideKey(key, ':fencelock:X')]
+  const keys = [key, fenceKey(key), upgraded, queue, queueExpiry] as const
   return {
     channel,
-    acquire: async (exec, id, ttl) => granted(await rsSemaphoreAcquire.run(exec, keys, [limit, id, ttl, permits, FENCE_RETENTION])),
+    acquire: async (exec, id, ttl, line) => granted(await rsSemaphoreAcquire.run(exec, keys, [limit, id, ttl, permits, FENCE_RETENTION, ...lineArgs(line)])),
+    leave: async (exec, waiter) => void (await rsLeave.run(exec, [queue, queueExpiry], [waiter, channel])),
     refresh: async (exec, id, ttl) => Number(await rsSemaphoreRefresh.run(exec, [key, upgraded], [id, ttl, permits])) === 1,
     release: async (exec, id) => void (await rsSemaphoreRelease.run(exec, [key, upgraded], [id, permits, channel])),
   }
