@@ -104,6 +104,11 @@ export class Operations<Info> {
     return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.#acquire(resource, options, stats))
   }
 
+  /** `acquire` that counts into `stats` the attempts it sends (node-redlock's drop-in reports them on its locks and errors). */
+  acquireCounting(resource: string, options: AcquireOptions, stats: AcquireStats): Promise<Lease> {
+    return this.#acquire(resource, options, stats)
+  }
+
   async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
     this.#checkName(resource)
     checkOptions(options, ACQUIRE_OPTIONS)

@@ -8,7 +8,7 @@ import type { WaiterBook } from './waiters.js'
 export interface QuorumContext<Info> {
   readonly nodes: readonly QuorumNode[]
   readonly majority: number
-  /** Longest ttl; also how long a restarted node stays out of quorum counting. */
+  /** How long a restarted node stays out of quorum counting (the longest ttl, unless QuorumOptions.restartWindow says otherwise). */
   readonly maxTtl: number
   readonly primitive: Primitive<unknown, Info>
   readonly book: WaiterBook

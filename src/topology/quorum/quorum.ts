@@ -17,6 +17,11 @@ export interface QuorumOptions {
   maxTtl: number
   /** Per-node timeout in ms for a given ttl (much smaller than the ttl). */
   nodeTimeout: (ttl: number) => number
+  /**
+   * How long a node that started or restarted stays out of quorum counting (ms). Default: maxTtl.
+   * 0: it counts at once, as node-redlock counts it (the drop-in `fencelock/redlock` keeps that).
+   */
+  restartWindow?: number
 }
 
 /**
@@ -38,7 +43,7 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
   const majority = Math.floor(nodes.length / 2) + 1
   const maxTtl = options.maxTtl
   const book = new WaiterBook()
-  const q: QuorumContext<Info> = { nodes, majority, maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
+  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
   return {
     maxTtl,
     wake: quorumWake(
