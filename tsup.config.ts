@@ -50,6 +50,17 @@ export default defineConfig([
     splitting: false,
   },
   {
+    // node-redlock's drop-in: its own entry (its own copy of the library's code it uses, as
+    // otel has). `require('fencelock/redlock')` is the class itself, as `require('redlock')` is,
+    // with the named exports (and `default`) on it.
+    entry: { redlock: 'src/compat/redlock/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: { banner: '/// <reference types="node" />' },
+    target: 'node20',
+    splitting: false,
+    footer: ({ format }) => (format === 'cjs' ? { js: 'module.exports = Object.assign(module.exports.default, module.exports);' } : {}),
+  },
+  {
     // ESM only, like dist/index.js, which it imports.
     entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],

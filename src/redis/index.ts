@@ -4,6 +4,7 @@ import { describeValue } from '../util/validate.js'
 import type { RedisAdapter } from './adapter.js'
 import { ioredisAdapter, isIORedis } from './ioredis.js'
 import { isNodeRedis, nodeRedisAdapter } from './node-redis.js'
+import { isNodeRedis3, nodeRedis3Adapter } from './node-redis3.js'
 
 export type { RedisAdapter, SubscriberConnection } from './adapter.js'
 export type { IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, RedisClient } from './client-types.js'
@@ -61,6 +62,8 @@ export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
   let adapter: RedisAdapter
   if (isIORedis(client)) adapter = ioredisAdapter(client)
   else if (isNodeRedis(client)) adapter = nodeRedisAdapter(client)
+  // node_redis 3 (callbacks): what node-redlock v4's users pass to its drop-in.
+  else if (isNodeRedis3(client)) adapter = nodeRedis3Adapter(client)
   else throw notAClient(client, name)
   if (adapter.isClosed() && adapter.kind === 'ioredis') throw closedClient(name)
   adapters.set(client, adapter)

@@ -62,7 +62,7 @@ describeRedis('mixed fleet: node-redlock v4, v5, the fork and the drop-in on one
           work(
             async () => {
               const l = await (i === 0 ? d.lock(RESOURCE, 2_000) : d.acquire([RESOURCE], 2_000))
-              fences.push(l.fence)
+              fences.push(l.fence ?? -1)
               return () => (i === 0 ? l.unlock() : l.release())
             },
             clients[8 - (i % 2)]!,

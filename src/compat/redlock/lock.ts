@@ -11,11 +11,19 @@ export interface LockOwner {
   extend(lock: Lock, ttl: number, callbackOrSettings?: unknown): Promise<Lock>
 }
 
+/** The lease behind each lock the drop-in handed out (a lock made with `new Lock(...)` has none). */
+const leases = new WeakMap<Lock, { lease: Lease; flavor: Flavor }>()
+
 /**
  * A held lock, shaped as node-redlock's `Lock` (v4's `resource`, `unlock`; v5's `resources`,
  * `release`), plus what fencelock adds: `fence`, strictly larger than the fence of every earlier
  * lock of the resource taken through the drop-in, and `signal`, aborted when the lock is lost.
  * `attempts`: attempts sent (v4: a number; v5: one promise of the votes per attempt).
+ *
+ * `new Lock(...)` takes node-redlock's own arguments, v5's `(redlock, resources, value, attempts,
+ * expiration)` or v4's `(redlock, resource, value, expiration, attempts, attemptsRemaining)`, for
+ * code that releases or extends a lock by a value it kept: such a lock has no `fence`, and its
+ * `signal` never aborts (nothing watches it).
  */
 export class Lock {
   readonly redlock: LockOwner
@@ -25,38 +33,52 @@ export class Lock {
   expiration: number
   attempts: number | readonly Promise<ExecutionStats>[]
   attemptsRemaining: number
-  /** @internal The lease behind it; the lock's methods act on it. */
-  readonly lease: Lease
-  /** @internal */
-  readonly flavor: Flavor
+  readonly settings: unknown
 
-  constructor(
-    owner: LockOwner,
-    resource: string | string[],
-    lease: Lease,
-    flavor: Flavor,
-    attempts: number | readonly Promise<ExecutionStats>[],
-    remaining = 0,
-  ) {
-    this.redlock = owner
+  constructor(redlock: LockOwner, resource: string | string[], value: string, ...rest: unknown[]) {
+    this.redlock = redlock
     this.resource = resource
     this.resources = Array.isArray(resource) ? resource : [resource]
-    this.value = lease.token
-    this.expiration = Date.now() + lease.remaining
-    this.lease = lease
-    this.flavor = flavor
-    this.attempts = attempts
-    this.attemptsRemaining = remaining
+    this.value = value
+    const v5 = Array.isArray(rest[0])
+    this.attempts = (v5 ? rest[0] : rest[1]) as Lock['attempts']
+    this.expiration = Number(v5 ? rest[1] : rest[0])
+    this.attemptsRemaining = v5 ? 0 : Number(rest[2] ?? 0)
+    this.settings = v5 ? rest[2] : undefined
   }
 
-  /** The fencing token: pass it to the store the lock protects (see fencelock's `fencedSet`). */
-  get fence(): number {
-    return this.lease.fence
+  /** @internal A lock backed by `lease`. */
+  static of(owner: LockOwner, resource: string | string[], lease: Lease, flavor: Flavor, attempts: Lock['attempts'], remaining = 0): Lock {
+    const lock =
+      flavor === 'v5'
+        ? new Lock(owner, resource, lease.token, attempts, Date.now() + lease.remaining)
+        : new Lock(owner, resource, lease.token, Date.now() + lease.remaining, attempts, remaining)
+    leases.set(lock, { lease, flavor })
+    return lock
+  }
+
+  /** @internal The lease behind the lock, if the drop-in handed it out (or the one it was made from, for `Object.create(lock)`). */
+  static leaseOf(lock: Lock): Lease | undefined {
+    for (let l: object | null = lock; l !== null && l !== Object.prototype; l = Object.getPrototypeOf(l)) {
+      const found = leases.get(l as Lock)
+      if (found) return found.lease
+    }
+    return undefined
+  }
+
+  /** @internal v4 (a number of attempts) or v5 (a list). */
+  static flavorOf(lock: Lock): Flavor {
+    return Array.isArray(lock.attempts) ? 'v5' : 'v4'
+  }
+
+  /** The fencing token (absent on a lock made with `new Lock`): pass it to the store the lock protects (see fencelock's `fencedSet`). */
+  get fence(): number | undefined {
+    return Lock.leaseOf(this)?.fence
   }
 
   /** Aborts with `LockLostError` when the lock is lost (expired, taken over, extension refused). */
   get signal(): AbortSignal {
-    return this.lease.signal
+    return Lock.leaseOf(this)?.signal ?? new AbortController().signal
   }
 
   /** v4: releases (callback or promise). */

@@ -1,12 +1,11 @@
 import { EventEmitter } from 'node:events'
-import { createRequire } from 'node:module'
-import path from 'node:path'
-import { InvalidArgumentError, QuorumError } from '../../errors/errors.js'
+import { InvalidArgumentError, LockTimeoutError, QuorumError } from '../../errors/errors.js'
 import { redlock as redlockPrimitive } from '../../primitives/redlock/redlock.js'
 import { adapterFor } from '../../redis/index.js'
 import { Operations } from '../../runtime/operations.js'
 import { Runtime } from '../../runtime/runtime.js'
 import type { AcquireStats } from '../../runtime/waiter.js'
+import type { Lease } from '../../runtime/lease.js'
 import type { Backend, LockInfo } from '../../topology/backend.js'
 import type { Primitive } from '../../topology/primitive.js'
 import { quorumNodeTimeout } from '../../topology/quorum/options.js'
@@ -17,7 +16,7 @@ import { ExecutionError, LockError, ResourceLockedError, attemptsOf, type Execut
 import { Lock } from './lock.js'
 import { checkSettings, waitBudget, type Checked, type Settings } from './settings.js'
 import { usingLock, type RedlockAbortSignal, type RedlockUsingContext } from './using.js'
-import { nodeify, type Callback } from './callback.js'
+import { applicationBluebird, nodeify, type Callback } from './callback.js'
 
 export type { Settings } from './settings.js'
 export type { RedlockAbortSignal, RedlockUsingContext } from './using.js'
@@ -68,6 +67,11 @@ export class Redlock extends EventEmitter {
     this.clients = new Set(this.servers)
     if (this.clients.size === 0) throw new Error('Redlock must be instantiated with at least one redis client.')
     this.settings = checkSettings(settings)
+    for (const custom of ['lockScript', 'unlockScript', 'extendScript'])
+      if ((settings as Record<string, unknown>)[custom] !== undefined)
+        throw new InvalidArgumentError(
+          `Expected no \`${custom}\` option: fencelock/redlock runs its own scripts (node-redlock's layout, with fences and a fair queue beside it), so a custom script would be ignored; got ${describeValue((settings as Record<string, unknown>)[custom])}`,
+        )
     ;({ driftFactor: this.driftFactor, retryCount: this.retryCount, retryDelay: this.retryDelay, retryJitter: this.retryJitter } = this.settings)
     this.#runtime = new Runtime({
       ttl: 10_000,
@@ -112,6 +116,13 @@ export class Redlock extends EventEmitter {
     return this.lockWithOptions(resource, ttl, options, callback)
   }
 
+  /** v4's internal entry, which its own tests call: `value` null locks, a value extends the lock that holds it. */
+  _lock(resource: string | string[], value: string | null, ttl: number, options?: Settings | Callback<Lock>, callback?: Callback<Lock>): Promise<Lock> {
+    const [settings, cb] = typeof options === 'function' ? [{}, options] : [options ?? {}, callback]
+    if (value === null) return nodeify(this.#lockV4(resource, ttl, settings), cb)
+    return this.extend(new Lock(this, resource, value, Date.now() + ttl, 0, 0), ttl, cb)
+  }
+
   /** v5: locks every resource of `resources` for `duration` ms, all or nothing; v4 (a name, or a callback): `lock`. */
   acquire(resources: string | string[], duration: number, settingsOrCallback?: Partial<Settings> | Callback<Lock>): Promise<Lock> {
     if (typeof settingsOrCallback === 'function' || !Array.isArray(resources)) return this.lock(resources, duration, settingsOrCallback as Callback<Lock>)
@@ -121,11 +132,12 @@ export class Redlock extends EventEmitter {
   async #acquireV5(resources: string[], duration: number, settings: Partial<Settings> | undefined): Promise<Lock> {
     if (Math.floor(duration) !== duration) throw new Error(DURATION)
     const s = checkSettings(settings, this.settings)
+    const stats: AcquireStats = { attempts: 0, contended: false }
     try {
-      const { lease, stats } = await this.#take(resources, duration, s)
-      return new Lock(this, resources, lease, 'v5', this.#attempts(stats.attempts, true), 0)
+      const lease = await this.#take(resources, duration, s, stats)
+      return Lock.of(this, resources, lease, 'v5', this.#attempts(stats.attempts, true))
     } catch (error) {
-      throw new ExecutionError(QUORUM_FAILED, this.#attempts(this.#attemptsOf(error), false), { cause: error })
+      throw new ExecutionError(QUORUM_FAILED, this.#attempts(stats.attempts, false), { cause: error })
     }
   }
 
@@ -133,27 +145,24 @@ export class Redlock extends EventEmitter {
     const s = checkSettings(options, this.settings)
     const stats: AcquireStats = { attempts: 0, contended: false }
     try {
-      const { lease } = await this.#take(Array.isArray(resource) ? resource : [resource], ttl, s, stats)
-      return new Lock(this, resource, lease, 'v4', stats.attempts, s.retryCount - stats.attempts)
+      const lease = await this.#take(Array.isArray(resource) ? resource : [resource], ttl, s, stats)
+      return Lock.of(this, resource, lease, 'v4', stats.attempts, s.retryCount - stats.attempts)
     } catch (error) {
-      throw new LockError(`Exceeded ${s.retryCount} attempts to lock the resource "${String(resource)}".`, this.#attemptsOf(error, stats), { cause: error })
+      // Out of time, the lock counts as tried as often as node-redlock would have tried it.
+      const attempts = error instanceof LockTimeoutError ? Math.max(stats.attempts, s.retryCount + 1) : stats.attempts
+      throw new LockError(`Exceeded ${s.retryCount} attempts to lock the resource "${String(resource)}".`, attempts, { cause: error })
     }
   }
 
-  async #take(resources: string[], ttl: number, s: Checked, stats: AcquireStats = { attempts: 0, contended: false }) {
+  /** The lease of `resources` (one, or several all or nothing), waiting at most the settings' budget; counts the attempts into `stats`. */
+  async #take(resources: string[], ttl: number, s: Checked, stats: AcquireStats): Promise<Lease> {
     const names = checkResources(resources)
     try {
-      const lease = await this.#ops(names).acquireCounting(nameOf(names), { ttl, wait: waitBudget(s) }, stats)
-      return { lease, stats }
+      return await this.#ops(names).acquireCounting(nameOf(names), { ttl, wait: waitBudget(s) }, stats)
     } catch (error) {
       this.#clientErrors(error)
-      ;(error as { attemptsSent?: number }).attemptsSent = stats.attempts
       throw error
     }
-  }
-
-  #attemptsOf(error: unknown, stats?: AcquireStats): number {
-    return stats?.attempts ?? (error as { attemptsSent?: number }).attemptsSent ?? 0
   }
 
   /** v5's `attempts`: one promise of the votes per attempt (the last one won when `won`). */
@@ -207,7 +216,8 @@ export class Redlock extends EventEmitter {
 
   /** v5: releases the lock; rejects with `ExecutionError` if it was not held on a majority. v4 locks: `unlock`. */
   release(lock: Lock, settingsOrCallback?: Partial<Settings> | Callback<void>): Promise<ExecutionResult | undefined> {
-    if (lock.flavor === 'v4' || typeof settingsOrCallback === 'function') return this.unlock(lock, settingsOrCallback as Callback<void>).then(() => undefined)
+    if (Lock.flavorOf(lock) === 'v4' || typeof settingsOrCallback === 'function')
+      return this.unlock(lock, settingsOrCallback as Callback<void>).then(() => undefined)
     const start = Date.now()
     return this.#release(lock).then(
       (released) => {
@@ -222,7 +232,8 @@ export class Redlock extends EventEmitter {
 
   /** v4: extends `lock` in place to `ttl` ms from now; v5: resolves with a new Lock (the old one expires at once). */
   extend(lock: Lock, ttl: number, callbackOrSettings?: unknown): Promise<Lock> {
-    if (lock.flavor === 'v4' || typeof callbackOrSettings === 'function') return nodeify(this.#extendV4(lock, ttl), callbackOrSettings as Callback<Lock>)
+    if (Lock.flavorOf(lock) === 'v4' || typeof callbackOrSettings === 'function')
+      return nodeify(this.#extendV4(lock, ttl), callbackOrSettings as Callback<Lock>)
     return this.#extendV5(lock, ttl)
   }
 
@@ -244,7 +255,7 @@ export class Redlock extends EventEmitter {
       throw failed(error)
     })
     if (!extended) throw failed()
-    lock.expiration = Date.now() + lock.lease.remaining
+    lock.expiration = Date.now() + (Lock.leaseOf(lock)?.remaining ?? ttl - Math.round(this.driftFactor * ttl) - 2)
     lock.attempts = 1
     return lock
   }
@@ -257,7 +268,10 @@ export class Redlock extends EventEmitter {
     })
     if (!extended) throw new ExecutionError(QUORUM_FAILED, this.#attempts(1, false, lock.resources.length))
     lock.expiration = 0
-    return new Lock(this, lock.resources, lock.lease, 'v5', this.#attempts(1, true), 0)
+    const lease = Lock.leaseOf(lock)
+    return lease
+      ? Lock.of(this, lock.resources, lease, 'v5', this.#attempts(1, true))
+      : new Lock(this, lock.resources, lock.value, this.#attempts(1, true), Date.now() + duration)
   }
 
   /**
@@ -265,7 +279,11 @@ export class Redlock extends EventEmitter {
    * block; `errorHandler` hears a failed release. Needs the application's `bluebird`.
    */
   disposer(resource: string | string[], ttl: number, errorHandler: (err: Error) => void = () => {}): unknown {
-    const Bluebird = bluebird()
+    const Bluebird = applicationBluebird() as { resolve(value: unknown): { disposer(fn: (lock: Lock) => unknown): unknown } } | null
+    if (!Bluebird)
+      throw new InvalidArgumentError(
+        `redlock.disposer() needs the package bluebird (for its Promise.using), which could not be loaded from ${describeValue(process.cwd())}`,
+      )
     return Bluebird.resolve(this.#lockV4(resource, ttl, {})).disposer((lock: Lock) => lock.unlock().catch(errorHandler))
   }
 
@@ -291,19 +309,18 @@ export class Redlock extends EventEmitter {
   }
 
   /** Quits every client (node-redlock's `quit`). */
-  async quit(callback?: Callback<void>): Promise<void> {
-    const quitting = Promise.all(this.servers.map((c) => (c as { quit(): Promise<unknown> }).quit())).then(() => this.#runtime.close())
+  quit(callback?: Callback<unknown[]>): Promise<unknown[]> {
+    // v4 resolves with the clients' replies (v5 with nothing: no one reads it).
+    const quitting = this.#runtime.close().then(() => Promise.all(this.servers.map(quitClient)))
     return nodeify(quitting, callback)
   }
 }
 
-/** The application's bluebird (node-redlock v4 depended on it; fencelock does not). */
-function bluebird(): { resolve(value: unknown): { disposer(fn: (lock: Lock) => unknown): unknown } } {
-  try {
-    return createRequire(path.join(process.cwd(), 'index.js'))('bluebird')
-  } catch (error) {
-    throw new InvalidArgumentError(
-      `redlock.disposer() needs the package bluebird (for its Promise.using), which could not be loaded from ${describeValue(process.cwd())}: ${String(error)}`,
-    )
-  }
+/** QUIT on a client: a promise (ioredis, node-redis 4+) or a callback (node_redis 3). */
+function quitClient(client: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error | null, reply?: unknown) => (err ? reject(err) : resolve(reply))
+    const sent = (client as { quit(callback: (err?: Error | null, reply?: unknown) => void): unknown }).quit(done)
+    if (sent instanceof Promise) sent.then(resolve, reject)
+  })
 }

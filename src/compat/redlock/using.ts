@@ -49,7 +49,7 @@ export async function usingLock<T>(
       context.extensions += 1
       queue()
     } catch (error) {
-      if (!done && context.lock.lease.held && context.lock.lease.remaining > RETRY_MS) {
+      if (!done && !context.lock.signal.aborted && context.lock.expiration - Date.now() > RETRY_MS) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
         return extend()
       }
