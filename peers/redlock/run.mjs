@@ -44,7 +44,7 @@ function freePort() {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const cli = (port, ...command) => execFileSync('redis-cli', ['-p', String(port), ...command], { encoding: 'utf8' }).trim()
+const cli = (port, ...command) => execFileSync('redis-cli', ['-p', String(port), ...command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
 
 async function startRedis(extra = []) {
   const port = await freePort()
@@ -65,7 +65,7 @@ async function startRedis(extra = []) {
 
 /** A Redis Cluster of one master that owns every slot (what the suites' docker clusters are to them). */
 async function startCluster() {
-  const port = await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'])
+  const port = await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-announce-ip', '127.0.0.1'])
   cli(port, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
   for (let i = 0; i < 100 && !cli(port, 'CLUSTER', 'INFO').includes('cluster_state:ok'); i++) await sleep(50)
   return port
@@ -174,6 +174,7 @@ function capture(command, argv, cwd, env = {}) {
     child.stderr.on('data', (d) => (err += d))
     child.on('close', (code) => {
       clearTimeout(timer)
+      writeFileSync(path.join(cwd, 'output.txt'), `${out}\n--- stderr ---\n${err}`)
       resolve({ code, out, err })
     })
   })
@@ -191,12 +192,15 @@ async function mochaRun(dir, file) {
 }
 
 async function avaRun(dir, file) {
-  const { out, err } = await capture(bin('ava'), ['--tap', '--timeout=60s', '--serial', file], dir)
-  const passed = Number(/^# pass (\d+)/m.exec(out)?.[1] ?? 0)
-  const failed = Number(/^# fail (\d+)/m.exec(out)?.[1] ?? 0)
-  const failures = [...out.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1])
-  if (passed + failed === 0) return { passed, failed: 1, failures: [`ava did not report: ${tail(err || out)}`] }
-  return { passed, failed, failures }
+  const { out, err } = await capture(bin('ava'), ['--verbose', '--timeout=60s', '--serial', file], dir, { FORCE_COLOR: '0' })
+  const text = `${out}\n${err}`
+  const passed = [...text.matchAll(/^\s*✔ (.*)$/gm)].length
+  // Not tests: the suites leave their clients open, so ava reports a timeout once all have run.
+  const failures = [...text.matchAll(/^\s*✘ (.*)$/gm)]
+    .map((m) => m[1])
+    .filter((f) => !/^Timed out while running tests|exited with a non-zero exit code/.test(f))
+  if (passed + failures.length === 0) return { passed, failed: 1, failures: [`ava did not report: ${tail(text)}`] }
+  return { passed, failed: failures.length, failures }
 }
 
 async function vitestRun(dir, file) {
@@ -236,7 +240,7 @@ function prepare(suite, target, ports) {
   // ava: TypeScript through tsx; vitest reads its own defaults (no config here).
   writeFileSync(
     path.join(dir, 'package.json'),
-    `${JSON.stringify({ private: true, type: suite.name === 'v4' ? 'commonjs' : 'module', ava: { extensions: { ts: 'module' }, nodeArguments: ['--import=tsx'] } }, null, 2)}\n`,
+    `${JSON.stringify({ private: true, type: suite.name === 'v4' ? 'commonjs' : 'module', ava: { extensions: { ts: 'module' }, nodeArguments: ['--import=tsx'], workerThreads: false } }, null, 2)}\n`,
   )
   return dir
 }

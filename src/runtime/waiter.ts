@@ -1,4 +1,5 @@
 import type { WakeSource } from '../topology/backend.js'
+import { MAX_TIMER_DELAY } from '../util/alarms.js'
 import { attemptError } from '../errors/failures.js'
 import type { LeaseState } from './lease-state.js'
 
@@ -105,7 +106,7 @@ export function untilWoken(waiter: Waiter, subscription: Promise<Subscription>, 
       if (waiter.wake === wake) waiter.wake = undefined
       resolve(value)
     }
-    const timer = setTimeout(wake, Math.max(0, Math.ceil(ms)))
+    const timer = setTimeout(wake, Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(ms))))
     waiter.wake = wake
     subscription.then(finish)
   })
@@ -114,7 +115,7 @@ export function untilWoken(waiter: Waiter, subscription: Promise<Subscription>, 
 /** Sleeps `ms`, unless the waiter is woken first (its `wake` is this sleep's end meanwhile). */
 export function sleepUnlessWoken(waiter: Waiter, ms: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => done(), Math.max(0, Math.ceil(ms)))
+    const timer = setTimeout(() => done(), Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(ms))))
     const done = () => {
       clearTimeout(timer)
       if (waiter.wake === done) waiter.wake = undefined

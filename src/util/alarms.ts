@@ -35,6 +35,9 @@ interface Lane {
 /** Alarms handled per turn of the event loop; the rest continue on the next turn. */
 const SLICE = 250
 
+/** Node's longest timer delay (2^31-1 ms, 24.8 days): a longer one fires after 1 ms instead. */
+export const MAX_TIMER_DELAY = 2_147_483_647
+
 /**
  * Every lease's expiry and renewal, and every request's reply limit, on ONE Node timer (armed for
  * the earliest alarm) instead of one `setTimeout` per lease or call, as Node's own timer lists do:
@@ -100,7 +103,9 @@ class Timeline {
   #arm(due: number): void {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timerDue = due
-    this.#timer = setTimeout(this.#tick, Math.max(1, Math.ceil(due - performance.now())))
+    // Capped at Node's longest timer (a longer delay fires at once): an alarm further out (a
+    // node-redlock drop-in lock of years) is looked at again then, and found not yet due.
+    this.#timer = setTimeout(this.#tick, Math.min(MAX_TIMER_DELAY, Math.max(1, Math.ceil(due - performance.now()))))
     this.#refd = true
     this.#ref()
   }

@@ -11,7 +11,7 @@ import type { Primitive } from '../../topology/primitive.js'
 import { quorumNodeTimeout } from '../../topology/quorum/options.js'
 import { quorum } from '../../topology/quorum/quorum.js'
 import { single } from '../../topology/single.js'
-import { MAX_TTL, checkResource, describeValue } from '../../util/validate.js'
+import { checkResource, describeValue } from '../../util/validate.js'
 import { ExecutionError, LockError, ResourceLockedError, attemptsOf, type ExecutionResult, type ExecutionStats } from './errors.js'
 import { Lock } from './lock.js'
 import { checkSettings, waitBudget, type Checked, type Settings } from './settings.js'
@@ -20,6 +20,12 @@ import { applicationBluebird, nodeify, type Callback } from './callback.js'
 
 export type { Settings } from './settings.js'
 export type { RedlockAbortSignal, RedlockUsingContext } from './using.js'
+
+/**
+ * The longest lock: node-redlock takes any ttl (its own tests lock for MAX_SAFE_INTEGER / 10 ms
+ * as "until released"), and so does the drop-in, up to what Redis' PX and a double keep exact.
+ */
+const LONGEST_LOCK = Number.MAX_SAFE_INTEGER
 
 const QUORUM_FAILED = 'The operation was unable to achieve a quorum during its retry window.'
 const DURATION = 'Duration must be an integer value in milliseconds.'
@@ -86,8 +92,8 @@ export class Redlock extends EventEmitter {
     const nodeTimeout = quorumNodeTimeout(undefined)
     this.#topology =
       adapters.length === 1
-        ? (primitive) => single(adapters[0]!, primitive, MAX_TTL)
-        : (primitive) => quorum(adapters, primitive, { maxTtl: MAX_TTL, nodeTimeout, restartWindow: 0 })
+        ? (primitive) => single(adapters[0]!, primitive, LONGEST_LOCK)
+        : (primitive) => quorum(adapters, primitive, { maxTtl: LONGEST_LOCK, nodeTimeout, restartWindow: 0 })
     this.#one = new Operations(this.#runtime, this.#topology(this.#primitive(false)), 'mutex')
   }
 
@@ -137,7 +143,8 @@ export class Redlock extends EventEmitter {
       const lease = await this.#take(resources, duration, s, stats)
       return Lock.of(this, resources, lease, 'v5', this.#attempts(stats.attempts, true))
     } catch (error) {
-      throw new ExecutionError(QUORUM_FAILED, this.#attempts(stats.attempts, false), { cause: error })
+      if (error instanceof InvalidArgumentError) throw error
+      throw new ExecutionError(QUORUM_FAILED, this.#attempts(this.#failedAttempts(error, stats.attempts, s), false, resources.length, error), { cause: error })
     }
   }
 
@@ -148,8 +155,8 @@ export class Redlock extends EventEmitter {
       const lease = await this.#take(Array.isArray(resource) ? resource : [resource], ttl, s, stats)
       return Lock.of(this, resource, lease, 'v4', stats.attempts, s.retryCount - stats.attempts)
     } catch (error) {
-      // Out of time, the lock counts as tried as often as node-redlock would have tried it.
-      const attempts = error instanceof LockTimeoutError ? Math.max(stats.attempts, s.retryCount + 1) : stats.attempts
+      if (error instanceof InvalidArgumentError) throw error
+      const attempts = this.#failedAttempts(error, stats.attempts, s)
       throw new LockError(`Exceeded ${s.retryCount} attempts to lock the resource "${String(resource)}".`, attempts, { cause: error })
     }
   }
@@ -165,18 +172,29 @@ export class Redlock extends EventEmitter {
     }
   }
 
-  /** v5's `attempts`: one promise of the votes per attempt (the last one won when `won`). */
-  #attempts(count: number, won: boolean, resources = 1): Promise<ExecutionStats>[] {
+  /**
+   * v5's `attempts`: one promise of the votes per attempt (the last one won when `won`). A vote
+   * against carries what the client said (`failure`'s first cause that is not fencelock's), or
+   * `ResourceLockedError` where another lock held the resources.
+   */
+  #attempts(count: number, won: boolean, resources = 1, failure?: unknown): Promise<ExecutionStats>[] {
     const n = this.servers.length
-    return attemptsOf(count, () => ({ membershipSize: n, quorumSize: Math.floor(n / 2) + 1, votesFor: new Set(), votesAgainst: new Map() })).map((p, i) =>
+    const against = (i: number): Error =>
+      clientCause(failure, i) ?? new ResourceLockedError(`The operation was applied to: 0 of the ${resources} requested resources.`)
+    return attemptsOf(count, () => ({ membershipSize: n, quorumSize: Math.floor(n / 2) + 1, votesFor: new Set(), votesAgainst: new Map() })).map((p, a) =>
       p.then((stats) => {
-        for (const client of this.servers) {
-          if (won && i === count - 1) stats.votesFor.add(client)
-          else stats.votesAgainst.set(client, new ResourceLockedError(`The operation was applied to: 0 of the ${resources} requested resources.`))
-        }
+        this.servers.forEach((client, i) => {
+          if (won && a === count - 1) stats.votesFor.add(client)
+          else stats.votesAgainst.set(client, against(i))
+        })
         return stats
       }),
     )
+  }
+
+  /** Attempts a failed acquisition reports: as many as node-redlock's retries would have made in the budget that ran out. */
+  #failedAttempts(error: unknown, sent: number, s: Checked): number {
+    return error instanceof InvalidArgumentError || s.retryCount === -1 ? sent : s.retryCount + 1
   }
 
   /** What the clients said went wrong, as node-redlock's events tell it: `clientError` (v4) and `error` (v5). */
@@ -323,4 +341,20 @@ function quitClient(client: unknown): Promise<unknown> {
     const sent = (client as { quit(callback: (err?: Error | null, reply?: unknown) => void): unknown }).quit(done)
     if (sent instanceof Promise) sent.then(resolve, reject)
   })
+}
+
+/**
+ * Why client `i` voted against, as node-redlock tells it: the client's own error (a quorum's vote
+ * for that node, or the innermost cause), fencelock's error where there is none (a closed client),
+ * or undefined where the lock was simply held (the budget ran out: `ResourceLockedError`).
+ */
+function clientCause(failure: unknown, i: number): Error | undefined {
+  if (failure === undefined || failure instanceof LockTimeoutError) return undefined
+  if (failure instanceof QuorumError) {
+    const cause = failure.votes.find((v) => v.node === i)?.cause
+    return cause instanceof Error ? cause : undefined
+  }
+  let error = failure
+  while (error instanceof Error && error.cause instanceof Error) error = error.cause
+  return error instanceof Error ? error : undefined
 }

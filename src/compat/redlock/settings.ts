@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
-import { describeValue } from '../../util/validate.js'
+import { MAX_TTL, describeValue } from '../../util/validate.js'
 
 /** node-redlock's settings (v4's options, v5's and the fork's settings: one set). */
 export interface Settings {
@@ -63,4 +63,4 @@ export function checkSettings(settings: unknown, base: Checked = DEFAULTS): Chec
  * with its full jitter), so `retryCount` and `retryDelay` keep their meaning as a budget. Within
  * it the drop-in does not poll: it is woken when a drop-in holder releases.
  */
-export const waitBudget = (s: Checked): number => (s.retryCount === -1 ? Infinity : s.retryCount * (s.retryDelay + s.retryJitter))
+export const waitBudget = (s: Checked): number => (s.retryCount === -1 ? Infinity : Math.min(MAX_TTL, s.retryCount * (s.retryDelay + s.retryJitter)))
