@@ -206,7 +206,10 @@ async function avaRun(dir, file) {
 async function vitestRun(dir, file) {
   const report = path.join(dir, 'report.json')
   const vitest = path.join(repo, 'node_modules', 'vitest', 'vitest.mjs')
-  const { out, err } = await capture(process.execPath, [vitest, 'run', '--root', dir, '--reporter=json', `--outputFile=${report}`, file], dir)
+  // A config of its own: without one, vitest would take the repository's (which includes test/ only).
+  const config = path.join(dir, 'vitest.config.mjs')
+  writeFileSync(config, `export default { test: { include: [${JSON.stringify(file)}], testTimeout: 60000 } }\n`)
+  const { out, err } = await capture(process.execPath, [vitest, 'run', '--root', dir, '--config', config, '--reporter=json', `--outputFile=${report}`], dir)
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'))
     const tests = json.testResults.flatMap((r) => r.assertionResults)

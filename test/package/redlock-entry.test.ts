@@ -1,0 +1,90 @@
+// `fencelock/redlock` as a consumer gets it: the package is built into a private directory and
+// installed under the name `fencelock`; `import Redlock from 'fencelock/redlock'` and
+// `require('fencelock/redlock')` (the class itself, as `require('redlock')` is) both load, and a
+// TypeScript consumer of each kind type-checks against the published declarations.
+import { execFile } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+
+const esm = `import Redlock, { ExecutionError, Lock, LockError, ResourceLockedError, type Settings } from 'fencelock/redlock'
+import { Redis } from 'ioredis'
+
+export async function main(url: string): Promise<number | undefined> {
+  const settings: Settings = { retryCount: 3, retryDelay: 100 }
+  const redlock = new Redlock([new Redis(url)], settings)
+  const lock: Lock = await redlock.acquire(['a'], 1000)
+  await redlock.using(['b'], 5000, async (signal) => signal.aborted || signal.error === undefined)
+  if (lock.signal.aborted) throw new LockError('lost')
+  const fence: number | undefined = lock.fence
+  await lock.release().catch((err: unknown) => {
+    if (err instanceof ExecutionError || err instanceof ResourceLockedError) return undefined
+    throw err
+  })
+  // @ts-expect-error: a duration is a number of ms
+  await redlock.acquire(['c'], '1s')
+  return fence
+}
+`
+
+const cjs = `import Redlock = require('fencelock/redlock')
+import { Redis } from 'ioredis'
+
+export function main(url: string): Promise<unknown> {
+  const redlock = new Redlock.Redlock([new Redis(url)], { retryCount: 0 })
+  return redlock.lock('a', 1000, (err, lock) => {
+    if (err instanceof Redlock.LockError) return
+    void lock?.unlock()
+  })
+}
+`
+
+describe('fencelock/redlock as published', () => {
+  let project: string
+  beforeAll(async () => {
+    const cache = path.join(root, 'node_modules', '.cache')
+    mkdirSync(cache, { recursive: true })
+    project = mkdtempSync(path.join(cache, 'fencelock-redlock-'))
+    const pkg = path.join(project, 'node_modules', 'fencelock')
+    await run('npx', ['tsup', '--silent', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
+    copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
+    writeFileSync(path.join(project, 'package.json'), '{ "private": true, "type": "module" }\n')
+    writeFileSync(path.join(project, 'esm.mts'), esm)
+    writeFileSync(path.join(project, 'cjs.cts'), cjs)
+    writeFileSync(
+      path.join(project, 'tsconfig.json'),
+      `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', strict: true, types: ['node'], skipLibCheck: false, noEmit: true }, files: ['esm.mts', 'cjs.cts'] })}\n`,
+    )
+  }, 240_000)
+  afterAll(() => rmSync(project, { recursive: true, force: true }))
+
+  it('loads with import (the class as default, the named exports beside it) and with require (the class itself)', async () => {
+    const script = `
+      import Redlock, { Redlock as Named, ExecutionError, Lock, LockError, ResourceLockedError } from 'fencelock/redlock'
+      import { createRequire } from 'node:module'
+      const required = createRequire(import.meta.url)('fencelock/redlock')
+      console.log(JSON.stringify({
+        esm: [typeof Redlock, Redlock === Named, typeof ExecutionError, Redlock.Lock === Lock, Redlock.LockError === LockError, typeof ResourceLockedError],
+        cjs: [typeof required, required.name, required.default === required, typeof required.ExecutionError, typeof required.Lock, typeof required.LockError],
+      }))`
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project })
+    expect(JSON.parse(stdout)).toEqual({
+      esm: ['function', true, 'function', true, true, 'function'],
+      cjs: ['function', 'Redlock', true, 'function', 'function', 'function'],
+    })
+  })
+
+  it('type-checks an ESM and a CommonJS consumer', { timeout: 120_000 }, async () => {
+    const output = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, maxBuffer: 16 << 20 }).then(
+      () => '',
+      (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
+    )
+    expect(output).toBe('')
+  })
+})
