@@ -12,12 +12,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['index'],
   otel: ['index', 'errors', 'util'],
-  // A peer library's API (a drop-in entry point) over the adapters and scripts; nothing imports it.
-  compat: ['redis', 'lua', 'util', 'errors'],
   index: ['api', 'primitives', 'runtime', 'guards', 'redis', 'util', 'errors', 'topology'],
   api: ['primitives', 'runtime', 'topology', 'redis', 'util', 'errors'],
-  // Another library's API (fencelock/redlock) over the same parts as createLocks, and no more.
-  compat: ['primitives', 'runtime', 'topology', 'redis', 'util', 'errors'],
+  // Drop-in entry points, another library's API each (fencelock/redlock over the same parts as
+  // createLocks; fencelock/redis-semaphore over the adapters and its own scripts); nothing imports them.
+  compat: ['primitives', 'runtime', 'topology', 'redis', 'lua', 'util', 'errors'],
   guards: ['redis', 'lua', 'util', 'errors'],
   primitives: ['runtime', 'topology', 'lua', 'util', 'errors'],
   runtime: ['topology', 'util', 'errors'],
