@@ -1,3 +1,4 @@
+import { epochNow } from './settings.js'
 import type { Lease } from '../../runtime/lease.js'
 import type { ExecutionResult, ExecutionStats } from './errors.js'
 
@@ -51,8 +52,8 @@ export class Lock {
   static of(owner: LockOwner, resource: string | string[], lease: Lease, flavor: Flavor, attempts: Lock['attempts'], remaining = 0): Lock {
     const lock =
       flavor === 'v5'
-        ? new Lock(owner, resource, lease.token, attempts, Date.now() + lease.remaining)
-        : new Lock(owner, resource, lease.token, Date.now() + lease.remaining, attempts, remaining)
+        ? new Lock(owner, resource, lease.token, attempts, epochNow() + lease.remaining)
+        : new Lock(owner, resource, lease.token, epochNow() + lease.remaining, attempts, remaining)
     leases.set(lock, { lease, flavor })
     return lock
   }

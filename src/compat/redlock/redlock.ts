@@ -14,7 +14,7 @@ import { single } from '../../topology/single.js'
 import { checkResource, describeValue } from '../../util/validate.js'
 import { ExecutionError, LockError, ResourceLockedError, attemptsOf, type ExecutionResult, type ExecutionStats } from './errors.js'
 import { Lock } from './lock.js'
-import { checkSettings, waitBudget, type Checked, type Settings } from './settings.js'
+import { checkSettings, epochNow, waitBudget, type Checked, type Settings } from './settings.js'
 import { usingLock, type RedlockAbortSignal, type RedlockUsingContext } from './using.js'
 import { applicationBluebird, nodeify, type Callback } from './callback.js'
 
@@ -126,7 +126,7 @@ export class Redlock extends EventEmitter {
   _lock(resource: string | string[], value: string | null, ttl: number, options?: Settings | Callback<Lock>, callback?: Callback<Lock>): Promise<Lock> {
     const [settings, cb] = typeof options === 'function' ? [{}, options] : [options ?? {}, callback]
     if (value === null) return nodeify(this.#lockV4(resource, ttl, settings), cb)
-    return this.extend(new Lock(this, resource, value, Date.now() + ttl, 0, 0), ttl, cb)
+    return this.extend(new Lock(this, resource, value, epochNow() + ttl, 0, 0), ttl, cb)
   }
 
   /** v5: locks every resource of `resources` for `duration` ms, all or nothing; v4 (a name, or a callback): `lock`. */
@@ -236,7 +236,7 @@ export class Redlock extends EventEmitter {
   release(lock: Lock, settingsOrCallback?: Partial<Settings> | Callback<void>): Promise<ExecutionResult | undefined> {
     if (Lock.flavorOf(lock) === 'v4' || typeof settingsOrCallback === 'function')
       return this.unlock(lock, settingsOrCallback as Callback<void>).then(() => undefined)
-    const start = Date.now()
+    const start = epochNow()
     return this.#release(lock).then(
       (released) => {
         if (!released) throw new ExecutionError(QUORUM_FAILED, this.#attempts(1, false, lock.resources.length))
@@ -266,21 +266,21 @@ export class Redlock extends EventEmitter {
   }
 
   async #extendV4(lock: Lock, ttl: number): Promise<Lock> {
-    if (lock.expiration < Date.now()) throw new LockError(`Cannot extend lock on resource "${String(lock.resource)}" because the lock has already expired.`, 0)
+    if (lock.expiration < epochNow()) throw new LockError(`Cannot extend lock on resource "${String(lock.resource)}" because the lock has already expired.`, 0)
     const failed = (cause?: unknown) =>
       new LockError(`Exceeded ${this.retryCount} attempts to lock the resource "${String(lock.resource)}".`, 1, cause === undefined ? undefined : { cause })
     const extended = await this.#extend(lock, ttl).catch((error: unknown) => {
       throw failed(error)
     })
     if (!extended) throw failed()
-    lock.expiration = Date.now() + (Lock.leaseOf(lock)?.remaining ?? ttl - Math.round(this.driftFactor * ttl) - 2)
+    lock.expiration = epochNow() + (Lock.leaseOf(lock)?.remaining ?? ttl - Math.round(this.driftFactor * ttl) - 2)
     lock.attempts = 1
     return lock
   }
 
   async #extendV5(lock: Lock, duration: number): Promise<Lock> {
     if (Math.floor(duration) !== duration) throw new Error(DURATION)
-    if (lock.expiration < Date.now()) throw new ExecutionError('Cannot extend an already-expired lock.', [])
+    if (lock.expiration < epochNow()) throw new ExecutionError('Cannot extend an already-expired lock.', [])
     const extended = await this.#extend(lock, duration).catch((error: unknown) => {
       throw new ExecutionError(QUORUM_FAILED, this.#attempts(1, false, lock.resources.length), { cause: error })
     })
@@ -289,7 +289,7 @@ export class Redlock extends EventEmitter {
     const lease = Lock.leaseOf(lock)
     return lease
       ? Lock.of(this, lock.resources, lease, 'v5', this.#attempts(1, true))
-      : new Lock(this, lock.resources, lock.value, this.#attempts(1, true), Date.now() + duration)
+      : new Lock(this, lock.resources, lock.value, this.#attempts(1, true), epochNow() + duration)
   }
 
   /**

@@ -64,3 +64,11 @@ export function checkSettings(settings: unknown, base: Checked = DEFAULTS): Chec
  * it the drop-in does not poll: it is woken when a drop-in holder releases.
  */
 export const waitBudget = (s: Checked): number => (s.retryCount === -1 ? Infinity : Math.min(MAX_TTL, s.retryCount * (s.retryDelay + s.retryJitter)))
+
+/**
+ * node-redlock's `lock.expiration` is milliseconds since the epoch. Counted here from the process'
+ * time origin on the monotonic clock, so that a wall clock stepped while a lock is held moves
+ * neither an expiration nor the checks made against it (DESIGN.md: time that decides safety is
+ * never the wall clock).
+ */
+export const epochNow = (): number => performance.timeOrigin + performance.now()

@@ -1,3 +1,4 @@
+import { epochNow } from './settings.js'
 import { LockLostError } from '../../errors/errors.js'
 import type { Lock } from './lock.js'
 
@@ -40,7 +41,7 @@ export async function usingLock<T>(
   context.lock.signal.addEventListener('abort', lost, { once: true })
   const queue = () => {
     if (done) return
-    timer = setTimeout(() => void (extension = extend()), Math.max(0, context.lock.expiration - Date.now() - threshold))
+    timer = setTimeout(() => void (extension = extend()), Math.max(0, context.lock.expiration - epochNow() - threshold))
   }
   const extend = async (): Promise<void> => {
     timer = undefined
@@ -49,7 +50,7 @@ export async function usingLock<T>(
       context.extensions += 1
       queue()
     } catch (error) {
-      if (!done && !context.lock.signal.aborted && context.lock.expiration - Date.now() > RETRY_MS) {
+      if (!done && !context.lock.signal.aborted && context.lock.expiration - epochNow() > RETRY_MS) {
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
         return extend()
       }
