@@ -204,18 +204,8 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
     const log = console.log
     console.log = (...args: unknown[]) => void lines.push(args.join(' '))
     try {
-      const result = await verify({
-        seed: QUICK_SEED,
-        chaosMs: 100,
-        quorum: false,
-        nodes: 1,
-        workers: 2,
-        ttl: 1_000,
-        guard: 'claim',
-        control: true,
-        outDir,
-        quiet: false,
-      })
+      const noFaults = { seed: QUICK_SEED, chaosMs: 100, quorum: false, nodes: 1, workers: 2, ttl: 1_000 } as const
+      const result = await verify({ ...noFaults, guard: 'claim', control: true, outDir, quiet: false })
       console.log = log
       expect(result.fenced.check.stats.faults).toEqual({})
       expect(result.control!.attempts).toBe(CONTROL_ATTEMPTS)
