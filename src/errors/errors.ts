@@ -200,14 +200,14 @@ export class ReplicationError extends FencelockError {
 export const MIN_SERVER = '6.2.0'
 
 /**
- * The Redis (or Valkey) server is older than fencelock needs ({@link MIN_SERVER}): its scripts use
+ * The Redis (or Valkey) server is older than fencelock needs (Redis 6.2): its scripts use
  * commands and options that older servers refuse (`SET ... GET`, `ZADD ... LT`). Nothing was
  * changed. `cause` is the server's own refusal.
  */
 export class ServerVersionError extends FencelockError {
   /** The server's version as INFO server reports it (`redis_version`, or `valkey_version`). */
   readonly version: string
-  /** The oldest version that works: {@link MIN_SERVER}. */
+  /** The oldest version that works: `6.2.0`. */
   readonly required: string
   constructor(server: string, version: string, options?: { cause?: unknown }) {
     super(
