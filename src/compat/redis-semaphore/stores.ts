@@ -4,6 +4,7 @@
 import type { Exec } from '../../lua/binding.js'
 import { rsLeave, rsMutexAcquire, rsMutexRefresh, rsMutexRelease, rsSemaphoreAcquire, rsSemaphoreRefresh, rsSemaphoreRelease } from '../../lua/embedded.js'
 import { adapterFor } from '../../redis/index.js'
+import { scriptRunner } from '../../redis/script-runner.js'
 import { subscriberFor, type SharedSubscriber } from '../../redis/subscriber.js'
 import { besideKey } from './keys.js'
 
@@ -85,14 +86,21 @@ interface EvalClient {
 const isEvalClient = (client: unknown): client is EvalClient =>
   typeof client === 'object' && client !== null && typeof (client as EvalClient).evalsha === 'function' && typeof (client as EvalClient).eval === 'function'
 
-/** EVALSHA, then EVAL when the script is not cached (NOSCRIPT), on an ioredis-like client fencelock has no adapter for. */
-const evalOn =
-  (client: EvalClient): Exec =>
-  (script, keys, args) =>
-    client.evalsha(script.sha, keys.length, ...keys, ...args).catch((err: unknown) => {
-      if (!String((err as Error)?.message ?? err).includes('NOSCRIPT')) throw err
-      return client.eval(script.source, keys.length, ...keys, ...args)
-    })
+/**
+ * The adapters' one script path (src/redis/script-runner.ts: EVAL first, then EVALSHA, EVAL again
+ * on NOSCRIPT, failures classified) on an ioredis-like client fencelock has no adapter for.
+ */
+const evalOn = (client: EvalClient): Exec => {
+  const runner = scriptRunner(
+    {
+      evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
+      eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
+      command: (args) => Promise.reject(new Error(`${args[0]} is not sent through an ioredis-like client without an adapter`)),
+    },
+    () => false,
+  )
+  return runner.evalScript
+}
 
 /**
  * Runs scripts on `client` through its fencelock adapter (ioredis, iovalkey, node-redis: EVALSHA,
@@ -110,14 +118,14 @@ export function connectionOf(client: unknown): { exec: Exec; subscriber(): Share
     if (made) return made
     try {
       const adapter = adapterFor(client, 'client')
-      made = { exec: (s, k, a) => adapter.evalScript(s, k, a), subscriber: subscriberFor(adapter) }
+      made = { exec: adapter.evalScript, subscriber: subscriberFor(adapter) }
     } catch (err) {
       if (!isEvalClient(client)) throw err
       made = { exec: evalOn(client), subscriber: undefined }
     }
     return made
   }
-  return { exec: (script, keys, args) => make().exec(script, keys, args), subscriber: () => make().subscriber }
+  return { exec: (script, keys, args, decode) => make().exec(script, keys, args, decode), subscriber: () => make().subscriber }
 }
 
 /** The peer's majority of `count` nodes. */
