@@ -1,5 +1,6 @@
 // Mutation check of the safety rules: each mutant in scripts/mutants.json breaks one rule with a
-// one-line change; the tests named for it must then fail ("killed"). A mutant whose tests still
+// one-line change (or a few, `also`, where guards back each other up); the tests named for it
+// must then fail ("killed"). A mutant whose tests still
 // pass ("survived") means no test guards that rule. Never touches the working tree: the committed
 // HEAD is exported (git archive) to a temporary directory with node_modules linked, and each
 // mutant is applied there, tested, and undone.
@@ -76,17 +77,30 @@ try {
 
   const rows = []
   for (const m of selected) {
-    const path = join(dir, m.file)
-    const original = readFileSync(path, 'utf8')
-    const parts = original.split(m.search)
-    if (parts.length !== 2) {
-      rows.push({ ...m, outcome: `NOT APPLIED (search text found ${parts.length - 1} times)`, seconds: 0 })
-      broken = true
-      continue
+    // A mutant is one edit, or more (`also`: further edits, each in `file` or the mutant's own)
+    // where a rule is kept by guards that back each other up, so that one removed alone is not a
+    // broken rule. Every edit's search text must be found exactly once.
+    const edits = [{ file: m.file, search: m.search, replace: m.replace }, ...(m.also ?? []).map((e) => ({ file: m.file, ...e }))]
+    const originals = new Map()
+    let missing
+    for (const edit of edits) {
+      const path = join(dir, edit.file)
+      if (!originals.has(path)) originals.set(path, readFileSync(path, 'utf8'))
+      const parts = readFileSync(path, 'utf8').split(edit.search)
+      if (parts.length !== 2) {
+        missing = `NOT APPLIED (search text in ${edit.file} found ${parts.length - 1} times)`
+        break
+      }
+      writeFileSync(path, parts.join(edit.replace))
     }
-    writeFileSync(path, parts.join(m.replace))
+    const lua = edits.some((e) => e.file.endsWith('.lua'))
     try {
-      if (m.file.endsWith('.lua')) embed()
+      if (missing) {
+        rows.push({ ...m, outcome: missing, seconds: 0 })
+        broken = true
+        continue
+      }
+      if (lua) embed()
       const r = vitest(m.tests, true)
       const outcome = r.pass ? 'SURVIVED' : 'killed'
       if (r.pass) broken = true
@@ -94,14 +108,15 @@ try {
       console.log(`${m.id}: ${outcome}, ${r.seconds} s${r.first ? `; first failure: ${r.first}` : ''}`)
       if (!r.pass && r.failed === null) console.log(r.out.slice(-1500))
     } finally {
-      writeFileSync(path, original)
-      if (m.file.endsWith('.lua')) embed()
+      for (const [path, text] of originals) writeFileSync(path, text)
+      if (lua) embed()
     }
   }
 
   console.log('\n| mutant | file | change | tests | outcome | time |\n|---|---|---|---|---|---|')
   for (const r of rows) {
-    const change = `\`${r.search.trim().split('\n').pop()}\` → \`${r.replace.trim().split('\n').pop()}\``
+    const more = r.also?.length ? ` (and ${r.also.length} more)` : ''
+    const change = `\`${r.search.trim().split('\n').pop()}\` → \`${r.replace.trim().split('\n').pop()}\`${more}`
     console.log(`| ${r.id} | ${r.file} | ${change.replace(/\|/g, '\\|')} | ${r.tests.join(', ')} | ${r.outcome} | ${r.seconds} s |`)
   }
   const survived = rows.filter((r) => r.outcome === 'SURVIVED').length
