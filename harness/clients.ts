@@ -2,11 +2,12 @@
 //   describe.each(adapters)('... ($name)', (adapter) => { ... })
 // Fault tests kill, pause and restart servers under these clients: every client swallows its
 // 'error' events (an unhandled one would crash the test process) and can be torn down by force.
+import { Decoder, GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import type { RedisClient } from '../src/index.js'
 
-export type AdapterName = 'ioredis' | 'node-redis'
+export type AdapterName = 'ioredis' | 'node-redis' | 'glide'
 
 export interface TestClient {
   readonly adapter: AdapterName
@@ -91,10 +92,68 @@ const nodeRedis: ClientAdapter = {
   },
 }
 
-export const adapters: readonly ClientAdapter[] = [ioredis, nodeRedis]
+/** GLIDE speaks RESP3: a map reply (PUBSUB NUMSUB, CONFIG GET) comes as `[{ key, value }]`; the other clients' flat list. */
+function flatMaps(reply: unknown): unknown {
+  if (!Array.isArray(reply) || !reply.every((e) => typeof e === 'object' && e !== null && 'key' in e && 'value' in e)) return reply
+  return reply.length === 0 ? reply : reply.flatMap((e: { key: unknown; value: unknown }) => [e.key, e.value])
+}
+
+/** GLIDE's address list from a redis://host:port URL. */
+export function glideAddress(url: string): { host: string; port: number } {
+  const { hostname, port } = new URL(url)
+  return { host: hostname, port: Number(port || 6379) }
+}
+
+const glide: ClientAdapter = {
+  name: 'glide',
+  async connect(url) {
+    // GLIDE logs every error reply at WARN on stdout by default: the fault tests make many.
+    Logger.setLoggerConfig('off')
+    // requestTimeout 5 s: above the replicas tests' WAIT timeout (GLIDE's default is 250 ms, and it
+    // times out a WAIT like any other command).
+    const { username, password } = new URL(url)
+    const user = username ? { username: decodeURIComponent(username) } : {}
+    const credentials = password ? { credentials: { ...user, password: decodeURIComponent(password) } } : {}
+    const client = await GlideClient.createClient({ addresses: [glideAddress(url)], requestTimeout: 5_000, ...credentials })
+    let closed = false
+    const close = async () => {
+      if (closed) return
+      closed = true
+      client.close()
+    }
+    return {
+      adapter: 'glide',
+      raw: client,
+      // DUMP's payload is binary: as bytes (ioredis and node-redis give it as a string, compared only with itself).
+      command: async (...args) =>
+        flatMaps(await client.customCommand(args.map(String), String(args[0]).toUpperCase() === 'DUMP' ? { decoder: Decoder.Bytes } : undefined)),
+      quit: close,
+      disconnect: close,
+      async reopen() {
+        throw new Error('a GLIDE client reconnects by itself and cannot be reopened in place')
+      },
+    }
+  },
+}
+
+/** A GLIDE cluster client on the cluster whose seed nodes are `urls`. */
+export async function connectGlideCluster(urls: readonly string[]): Promise<GlideClusterClient> {
+  Logger.setLoggerConfig('off')
+  return GlideClusterClient.createClient({ addresses: urls.map(glideAddress), requestTimeout: 5_000 })
+}
+
+const every: readonly ClientAdapter[] = [ioredis, nodeRedis, glide]
+
+/**
+ * The adapters the per-client suites run with: ioredis and node-redis, or those FENCELOCK_ADAPTERS
+ * names (`FENCELOCK_ADAPTERS=glide npx vitest run test/...`). GLIDE is not in the default set:
+ * a third run of every suite would not fit `npm test`'s time; test/redis/glide.test.ts runs the
+ * core suites with it there, and `npm run test:glide` runs every per-client suite with it.
+ */
+export const adapters: readonly ClientAdapter[] = (process.env.FENCELOCK_ADAPTERS ?? 'ioredis,node-redis').split(',').map((name) => adapterNamed(name.trim()))
 
 export function adapterNamed(name: string): ClientAdapter {
-  const adapter = adapters.find((a) => a.name === name)
-  if (!adapter) throw new Error(`unknown client adapter ${JSON.stringify(name)} (expected ${adapters.map((a) => a.name).join(' or ')})`)
+  const adapter = every.find((a) => a.name === name)
+  if (!adapter) throw new Error(`unknown client adapter ${JSON.stringify(name)} (expected ${every.map((a) => a.name).join(', ')})`)
   return adapter
 }

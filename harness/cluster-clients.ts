@@ -1,9 +1,11 @@
 // The two cluster clients the suites run against, each connected to a local Redis Cluster and
-// ready (slots known) before a test uses it: ioredis `Cluster` and node-redis `createCluster`.
+// ready (slots known) before a test uses it: ioredis `Cluster`, node-redis `createCluster` and
+// GLIDE's `GlideClusterClient` (when FENCELOCK_ADAPTERS names it).
 import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll } from 'vitest'
 import { createLocks, type Locks, type LocksOptions, type RedisClient } from '../src/index.js'
+import { adapters, connectGlideCluster } from './clients.js'
 import type { RedisCluster } from './redis-server.js'
 
 export interface ClusterClient {
@@ -16,7 +18,7 @@ export interface ClusterAdapter {
   connect(cluster: RedisCluster): Promise<ClusterClient>
 }
 
-export const clusterAdapters: ClusterAdapter[] = [
+const everyCluster: ClusterAdapter[] = [
   {
     name: 'ioredis',
     async connect(cluster) {
@@ -38,7 +40,17 @@ export const clusterAdapters: ClusterAdapter[] = [
       return { raw: client, close: async () => void client.destroy() }
     },
   },
+  {
+    name: 'glide',
+    async connect(cluster) {
+      const client = await connectGlideCluster([cluster.nodes[0]!.url])
+      return { raw: client, close: async () => client.close() }
+    },
+  },
 ]
+
+/** The cluster clients of the adapters the suites run with (FENCELOCK_ADAPTERS, see clients.ts). */
+export const clusterAdapters: ClusterAdapter[] = everyCluster.filter((c) => adapters.some((a) => a.name === c.name))
 
 /**
  * One client of `adapter` on `cluster` for the enclosing describe, connected and ready (slots known)

@@ -20,7 +20,7 @@ export type { CampaignOptions, Election, ElectionInfo, ElectionOptions, Leader, 
 export type { ReadWriteLock, ReadWriteInfo } from './primitives/rw-lock/handle.js'
 export type { MultiLease } from './primitives/multi/handle.js'
 export { claimFence, fencedSet, type FencedSetOptions } from './guards/fenced.js'
-export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './redis/client-types.js'
+export type { RedisClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, GlideClient } from './redis/client-types.js'
 export { parseDuration, type ParseDurationOptions } from './util/duration.js'
 export {
   telemetry,

@@ -5,11 +5,11 @@ import { classify, type FailureKind } from '../errors/redis-failure.js'
 export type MessageListener = (message: string) => void
 
 /**
- * The little fencelock needs from a Redis client. One adapter wraps one user client (ioredis or
- * node-redis, single node or cluster); the user keeps owning that client.
+ * The little fencelock needs from a Redis client. One adapter wraps one user client (ioredis,
+ * node-redis or Valkey GLIDE, single node or cluster); the user keeps owning that client.
  */
 export interface RedisAdapter {
-  readonly kind: 'ioredis' | 'node-redis'
+  readonly kind: 'ioredis' | 'node-redis' | 'glide'
   readonly isCluster: boolean
   /** True once the user's client was closed for good: no call can succeed. */
   isClosed(): boolean

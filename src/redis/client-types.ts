@@ -87,5 +87,19 @@ export interface NodeRedisSentinel {
   off(event: any, listener: (...args: any[]) => void): unknown
 }
 
-/** Any Redis client fencelock accepts: ioredis, iovalkey or node-redis; single node, cluster or sentinel. */
-export type RedisClient = IORedisClient | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel
+/**
+ * A Valkey GLIDE (2.x) `GlideClient` or `GlideClusterClient` (`@valkey/valkey-glide`). fencelock
+ * makes its pub/sub client with the same options (GLIDE configures a client's message callback when
+ * it is created), so set GLIDE's `requestTimeout` above the `replicas` timeout when you use `WAIT`.
+ */
+export interface GlideClient {
+  /** Sends fencelock's script calls (`EVALSHA`, `EVAL` on `NOSCRIPT`) and other commands. */
+  customCommand(args: any, options?: any): Promise<unknown>
+  /** Its presence (with `customCommand`) tells a GLIDE client from the others. */
+  invokeScript(...args: any[]): Promise<unknown>
+  /** Closes fencelock's pub/sub client on `locks.close()`; your own client is never closed. */
+  close(...args: any[]): void
+}
+
+/** Any Redis client fencelock accepts: ioredis, iovalkey, node-redis (single node, cluster or sentinel) or Valkey GLIDE. */
+export type RedisClient = IORedisClient | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel | GlideClient

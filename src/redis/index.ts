@@ -2,12 +2,14 @@ import { InvalidArgumentError } from '../errors/errors.js'
 import { closedClient } from '../errors/failures.js'
 import { describeValue } from '../util/validate.js'
 import type { RedisAdapter } from './adapter.js'
+import { glideAdapter, isGlide } from './glide.js'
 import { ioredisAdapter, isIORedis } from './ioredis.js'
 import { isNodeRedis, nodeRedisAdapter } from './node-redis.js'
 import { isNodeRedis3, nodeRedis3Adapter } from './node-redis3.js'
 
 export type { RedisAdapter, SubscriberConnection } from './adapter.js'
-export type { IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, RedisClient } from './client-types.js'
+export type { GlideClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, RedisClient } from './client-types.js'
+export type { GlideClientLike } from './glide.js'
 export type { IORedisLike } from './ioredis.js'
 export type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike } from './node-redis.js'
 
@@ -16,7 +18,8 @@ const adapters = new WeakMap<object, RedisAdapter>()
 const MAKE_CLIENT = 'make a client from it: `new Redis(url)` (ioredis, iovalkey) or `await createClient({ url }).connect()` (node-redis)'
 const PASS_CLIENT =
   'pass an ioredis or iovalkey `Redis` / `Cluster` (`new Redis({ sentinels, name })` for Sentinel), ' +
-  'or a node-redis client from `createClient()`, `createCluster()` or `createSentinel()`'
+  'a node-redis client from `createClient()`, `createCluster()` or `createSentinel()`, ' +
+  'or a Valkey GLIDE `GlideClient` / `GlideClusterClient` (`await GlideClient.createClient({ addresses })`)'
 
 /** A URL as the user wrote it, minus the password (error messages end up in logs). */
 const redactUrl = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, '$1:***@')
@@ -45,12 +48,12 @@ function notAClient(value: unknown, name: string): InvalidArgumentError {
     )
   }
   return new InvalidArgumentError(
-    `${expected} (ioredis 5 or 6, iovalkey, or node-redis 4 to 6), got an object with keys ${describeValue(keys.slice(0, 8).join(','))}: ${PASS_CLIENT}`,
+    `${expected} (ioredis 5 or 6, iovalkey, node-redis 4 to 6, or Valkey GLIDE 2), got an object with keys ${describeValue(keys.slice(0, 8).join(','))}: ${PASS_CLIENT}`,
   )
 }
 
 /**
- * Wraps an ioredis, iovalkey or node-redis client (single node, cluster or sentinel), told apart
+ * Wraps an ioredis, iovalkey, node-redis (single node, cluster or sentinel) or GLIDE client, told apart
  * by shape. One adapter per client, so every `createLocks` on that client shares one subscriber
  * connection. Anything else is refused here, at once, with what to pass instead: a value that
  * only fails at its first command would surface as a timeout many seconds later.
@@ -62,10 +65,11 @@ export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
   let adapter: RedisAdapter
   if (isIORedis(client)) adapter = ioredisAdapter(client)
   else if (isNodeRedis(client)) adapter = nodeRedisAdapter(client)
+  else if (isGlide(client)) adapter = glideAdapter(client)
   // node_redis 3 (callbacks): what node-redlock v4's users pass to its drop-in.
   else if (isNodeRedis3(client)) adapter = nodeRedis3Adapter(client)
   else throw notAClient(client, name)
-  if (adapter.isClosed() && adapter.kind === 'ioredis') throw closedClient(name)
+  if (adapter.isClosed() && (adapter.kind === 'ioredis' || adapter.kind === 'glide')) throw closedClient(name)
   adapters.set(client, adapter)
   return adapter
 }

@@ -162,7 +162,7 @@ describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every top
     }
     describe.each(adapters)('$name', (adapter) => {
       it('all or none, FIFO, one lease, on the slot of the semaphore', async () => {
-        const client = await connect[adapter.name]()
+        const client = await connect[adapter.name as keyof typeof connect]()
         const prefix = uniquePrefix('sw-cluster')
         const set = [createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })]
         try {
