@@ -1,6 +1,7 @@
 // @ts-nocheck: type-checked by test/types.test.ts against the built package (this line removed), not by the repository's tsconfig
 // A consumer of the published types (ESM: `import` resolves dist/index.d.ts). Never run, only
 // type-checked: every supported client major is accepted as `redis`, a URL string is not.
+import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide'
 import { Cluster as IORedisCluster5, Redis as IORedis5 } from 'ioredis'
 import { Cluster as IORedisCluster6, Redis as IORedis6 } from 'ioredis6'
 import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey'
@@ -47,6 +48,8 @@ const clients: RedisClient[] = [
   createCluster6({ rootNodes: [{ url }] }),
   await createSentinel5({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }).connect(),
   createSentinel6({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }] }),
+  await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: 6379 }] }),
+  await GlideClusterClient.createClient({ addresses: [{ host: '127.0.0.1', port: 7000 }] }),
 ]
 
 const options: LocksOptions = { redis: node5, ttl: 10_000 }
