@@ -1,5 +1,5 @@
 // The runtime matrix: the built package, as users get it, runs the public API on Node 20 (the
-// system node), Node 22, Node 24, Bun and Deno, each with ioredis and with node-redis, against a
+// system node), Node 22, Node 24, Bun and Deno, each with ioredis, node-redis and Valkey GLIDE, against a
 // real redis-server on a free port. One `it` per (runtime, client): the runtime runs
 // test/package/runtimes/scenario.mjs (acquire, a waiter woken by the release without polling, increasing
 // fences, fencedSet/claimFence refusing a stale fence, withLock, withLocks, a read/write lock, a
@@ -189,6 +189,7 @@ const runtimes: readonly Runtime[] = [
 const clients = [
   { name: 'ioredis', version: versionOrUnknown(bin('ioredis')) },
   { name: 'node-redis', version: versionOrUnknown(bin('redis')) },
+  { name: 'glide', version: versionOrUnknown(bin('@valkey', 'valkey-glide')) },
 ] as const
 
 interface RunResult {

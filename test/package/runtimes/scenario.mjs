@@ -1,5 +1,5 @@
 // One run of fencelock's public API on whatever runtime executes this file (Node, Bun or Deno),
-// with one client library: `<runtime> scenario.mjs <ioredis|node-redis> <redis://host:port> <prefix>`.
+// with one client library: `<runtime> scenario.mjs <ioredis|node-redis|glide> <redis://host:port> <prefix>`.
 // test/package/runtimes.test.ts copies it (and await-using.mjs) next to a private build of the package,
 // so `fencelock` resolves to the built package as users get it, and the client libraries to the
 // repository's own.
@@ -36,7 +36,14 @@ async function connect() {
     await client.connect()
     return { raw: client, command: (...args) => client.sendCommand(args.map(String)), quit: () => client.close() }
   }
-  throw new Error(`unknown client ${JSON.stringify(clientName)} (expected ioredis or node-redis)`)
+  if (clientName === 'glide') {
+    const { GlideClient, Logger } = await import('@valkey/valkey-glide')
+    Logger.setLoggerConfig('off')
+    const { hostname, port } = new URL(url)
+    const client = await GlideClient.createClient({ addresses: [{ host: hostname, port: Number(port) }], requestTimeout: 5_000 })
+    return { raw: client, command: (...args) => client.customCommand(args.map(String)), quit: async () => client.close() }
+  }
+  throw new Error(`unknown client ${JSON.stringify(clientName)} (expected ioredis, node-redis or glide)`)
 }
 
 function check(ok, what) {
