@@ -11,8 +11,13 @@ export interface Server {
   stop(): Promise<void>
 }
 
+/**
+ * `FENCELOCK_REDIS_ARGS` (e.g. `--io-threads 2`) are passed to every redis-server of the run, as
+ * `FENCELOCK_REDIS_SERVER` picks its binary (`npm run bench:servers` sets both).
+ */
 export async function startServer(): Promise<Server> {
-  const proc = await startRedis()
+  const args = (process.env.FENCELOCK_REDIS_ARGS ?? '').split(/\s+/).filter(Boolean)
+  const proc = await startRedis({ args })
   const admin = new Redis(proc.url, { lazyConnect: true })
   await admin.connect()
   return {

@@ -14,6 +14,7 @@ import { MEMORY_1M_FILE, memory1m, memory1mText, readMemory1m, spliceMemory1m } 
 import { Pool } from './pool.js'
 import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderText } from './report.js'
+import { serversSection, spliceServers } from './report-servers.js'
 import { renderSvg } from './report-svg.js'
 import { targets } from './report-targets.js'
 import type { Results } from './results.js'
@@ -99,6 +100,13 @@ function nproc(): number {
   }
 }
 
+/** docs/benchmark.md from a run, with the 1M-resource and per-server sections it had kept. */
+function writeBenchmarkDoc(results: Results): void {
+  const doc = path.join(root, 'docs', 'benchmark.md')
+  const kept = serversSection(doc)
+  writeFileSync(doc, spliceServers(spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))), kept))
+}
+
 /** `--render file.json`: tables, targets, docs again from a saved run (no Redis, no workers). */
 function render(file: string, docs: boolean): void {
   const results = JSON.parse(readFileSync(file, 'utf8')) as Results
@@ -106,7 +114,7 @@ function render(file: string, docs: boolean): void {
   console.log(renderText(results))
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
   if (docs) {
-    writeFileSync(path.join(root, 'docs', 'benchmark.md'), spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))))
+    writeBenchmarkDoc(results)
     writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
     log('wrote docs/benchmark.md and docs/bench.svg')
   }
@@ -230,7 +238,7 @@ function publish(args: Args, results: Results): void {
   log(`\nwrote ${path.relative(process.cwd(), outFile)}`)
   if (args.docs) {
     mkdirSync(path.join(root, 'docs'), { recursive: true })
-    writeFileSync(path.join(root, 'docs', 'benchmark.md'), spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))))
+    writeBenchmarkDoc(results)
     writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
     log('wrote docs/benchmark.md and docs/bench.svg')
   }
