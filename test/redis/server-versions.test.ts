@@ -2,15 +2,18 @@
 // sources by ../shared/servers/build.sh; the default suites run on the Redis on PATH), each with
 // every primitive's scripts through both client adapters: fences, extension and release, a waiter
 // woken by a release, a semaphore, a read/write lock, all-or-nothing, an election, the fenced
-// guards and a group commit. Redis 6.0 is refused at once with a typed error that names the
+// guards and a group commit; the README's least-privilege ACL user; a quorum of three nodes of the
+// version with two restarted empty (run_id and uptime). Redis 6.0 is refused at once with a typed error that names the
 // version found and the one needed, in the library and in the CLI.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claimFence, fencedSet, ServerVersionError, type Locks } from '../../src/index.js'
+import { Redis } from 'ioredis'
+import { claimFence, createLocks, fencedSet, QuorumError, ServerVersionError, type Locks } from '../../src/index.js'
+import { leastPrivilegeUser } from '../../harness/acl.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { cli } from '../../harness/cli-process.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { useClient } from '../../harness/per-adapter.js'
-import { startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { mature, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { SERVERS, serverBinary, type ServerName } from '../../harness/servers.js'
 
 /** A redis-server of `name` for the describe it is called in, and the target its clients connect to. */
@@ -141,5 +144,69 @@ for (const name of SERVERS.filter((s) => s !== 'redis-6.0.20')) {
         () => target.redis,
       )
     })
+  })
+}
+
+/** What depends on the server beyond the scripts: its ACL rules, and quorum mode's restart detection (INFO run_id, uptime). */
+function operations(name: ServerName, server: string, target: { readonly redis: RedisProcess; readonly url: string }): void {
+  it(`the README's least-privilege ACL user on ${name}: a waiter woken by the release, a semaphore, the guards refused outside the rule`, async () => {
+    await target.redis.cli(...leastPrivilegeUser('locker', 'fencelock-acl:'))
+    const client = new Redis(target.url.replace('redis://', 'redis://locker:pw@'))
+    client.on('error', () => {})
+    const locks = createLocks({ redis: client, prefix: 'fencelock-acl:' })
+    try {
+      const first = await locks.acquire('a', { ttl: 2_000 })
+      const waiting = locks.acquire('a', { ttl: 2_000, wait: 5_000 })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await first.release()
+      const second = await waiting
+      expect(second.fence).toBeGreaterThan(first.fence)
+      await second.release()
+      const permit = await locks.semaphore('s', { limit: 1 }).acquire()
+      await permit.release()
+      // A key outside the rule: the server refuses it (NOPERM), as the rule means it to.
+      await expect(fencedSet(client, 'elsewhere', 'v', 1)).rejects.toThrow(/NOPERM/)
+    } finally {
+      await locks.close()
+      client.disconnect()
+    }
+  })
+
+  it(`a quorum of three ${name} nodes: two restarted empty do not count until maxTtl (run_id seen), and fences keep increasing`, async () => {
+    const maxTtl = 1_000
+    const nodes = await Promise.all([0, 1, 2].map(() => startRedis({ server })))
+    const clients = nodes.map((n) => {
+      const c = new Redis(n.url, { maxRetriesPerRequest: 1, retryStrategy: () => 50 })
+      c.on('error', () => {})
+      return c
+    })
+    const locks = createLocks({ redis: clients, maxTtl, ttl: maxTtl, quorum: { nodeTimeout: 250 } })
+    try {
+      await mature(nodes, maxTtl)
+      const first = await locks.acquire('q', { wait: 3_000 })
+      await first.release()
+      await nodes[0]!.restart()
+      await nodes[1]!.restart()
+      await mature(nodes, maxTtl)
+      const refused = await locks.tryAcquire('q').catch((e: unknown) => e)
+      expect(refused).toBeInstanceOf(QuorumError)
+      expect((refused as QuorumError).votes.filter((v) => v.outcome === 'held' || v.outcome === 'acquired').length).toBeLessThanOrEqual(1)
+      const next = await locks.acquire('q', { wait: 3_000 })
+      expect(next.fence).toBeGreaterThan(first.fence)
+      await next.release()
+    } finally {
+      await locks.close()
+      for (const c of clients) c.disconnect()
+      await Promise.all(nodes.map((n) => n.kill9()))
+    }
+  })
+}
+
+for (const name of SERVERS.filter((s) => s !== 'redis-6.0.20')) {
+  const built = serverBinary(name)
+  describe.skipIf('missing' in built)(`ACL and quorum on ${name}`, () => {
+    const server = 'server' in built ? built.server : ''
+    const target = useServer(server)
+    operations(name, server, target)
   })
 }

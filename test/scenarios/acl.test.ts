@@ -6,10 +6,7 @@ import { claimFence, createLocks, fencedSet, RedisError } from '../../src/index.
 import type { TestClient } from '../../harness/clients.js'
 import { closeQuietly, keysOf, uniquePrefix } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
-
-/** The commands of the README's ACL rule (mutex, semaphore, read/write, all-or-nothing, guards). */
-const LEAST =
-  '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
+import { leastPrivilegeUser } from '../../harness/acl.js'
 
 describeRedis('Redis users and their rights', (server) => {
   beforeAll(async () => {
@@ -18,26 +15,7 @@ describeRedis('Redis users and their rights', (server) => {
     await server.redis.cli('ACL', 'SETUSER', 'noevalsha', 'on', '>pw', '~*', '&*', '+@all', '-evalsha')
     // The README's least-privilege rule (prefix fencelock-acl:, the user's own data under data:*),
     // plus what the client libraries send when they connect (INFO, CLIENT, HELLO, PING).
-    await server.redis.cli(
-      'ACL',
-      'SETUSER',
-      'locker',
-      'on',
-      '>pw',
-      'resetkeys',
-      '~fencelock-acl:*',
-      '~data:*',
-      '~{data:*',
-      'resetchannels',
-      '&fencelock-acl:*',
-      '-@all',
-      ...LEAST.split(' '),
-      '+info',
-      '+client',
-      '+hello',
-      '+ping',
-      '+select',
-    )
+    await server.redis.cli(...leastPrivilegeUser('locker', 'fencelock-acl:', ['~data:*', '~{data:*']))
   })
 
   perAdapter(server, (t) => {
