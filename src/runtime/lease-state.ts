@@ -13,11 +13,9 @@ type State = 'held' | 'released' | 'lost'
 
 /** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
 export class LeaseState implements Lease {
-  /** The locked resource's name. */
+  // What the members of `Lease` do is described once, on the interface (lease.ts).
   readonly resource: string
-  /** Random owner token (from crypto); only this lease can extend or release the lock. */
   readonly token: string
-  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
   readonly fence: number
   readonly #context: LeaseContext
   /** Why the lease was lost, its signal, the extensions in flight that stop waiting then. */
@@ -54,36 +52,26 @@ export class LeaseState implements Lease {
     return this.#context
   }
 
-  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
   get signal(): AbortSignal {
     return this.#loss.signal
   }
 
-  /** `performance.now()` value after which the lease must be treated as lost. */
   get deadline(): number {
     return this.#deadline
   }
 
-  /** Milliseconds of validity left (0 once lost or released). */
   get remaining(): number {
     return this.#state === 'held' ? Math.max(0, this.#deadline - performance.now()) : 0
   }
 
-  /** True while the lease is held and inside its deadline. */
   get held(): boolean {
     return this.#state === 'held' && performance.now() < this.#deadline
   }
 
-  /** The ttl of the last acquire or extend. */
   get ttl(): number {
     return this.#ttl
   }
 
-  /**
-   * Pushes the lock's expiry to `ttl` ms from now (default: the last ttl). Rejects with
-   * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
-   * answer; in that case the lease stays valid until its current deadline.
-   */
   extend(ttl: number = this.#ttl): Promise<void> {
     return this.#extend(ttl, this.#context.backend)
   }
@@ -148,12 +136,7 @@ export class LeaseState implements Lease {
     this.#schedule()
   }
 
-  /**
-   * Releases the lock. Resolves true if this call released it, false if the lease had already been
-   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed or did
-   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
-   * the lock then expires at its ttl.
-   */
+  /** Never throws for a lease already lost or released; one that Redis did not answer in time expires at its ttl. */
   release(): Promise<boolean> {
     return this.#release('release')
   }
