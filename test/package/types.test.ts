@@ -40,6 +40,9 @@ async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<str
 
 const onlyFencelock = ['only-fencelock.mts', 'only-fencelock.cts']
 
+/** Consumers type-checked as ESM and, copied under a .cts name, as CommonJS (`require` resolves dist/*.d.cts): one source each. */
+const alsoAsCommonJs: Record<string, string> = { 'redis-semaphore.mts': 'redis-semaphore.cts' }
+
 describe('published types', () => {
   let project: string
   beforeAll(async () => {
@@ -51,6 +54,8 @@ describe('published types', () => {
       // `fencelock` without a build); the consumer project checks them in full.
       const text = readFileSync(path.join(sources, file), 'utf8').replace(/^\/\/ @ts-nocheck.*\n/, '')
       writeFileSync(path.join(project, file), text)
+      const commonJs = alsoAsCommonJs[file]
+      if (commonJs) writeFileSync(path.join(project, commonJs), text)
     }
     for (const compiler of compilers) {
       // `tsc --init` writes ./tsconfig.json: one directory per compiler, extended below.
