@@ -18,7 +18,16 @@ import { afterAll, beforeAll, beforeEach, describe } from 'vitest'
 import { createLocks, type Locks, type LocksOptions } from '../src/index.js'
 import { adapters, type ClientAdapter, type TestClient } from './clients.js'
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js'
-import { requireRedisOrSkip, startCluster, startRedis, startReplicated, type RedisCluster, type RedisProcess, type ReplicatedPair } from './redis-server.js'
+import {
+  mature,
+  requireRedisOrSkip,
+  startCluster,
+  startRedis,
+  startReplicated,
+  type RedisCluster,
+  type RedisProcess,
+  type ReplicatedPair,
+} from './redis-server.js'
 import { closeQuietly, uniquePrefix } from './util.js'
 
 /** Where a suite's clients connect: read when they connect (in beforeAll), not when it is declared. */
@@ -122,6 +131,56 @@ export function useReplicated(): ReplicatedPair {
   })
   afterAll(() => pair?.stop())
   return new Proxy({} as ReplicatedPair, { get: (_, key) => Reflect.get(made(pair, 'the replicated pair'), key) })
+}
+
+/** Three independent masters for the suites that run in quorum mode. */
+export interface MatureQuorum {
+  /** Started, and up for the suite's `maxTtl`, before its tests. */
+  readonly nodes: readonly RedisProcess[]
+}
+
+/**
+ * Three redis-servers for the enclosing describe, up for `maxTtl` before its tests (a quorum does
+ * not count a node restarted within `maxTtl`), stopped after them.
+ */
+export function useMatureQuorum(maxTtl: number): MatureQuorum {
+  let nodes: RedisProcess[] | undefined
+  beforeAll(async () => {
+    nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
+    await mature(nodes, maxTtl)
+  })
+  afterAll(() => Promise.all((nodes ?? []).map((n) => n.stop())))
+  return {
+    get nodes() {
+      return made(nodes, 'the quorum')
+    },
+  }
+}
+
+/**
+ * Instances in quorum mode on `quorum`'s nodes for the enclosing describe: each call connects one
+ * client of `adapter` per node and makes `createLocks` over them with `prefix`, `maxTtl` as its
+ * ttl and maxTtl and 200 ms per node; the clients quit after the describe.
+ */
+export function useQuorumInstances(adapter: ClientAdapter, quorum: MatureQuorum, maxTtl: number): (prefix: string) => Promise<Locks> {
+  let clients: TestClient[] = []
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit()))
+    clients = []
+  })
+  return async (prefix) => {
+    const own = await Promise.all(quorum.nodes.map((n) => adapter.connect(n.url)))
+    clients.push(...own)
+    return createLocks({ redis: own.map((c) => c.raw), prefix, maxTtl, ttl: maxTtl, quorum: { nodeTimeout: 200 } })
+  }
+}
+
+/** `describe(title)` with a quorum of its own (`useMatureQuorum`), its tests once per client adapter, each with `useQuorumInstances`. */
+export function quorumPerAdapter(title: string, maxTtl: number, body: (open: (prefix: string) => Promise<Locks>, quorum: MatureQuorum) => void): void {
+  describe(title, () => {
+    const quorum = useMatureQuorum(maxTtl)
+    describe.each(adapters)('$name', (adapter) => body(useQuorumInstances(adapter, quorum, maxTtl), quorum))
+  })
 }
 
 /**

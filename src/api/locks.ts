@@ -2,6 +2,7 @@ import type { Backend, LockInfo } from '../topology/backend.js'
 import { InvalidArgumentError } from '../errors/errors.js'
 import { holding, type Lease } from '../runtime/lease.js'
 import { checkLocksOptions, type LocksOptions } from './locks-options.js'
+import { topologyOf, type Topology } from './topology-choice.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from '../runtime/operations.js'
 import { mutex, mutexKeys } from '../primitives/mutex/mutex.js'
 import { multi, multiName } from '../primitives/multi/multi.js'
@@ -13,13 +14,8 @@ import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../prim
 import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
 import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
-import { checkReplicas, quorumNodeTimeout } from '../topology/quorum/options.js'
 import { adapterFor } from '../redis/index.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
-import { quorum } from '../topology/quorum/quorum.js'
-import { replicated } from '../topology/replicated.js'
-import { single } from '../topology/single.js'
-import type { Primitive } from '../topology/primitive.js'
 import { CallChain } from '../runtime/reentrancy.js'
 import {
   checkBoolean,
@@ -134,30 +130,6 @@ export function createLocks(options: LocksOptions): Locks {
   // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
   const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
   return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic, isQuorum)
-}
-
-/** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
-type Topology = <Info>(primitive: Primitive<unknown, Info>) => Backend<Info>
-
-function topologyOf(options: LocksOptions, maxTtl: number): Topology {
-  if (Array.isArray(options.redis)) {
-    if (options.replicas !== undefined)
-      throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
-    const clients = options.redis as unknown[]
-    const adapters = clients.map((client, i) => adapterFor(client, `redis[${i}]`))
-    if (adapters.length === 0) throw new InvalidArgumentError('Expected `redis` to hold at least one client, got an empty array')
-    if (new Set(adapters).size !== adapters.length)
-      throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
-    const nodeTimeout = quorumNodeTimeout(options.quorum)
-    return (primitive) => quorum(adapters, primitive, { maxTtl, nodeTimeout })
-  }
-  if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
-  const redis = adapterFor(options.redis)
-  if (options.replicas === undefined) return (primitive) => single(redis, primitive, maxTtl)
-  const replicas = checkReplicas(options.replicas)
-  if (redis.isCluster)
-    throw new InvalidArgumentError("Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock's node)")
-  return (primitive) => replicated(redis, primitive, maxTtl, replicas)
 }
 
 /** The mutex's handle, and the door to the other primitives of this instance. */

@@ -25,6 +25,11 @@ export interface LeaseContext {
 /** Safety margin subtracted from every validity window of `ttl` ms. */
 export const drift = (context: LeaseContext, ttl: number): number => Math.floor(ttl * context.driftFactor) + 2
 
+/** What an extension is sent through: the backend itself, or the batched renewals (same contract). */
+export interface Extender {
+  extend(resource: string, token: string, ttl: number): Promise<boolean>
+}
+
 export interface LeaseInit {
   resource: string
   token: string

@@ -1,40 +1,32 @@
-import { Alarm, cancelAlarm, setAlarm, settleWithin } from '../util/alarms.js'
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
-import { extendFailed, noReplyError, redisFailure } from '../errors/failures.js'
+import { extendFailed, noReplyError } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
 import type { Lease } from './lease.js'
-import { drift, type LeaseContext, type LeaseInit } from './lease-context.js'
+import { LeaseAlarms } from './lease-alarms.js'
+import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease-context.js'
 import { reportExtend, reportLost, reportRelease } from './lease-events.js'
+import { LeaseLoss } from './lease-loss.js'
+import { releaseWithin } from './lease-release.js'
 import { renewalTime } from './renewals.js'
-
-/** What an extension is sent through: the backend itself, or the batched renewals (same contract). */
-interface Extender {
-  extend(resource: string, token: string, ttl: number): Promise<boolean>
-}
 
 type State = 'held' | 'released' | 'lost'
 
 /** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
 export class LeaseState implements Lease {
-  /** The locked resource's name. */
+  // What the members of `Lease` do is described once, on the interface (lease.ts).
   readonly resource: string
-  /** Random owner token (from crypto); only this lease can extend or release the lock. */
   readonly token: string
-  /** Fencing token: strictly larger than every earlier acquisition's fence of this resource. */
   readonly fence: number
   readonly #context: LeaseContext
-  /** Made when someone first reads `signal` (most leases are released without anyone reading it). */
-  #controller: AbortController | undefined
-  /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
-  #reason: LockLostError | undefined
-  /** Extensions in flight (and when each was sent), which stop waiting for their reply when the lease is lost. */
-  #watchers: Map<() => void, number> | undefined
+  /** Why the lease was lost, its signal, the extensions in flight that stop waiting then. */
+  readonly #loss = new LeaseLoss()
   #ttl: number
   #deadline: number
   #state: State = 'held'
-  /** On the shared timeline (alarms.ts): no Node timer per lease. */
-  #expiry: Alarm | undefined
-  #renewal: Alarm | undefined
+  readonly #alarms = new LeaseAlarms(
+    () => this.#onDeadline(),
+    () => this.#renew(),
+  )
   #autoExtend: boolean
   #extending: Promise<void> | undefined
   #lastError: unknown
@@ -60,54 +52,40 @@ export class LeaseState implements Lease {
     return this.#context
   }
 
-  /** Aborts with `LockLostError` when the lease is lost. Pass it to the work the lock protects. */
   get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController()
-      if (this.#reason) this.#controller.abort(this.#reason)
-    }
-    return this.#controller.signal
+    return this.#loss.signal
   }
 
-  /** `performance.now()` value after which the lease must be treated as lost. */
   get deadline(): number {
     return this.#deadline
   }
 
-  /** Milliseconds of validity left (0 once lost or released). */
   get remaining(): number {
     return this.#state === 'held' ? Math.max(0, this.#deadline - performance.now()) : 0
   }
 
-  /** True while the lease is held and inside its deadline. */
   get held(): boolean {
     return this.#state === 'held' && performance.now() < this.#deadline
   }
 
-  /** The ttl of the last acquire or extend. */
   get ttl(): number {
     return this.#ttl
   }
 
-  /**
-   * Pushes the lock's expiry to `ttl` ms from now (default: the last ttl). Rejects with
-   * `LockLostError` if the lease was lost (the signal aborts too), or `RedisError` if Redis did not
-   * answer; in that case the lease stays valid until its current deadline.
-   */
   extend(ttl: number = this.#ttl): Promise<void> {
     return this.#extend(ttl, this.#context.backend)
   }
 
   async #extend(ttl: number, via: Extender): Promise<void> {
     checkLeaseTtl(ttl, 'ttl', this.#context.maxTtl, this.#context.allowShortTtl)
-    if (this.#state === 'lost') throw this.#reason!
+    if (this.#state === 'lost') throw this.#loss.reason!
     if (this.#state === 'released') throw new LockLostError(this.resource, 'released')
     const start = performance.now()
     if (start >= this.#deadline) {
       // Too late to ask (a blocked event loop kept this from running in time): no request whose
       // silence would read as Redis not answering; the deadline's own verdict.
       this.#expire()
-      throw this.#reason!
+      throw this.#loss.reason!
     }
     let ok: boolean | 'lost' | LockLostError
     const extending = via.extend(this.resource, this.token, ttl)
@@ -118,7 +96,7 @@ export class LeaseState implements Lease {
     try {
       ok = await new Promise<boolean | 'lost'>((resolve, reject) => {
         onLost = () => resolve('lost')
-        ;(this.#watchers ??= new Map()).set(onLost, start)
+        this.#loss.watch(onLost, start)
         extending.then(resolve, reject)
       })
     } catch (err) {
@@ -129,20 +107,20 @@ export class LeaseState implements Lease {
         throw extendFailed(this.resource, err)
       }
     } finally {
-      this.#watchers!.delete(onLost!)
+      this.#loss.unwatch(onLost!)
     }
-    if (ok === 'lost') throw this.#reason!
+    if (ok === 'lost') throw this.#loss.reason!
     if (this.#state !== 'held') {
-      if (this.#state === 'lost') throw this.#reason!
+      if (this.#state === 'lost') throw this.#loss.reason!
       return // released while the extend was in flight: nothing more to do
     }
     if (ok instanceof LockLostError) {
       this.#lose(ok.reason as LockLostReason, ok.cause)
-      throw this.#reason!
+      throw this.#loss.reason!
     }
     if (!ok) {
       this.#lose('refused')
-      throw this.#reason!
+      throw this.#loss.reason!
     }
     const deadline = start + ttl - drift(this.#context, ttl)
     const now = performance.now()
@@ -150,7 +128,7 @@ export class LeaseState implements Lease {
       // Redis answered, but too late: after the new ttl (the lock may already be gone), or after
       // the old deadline (read late, see #onDeadline): a lease past its deadline stays lost.
       this.#lose('expired')
-      throw this.#reason!
+      throw this.#loss.reason!
     }
     this.#ttl = ttl
     this.#deadline = deadline
@@ -158,12 +136,7 @@ export class LeaseState implements Lease {
     this.#schedule()
   }
 
-  /**
-   * Releases the lock. Resolves true if this call released it, false if the lease had already been
-   * lost or released; never throws for that. Rejects with `RedisError` only if Redis failed or did
-   * not answer within the lease's remaining validity (at least a second, or the ttl if shorter):
-   * the lock then expires at its ttl.
-   */
+  /** Never throws for a lease already lost or released; one that Redis did not answer in time expires at its ttl. */
   release(): Promise<boolean> {
     return this.#release('release')
   }
@@ -176,15 +149,10 @@ export class LeaseState implements Lease {
   /** A 'give-back' is no release of a lease anyone held: it publishes no release event. */
   #release(as: 'release' | 'give-back'): Promise<boolean> {
     if (this.#state === 'released') return Promise.resolve(false)
-    // A lease that `locks.close()` let go of is still in Redis: releasing it is a real release.
     const wasHeld = this.#state === 'held' || this.#abandoned
-    // Past its deadline the lease is worthless: a Redis that does not answer (down, paused, offline
-    // queue) must not hold the caller (withLock, `await using`) longer.
     const left = this.#deadline - performance.now()
-    const floor = Math.min(this.#ttl, 1_000)
-    const limit = Math.ceil(Math.max(left, floor))
     this.#state = 'released'
-    this.#clearTimers()
+    this.#alarms.clear()
     this.#context.leases.delete(this)
     let releasing: Promise<boolean>
     try {
@@ -193,27 +161,15 @@ export class LeaseState implements Lease {
       return Promise.reject(err) // as from an async function
     }
     if (as === 'release') reportRelease(this.#context.kind, this, this.#acquiredAt, wasHeld, releasing)
-    // Bounded by the deadline, releases come due about in the order they are sent: a lane of
-    // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
-    // One promise from the reply (or its silence) to the outcome, on every release.
-    return settleWithin<boolean, boolean>(releasing, limit, left >= floor ? this.#ttl + 0.5 : limit, {
-      silent: () => {
-        throw noReplyError(this.#silence(limit), ` to the release of lock "${this.resource}"; it expires at its ttl`)
-      },
-      value: (released) => {
-        if (!released && wasHeld && this.#reason === undefined) {
-          // Redis no longer had it (restart with no data, eviction, expiry during the call): lost before.
-          const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
-          this.#abort(new LockLostError(this.resource, reason))
-          this.#emitLost(reason)
-        }
-        return released && wasHeld
-      },
-      // A FencelockError already says what happened (a quorum's votes, a refused wake-up).
-      error: (err: unknown) => {
-        throw redisFailure(`release lock "${this.resource}"`, err)
-      },
-    })
+    return releaseWithin(releasing, { resource: this.resource, left, ttl: this.#ttl, wasHeld, silence: (ms) => this.#silence(ms), gone: () => this.#gone() })
+  }
+
+  /** Redis no longer had the held lease that was released: it was lost before. */
+  #gone(): void {
+    if (this.#loss.reason !== undefined) return
+    const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
+    this.#loss.abort(new LockLostError(this.resource, reason))
+    this.#emitLost(reason)
   }
 
   /**
@@ -230,13 +186,13 @@ export class LeaseState implements Lease {
     if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
     const lost = this.#state === 'lost'
     const released = await this.release().catch(() => undefined)
-    if (lost || released === false) throw this.#reason ?? new LockLostError(this.resource, 'refused')
+    if (lost || released === false) throw this.#loss.reason ?? new LockLostError(this.resource, 'refused')
   }
 
   /** The lease's loss, if it was lost: for callers that finish work under it (withLock). */
   lostError(): LockLostError | undefined {
     if (this.#state === 'held' && performance.now() >= this.#deadline) this.#expire()
-    return this.#state === 'lost' ? this.#reason : undefined
+    return this.#state === 'lost' ? this.#loss.reason : undefined
   }
 
   /** Turns automatic extension on or off (withLock turns it on). */
@@ -261,9 +217,9 @@ export class LeaseState implements Lease {
   #lose(reason: LockLostReason, cause: unknown = this.#lastError): void {
     if (this.#state !== 'held') return
     this.#state = 'lost'
-    this.#clearTimers()
+    this.#alarms.clear()
     this.#context.leases.delete(this)
-    this.#abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
+    this.#loss.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
     this.#emitLost(reason)
   }
 
@@ -301,17 +257,7 @@ export class LeaseState implements Lease {
    * anything about Redis.
    */
   #waitingSince(): number | undefined {
-    if (!this.#watchers?.size) return undefined
-    const late = this.#deadline - drift(this.#context, this.#ttl)
-    let since: number | undefined
-    for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
-    return since
-  }
-
-  #abort(reason: LockLostError): void {
-    this.#reason = reason
-    this.#controller?.abort(reason)
-    if (this.#watchers) for (const watcher of this.#watchers.keys()) watcher()
+    return this.#loss.waitingSince(this.#deadline - drift(this.#context, this.#ttl))
   }
 
   #emitLost(reason: LockLostReason): void {
@@ -323,30 +269,17 @@ export class LeaseState implements Lease {
     return { kind: 'no-reply', ms, clientError: this.#context.backend.clientError?.() } as const
   }
 
-  #clearTimers(): void {
-    if (this.#expiry) cancelAlarm(this.#expiry)
-    if (this.#renewal) cancelAlarm(this.#renewal)
-  }
-
   #schedule(): void {
     const now = performance.now()
     const left = this.#deadline - now
     if (left <= 0) {
-      this.#clearTimers()
+      this.#alarms.clear()
       return this.#expire()
     }
-    // Alarms never keep the process alive: an abandoned lease simply expires in Redis.
-    setAlarm((this.#expiry ??= new Alarm(() => this.#onDeadline())), this.#deadline, this.#ttl)
-    if (!this.#autoExtend) {
-      if (this.#renewal) cancelAlarm(this.#renewal)
-      return
-    }
-    const { due, lane } = renewalTime(now, this.#ttl, this.#lastError !== undefined)
-    if (due >= this.#deadline || due >= this.#holdUntil) {
-      if (this.#renewal) cancelAlarm(this.#renewal)
-      return
-    }
-    setAlarm((this.#renewal ??= new Alarm(() => this.#renew())), due, lane)
+    this.#alarms.expireAt(this.#deadline, this.#ttl)
+    if (!this.#autoExtend) return this.#alarms.renewAt(undefined)
+    const renewal = renewalTime(now, this.#ttl, this.#lastError !== undefined)
+    this.#alarms.renewAt(renewal.due >= this.#deadline || renewal.due >= this.#holdUntil ? undefined : renewal)
   }
 
   #renew(): void {

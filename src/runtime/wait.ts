@@ -1,43 +1,10 @@
 import { LockAbortedError, type FencelockError } from '../errors/errors.js'
 import { subscribeRefused, waitError } from '../errors/failures.js'
-import { isRefused } from '../errors/redis-failure.js'
 import { whenAborted } from '../util/abort.js'
 import type { LeaseState } from './lease-state.js'
 import { wakeFor } from '../topology/wake-message.js'
-import {
-  activeSince,
-  afterRefusal,
-  FAILED,
-  sleepUnlessWoken,
-  untilWoken,
-  WOKEN,
-  type Subscription,
-  type TryResult,
-  type WaitHooks,
-  type Waiter,
-} from './waiter.js'
-
-/** A fast-path attempt in flight for waiter `id` (none for `wait: 0`); `poked` if a release named it meanwhile. */
-interface Pending {
-  readonly id: string | undefined
-  poked: boolean
-}
-
-interface Queue {
-  readonly resource: string
-  /** Where this resource's wake-ups come (several for an all-or-nothing lock of several resources). */
-  readonly channels: readonly string[]
-  readonly waiters: Waiter[]
-  readonly listener: (message: string) => void
-  /** The subscription: resolves once it is active (and since when), or failed. */
-  listening: Promise<Subscription> | undefined
-  /** Redis refused SUBSCRIBE (an ACL without it): waiting would poll in silence, so waiters fail. */
-  refused: unknown
-  /** A fast-path attempt in flight for waiter `id`; `poked` if a release named it meanwhile. */
-  pending: Pending | undefined
-  /** The serve loop runs (it starts once the fast path, if any, has returned). */
-  serving: boolean
-}
+import { listen, type Pending, type Queue } from './wait-queue.js'
+import { afterRefusal, sleepUnlessWoken, untilWoken, WOKEN, type TryResult, type WaitHooks, type Waiter } from './waiter.js'
 
 /**
  * Event-driven waiting. Waiters of one resource in this process queue FIFO; only the head talks to
@@ -86,19 +53,7 @@ export class WaitQueues {
       return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending
-    queue.listening = this.#listen(queue)
-  }
-
-  /** Resolves once every channel of the queue is subscribed, with the latest moment one became active, or failed if one failed. */
-  #listen(queue: Queue): Promise<Subscription> {
-    this.#hooks.subscribing()
-    const wake = this.#hooks.wake
-    const failed = (err: unknown): Subscription => {
-      if (isRefused(err)) queue.refused = err
-      return FAILED
-    }
-    if (queue.channels.length === 1) return wake.listen(queue.channels[0]!, queue.listener).then(activeSince, failed)
-    return Promise.all(queue.channels.map((channel) => wake.listen(channel, queue.listener))).then((at) => activeSince(Math.max(...at)), failed)
+    queue.listening = listen(this.#hooks, queue)
   }
 
   /** The fast path is over without a waiter to queue: serve whoever queued behind it meanwhile. */
@@ -289,7 +244,7 @@ export class WaitQueues {
       const delay = next.delay
       result = undefined
       if (!queue.listening) {
-        queue.listening = this.#listen(queue)
+        queue.listening = listen(this.#hooks, queue)
         // Bounded by the re-check delay too: a SUBSCRIBE that is never answered must cost no more
         // than a lost message would (one ttl), not the whole wait.
         const subscription = await untilWoken(waiter, queue.listening, Math.min(delay, waiter.deadline - performance.now()))

@@ -6,7 +6,7 @@ import { adapters } from '../../harness/clients.js'
 import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { clusterSlot } from '../../src/util/keys.js'
 import { besideBase, redlockKeys } from '../../src/primitives/redlock/redlock.js'
-import Redlock, { ExecutionError, type Lock, LockError } from '../../src/compat/redlock/index.js'
+import Redlock, { ExecutionError, type Lock, LockError, type Settings } from '../../src/compat/redlock/index.js'
 
 describe('redlock keys: fencelock’s state beside the resource, in its cluster slot', () => {
   it.each(['orders:42', '{user:1}:cart', 'a{b', 'a}b', '{}x', 'x{}', '}{', '{a}'])('%s', (resource) => {
@@ -29,6 +29,15 @@ describeRedis('fencelock/redlock', (server) => {
   const plain = useIoredis(server)
   describe.each(adapters.map((a) => [a.name, a] as const))('on %s', (_name, adapter) => {
     const connect = () => adapter.connect(server.url)
+    /** A drop-in with `settings` on a client of its own, which quits after `body`, whatever happens. */
+    const withRedlock = async (settings: Settings, body: (redlock: Redlock) => Promise<void>): Promise<void> => {
+      const client = await connect()
+      try {
+        await body(new Redlock([client.raw], settings))
+      } finally {
+        await client.quit()
+      }
+    }
 
     it('refuses no clients, custom scripts and meaningless settings, with node-redlock’s or fencelock’s message', async () => {
       const client = await connect()
@@ -49,10 +58,8 @@ describeRedis('fencelock/redlock', (server) => {
     })
 
     it('v4: locks in node-redlock’s layout, answers callbacks, extends in place, and says why unlock failed', async () => {
-      const client = await connect()
       const resource = `v4:${adapter.name}`
-      try {
-        const redlock = new Redlock([client.raw], { retryCount: 0 })
+      await withRedlock({ retryCount: 0 }, async (redlock) => {
         const lock = await new Promise<Lock>((resolve, reject) => redlock.lock(resource, 1_000, (err, l) => (err ? reject(err) : resolve(l!))))
         expect(lock).toBeInstanceOf(Redlock.Lock)
         expect(await plain.client.get(resource)).toBe(lock.value)
@@ -69,9 +76,7 @@ describeRedis('fencelock/redlock', (server) => {
         const again = await new Promise<Error | null>((resolve) => void lock.unlock((err) => resolve(err)))
         expect(again?.message).toBe(`Unable to fully release the lock on resource "${resource}".`)
         await expect(lock.extend(1_000)).rejects.toThrow(`Cannot extend lock on resource "${resource}" because the lock has already expired.`)
-      } finally {
-        await client.quit()
-      }
+      })
     })
 
     it('v4: emits clientError (and v5’s error) with the client’s reply error', async () => {
@@ -92,10 +97,8 @@ describeRedis('fencelock/redlock', (server) => {
     })
 
     it('v5: ExecutionError with one attempt per retry, each vote against a ResourceLockedError', async () => {
-      const client = await connect()
       const resource = `v5:${adapter.name}`
-      try {
-        const redlock = new Redlock([client.raw], { retryCount: 2, retryDelay: 20, retryJitter: 0 })
+      await withRedlock({ retryCount: 2, retryDelay: 20, retryJitter: 0 }, async (redlock) => {
         const lock = await redlock.acquire([resource], 2_000)
         const failed = await redlock.acquire([resource], 2_000).catch((e: unknown) => e)
         expect(failed).toBeInstanceOf(ExecutionError)
@@ -109,9 +112,7 @@ describeRedis('fencelock/redlock', (server) => {
         await expect(redlock.extend(lock, 1_000)).rejects.toThrow('Cannot extend an already-expired lock.')
         expect((await next.release())?.attempts.length).toBe(1)
         await expect(next.release()).rejects.toThrow('The operation was unable to achieve a quorum during its retry window.')
-      } finally {
-        await client.quit()
-      }
+      })
     })
 
     it('gives fences that increase, and wakes a drop-in waiter at once when a drop-in holder releases', async () => {
@@ -160,19 +161,15 @@ describeRedis('fencelock/redlock', (server) => {
     })
 
     it('locks several resources all or nothing, as node-redlock takes an array', async () => {
-      const client = await connect()
       const [x, y, z] = ['{m}x', '{m}y', '{m}z'].map((r) => `${r}:${adapter.name}`) as [string, string, string]
-      try {
-        const redlock = new Redlock([client.raw], { retryCount: 0 })
+      await withRedlock({ retryCount: 0 }, async (redlock) => {
         const lock = await redlock.acquire([x, y], 5_000)
         expect(await plain.client.mget(x, y)).toEqual([lock.value, lock.value])
         await expect(redlock.acquire([y, z], 5_000)).rejects.toBeInstanceOf(ExecutionError)
         expect(await plain.client.exists(z)).toBe(0)
         await lock.release()
         expect(await plain.client.exists(x, y)).toBe(0)
-      } finally {
-        await client.quit()
-      }
+      })
     })
   })
 })

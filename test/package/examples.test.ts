@@ -4,17 +4,17 @@
 // reports an overrun; lease-signal stops its HTTP request and its SQL query when the lock's key is
 // deleted under it; graceful-shutdown finishes (or, past its grace period, aborts) the current job
 // on SIGTERM, releases every lease and exits 0.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { copyFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requirePgOrSkip, pgConfig } from '../../harness/postgres.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { keysOf, waitUntil } from '../../harness/util.js'
+import { installBuiltPackage } from './installed-package.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const examples = path.join(root, 'examples')
@@ -96,17 +96,9 @@ describe.skipIf(!redisReady)('examples', () => {
   describe('cjs-node-redis.cjs', () => {
     let dir: string
     beforeAll(async () => {
-      // The built package installed as `fencelock` in a private directory (a concurrent dist/ build
-      // cannot race with it), inside the repository's node_modules so that `redis` resolves from
-      // there. Declarations are not needed to run it, so they are not built.
-      const cache = path.join(root, 'node_modules', '.cache')
-      mkdirSync(cache, { recursive: true })
-      dir = mkdtempSync(path.join(cache, 'fencelock-examples-'))
-      const pkg = path.join(dir, 'node_modules', 'fencelock')
-      await promisify(execFile)('npx', ['tsup', '--silent', '--no-dts', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
-      copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
-      // No name: nothing in this directory may resolve `fencelock` to the repository itself.
-      writeFileSync(path.join(dir, 'package.json'), '{ "private": true }\n')
+      // The built package installed as `fencelock` (`redis` resolves from the repository).
+      // Declarations are not needed to run it, so they are not built.
+      dir = await installBuiltPackage('fencelock-examples-', { dts: false })
       copyFileSync(path.join(examples, 'cjs-node-redis.cjs'), path.join(dir, 'cjs-node-redis.cjs'))
     }, 120_000)
     afterAll(() => {

@@ -3,11 +3,12 @@
 // `require('fencelock/redlock')` (the class itself, as `require('redlock')` is) both load, and a
 // TypeScript consumer of each kind type-checks against the published declarations.
 import { execFile } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installBuiltPackage } from './installed-package.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -48,13 +49,7 @@ export function main(url: string): Promise<unknown> {
 describe('fencelock/redlock as published', () => {
   let project: string
   beforeAll(async () => {
-    const cache = path.join(root, 'node_modules', '.cache')
-    mkdirSync(cache, { recursive: true })
-    project = mkdtempSync(path.join(cache, 'fencelock-redlock-'))
-    const pkg = path.join(project, 'node_modules', 'fencelock')
-    await run('npx', ['tsup', '--silent', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
-    copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
-    writeFileSync(path.join(project, 'package.json'), '{ "private": true, "type": "module" }\n')
+    project = await installBuiltPackage('fencelock-redlock-', { type: 'module' })
     writeFileSync(path.join(project, 'esm.mts'), esm)
     writeFileSync(path.join(project, 'cjs.cts'), cjs)
     writeFileSync(

@@ -9,11 +9,12 @@
 //   (`"types": []`: no @types is visible unless a declaration asks for it) and under a tsconfig
 //   that sets nothing but `module: nodenext`.
 import { execFile } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installBuiltPackage } from './installed-package.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -39,23 +40,22 @@ async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<str
 
 const onlyFencelock = ['only-fencelock.mts', 'only-fencelock.cts']
 
+/** Consumers type-checked as ESM and, copied under a .cts name, as CommonJS (`require` resolves dist/*.d.cts): one source each. */
+const alsoAsCommonJs: Record<string, string> = { 'redis-semaphore.mts': 'redis-semaphore.cts' }
+
 describe('published types', () => {
   let project: string
   beforeAll(async () => {
-    // Inside the repository's node_modules, so that the consumer resolves the client packages
-    // and @types/node from there, and `fencelock` from its own node_modules.
-    const cache = path.join(root, 'node_modules', '.cache')
-    mkdirSync(cache, { recursive: true })
-    project = mkdtempSync(path.join(cache, 'fencelock-types-'))
-    const pkg = path.join(project, 'node_modules', 'fencelock')
-    await run('npx', ['tsup', '--silent', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
-    copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
-    writeFileSync(path.join(project, 'package.json'), '{ "private": true, "type": "module" }\n')
+    // The consumer resolves the client packages and @types/node from the repository, and
+    // `fencelock` from its own node_modules.
+    project = await installBuiltPackage('fencelock-types-', { type: 'module' })
     for (const file of readdirSync(sources)) {
       // The first line turns off the repository's own check of these files (it cannot resolve
       // `fencelock` without a build); the consumer project checks them in full.
       const text = readFileSync(path.join(sources, file), 'utf8').replace(/^\/\/ @ts-nocheck.*\n/, '')
       writeFileSync(path.join(project, file), text)
+      const commonJs = alsoAsCommonJs[file]
+      if (commonJs) writeFileSync(path.join(project, commonJs), text)
     }
     for (const compiler of compilers) {
       // `tsc --init` writes ./tsconfig.json: one directory per compiler, extended below.

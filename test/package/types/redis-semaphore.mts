@@ -1,6 +1,7 @@
 // @ts-nocheck: type-checked by test/types.test.ts against the built package (this line removed), not by the repository's tsconfig
-// An ESM consumer of fencelock/redis-semaphore (`import` resolves dist/redis-semaphore.d.ts): the
-// redis-semaphore API, the one import changed.
+// A consumer of fencelock/redis-semaphore: the redis-semaphore API, the one import changed. Checked
+// as ESM (`import` resolves dist/redis-semaphore.d.ts) and, copied to redis-semaphore.cts by the
+// test, as CommonJS (`require` resolves dist/redis-semaphore.d.cts).
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import {

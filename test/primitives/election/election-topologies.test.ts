@@ -2,13 +2,13 @@
 // Cluster (every key of an election in its hash tag's slot), and in quorum mode (3 masters: the
 // leader is the one a majority holds; observers read the majority's view). On each: campaign,
 // proclaim, resign hands over to the next in line with a larger term, observers see it in order.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createLocks, type Leader, type Locks, type LocksOptions } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
-import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { adapters } from '../../../harness/clients.js'
+import { requireRedisOrSkip } from '../../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
 import { clusterAdapters } from '../../../harness/cluster-clients.js'
-import { useCluster, useReplicated } from '../../../harness/per-adapter.js'
+import { quorumPerAdapter, useCluster, useReplicated } from '../../../harness/per-adapter.js'
 
 const QUORUM_MAX_TTL = 1_000
 
@@ -78,41 +78,24 @@ describe.skipIf(!requireRedisOrSkip())('election on every topology', () => {
     })
   })
 
-  describe('quorum of 3', () => {
-    let nodes: RedisProcess[]
-    beforeAll(async () => {
-      nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
-      await mature(nodes, QUORUM_MAX_TTL)
-    })
-    afterAll(() => Promise.all(nodes.map((n) => n.stop())))
-    describe.each(adapters)('$name', (adapter) => {
-      let clients: TestClient[] = []
-      afterAll(async () => {
-        await Promise.all(clients.map((c) => c.quit()))
-        clients = []
-      })
-      it('hands over in order; the leader is the one a majority holds, also with a node down', async () => {
-        const prefix = uniquePrefix('el-quorum')
-        const make = async () => {
-          const own = await Promise.all(nodes.map((n) => adapter.connect(n.url)))
-          clients.push(...own)
-          return createLocks({ redis: own.map((c) => c.raw), prefix, maxTtl: QUORUM_MAX_TTL, ttl: QUORUM_MAX_TTL, quorum: { nodeTimeout: 200 } })
-        }
-        const set = [await make(), await make(), await make()]
+  quorumPerAdapter('quorum of 3', QUORUM_MAX_TTL, (open, quorum) => {
+    it('hands over in order; the leader is the one a majority holds, also with a node down', async () => {
+      const prefix = uniquePrefix('el-quorum')
+      const { nodes } = quorum
+      const set = [await open(prefix), await open(prefix), await open(prefix)]
+      try {
+        await handover(set[0]!, set[1]!, set[2]!, 'leader')
+        nodes[2]!.pause()
         try {
-          await handover(set[0]!, set[1]!, set[2]!, 'leader')
-          nodes[2]!.pause()
-          try {
-            const term = await set[0]!.election('down', { ttl: 1_000 }).campaign('one-down')
-            expect(await set[1]!.election('down').leader()).toMatchObject({ value: 'one-down', fence: term.fence })
-            await term.resign()
-          } finally {
-            nodes[2]!.resume()
-          }
+          const term = await set[0]!.election('down', { ttl: 1_000 }).campaign('one-down')
+          expect(await set[1]!.election('down').leader()).toMatchObject({ value: 'one-down', fence: term.fence })
+          await term.resign()
         } finally {
-          await closeQuietly(set)
+          nodes[2]!.resume()
         }
-      })
+      } finally {
+        await closeQuietly(set)
+      }
     })
   })
 })

@@ -6,9 +6,9 @@ import { Cluster } from 'ioredis'
 import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../../src/index.js'
-import { adapters, type TestClient } from '../../../harness/clients.js'
-import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
-import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
+import { adapters } from '../../../harness/clients.js'
+import { describeRedis, perAdapter, quorumPerAdapter } from '../../../harness/per-adapter.js'
+import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
 
 const QUORUM_MAX_TTL = 2_000
@@ -113,6 +113,16 @@ describeRedis('semaphore: weighted permits', (server) => {
   )
 })
 
+/** `weighted` on the pool of two instances, which are closed after it (and then `close`, their client). */
+async function weightedThenClose(set: Locks[], ttl: number, close: () => Promise<void> = async () => {}): Promise<void> {
+  try {
+    await weighted(set[0]!, set[1]!, 'pool', ttl)
+  } finally {
+    await closeQuietly(set)
+    await close()
+  }
+}
+
 describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every topology', () => {
   describe('replicas (WAIT)', () => {
     let primary: RedisProcess
@@ -129,13 +139,7 @@ describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every top
       it('all or none, FIFO, one lease', async () => {
         const client = await adapter.connect(primary.url)
         const options = { redis: client.raw, prefix: uniquePrefix('sw-repl'), replicas: { count: 1, timeout: 300 } }
-        const set = [createLocks(options), createLocks(options)]
-        try {
-          await weighted(set[0]!, set[1]!, 'pool', 5_000)
-        } finally {
-          await closeQuietly(set)
-          await client.quit()
-        }
+        await weightedThenClose([createLocks(options), createLocks(options)], 5_000, () => client.quit())
       })
     })
   })
@@ -164,44 +168,15 @@ describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every top
       it('all or none, FIFO, one lease, on the slot of the semaphore', async () => {
         const client = await connect[adapter.name as keyof typeof connect]()
         const prefix = uniquePrefix('sw-cluster')
-        const set = [createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })]
-        try {
-          await weighted(set[0]!, set[1]!, 'pool', 5_000)
-        } finally {
-          await closeQuietly(set)
-          await client.close()
-        }
+        await weightedThenClose([createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })], 5_000, () => client.close())
       })
     })
   })
 
-  describe('quorum of 3', () => {
-    let nodes: RedisProcess[]
-    beforeAll(async () => {
-      nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
-      await mature(nodes, QUORUM_MAX_TTL)
-    })
-    afterAll(() => Promise.all(nodes.map((n) => n.stop())))
-    describe.each(adapters)('$name', (adapter) => {
-      let clients: TestClient[] = []
-      afterAll(async () => {
-        await Promise.all(clients.map((c) => c.quit()))
-        clients = []
-      })
-      it('all or none, FIFO, one lease: a majority holds the same slots', async () => {
-        const prefix = uniquePrefix('sw-quorum')
-        const make = async () => {
-          const own = await Promise.all(nodes.map((n) => adapter.connect(n.url)))
-          clients.push(...own)
-          return createLocks({ redis: own.map((c) => c.raw), prefix, maxTtl: QUORUM_MAX_TTL, ttl: QUORUM_MAX_TTL, quorum: { nodeTimeout: 200 } })
-        }
-        const set = [await make(), await make()]
-        try {
-          await weighted(set[0]!, set[1]!, 'pool', QUORUM_MAX_TTL)
-        } finally {
-          await closeQuietly(set)
-        }
-      })
+  quorumPerAdapter('quorum of 3', QUORUM_MAX_TTL, (open) => {
+    it('all or none, FIFO, one lease: a majority holds the same slots', async () => {
+      const prefix = uniquePrefix('sw-quorum')
+      await weightedThenClose([await open(prefix), await open(prefix)], QUORUM_MAX_TTL)
     })
   })
 })

@@ -1,0 +1,50 @@
+import type { LockLostError } from '../errors/errors.js'
+
+/**
+ * A lease's loss: why it was lost, the signal that aborts with it, and the extensions in flight
+ * (and when each was sent), which stop waiting for their reply when the lease is lost.
+ */
+export class LeaseLoss {
+  /** Made when someone first reads `signal` (most leases are released without anyone reading it). */
+  #controller: AbortController | undefined
+  /** Why the lease was lost; the signal aborts with it (at once if it is read later). */
+  #reason: LockLostError | undefined
+  /** Extensions in flight (and when each was sent), which stop waiting for their reply when the lease is lost. */
+  #watchers: Map<() => void, number> | undefined
+
+  /** Aborts with `LockLostError` when the lease is lost. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#reason) this.#controller.abort(this.#reason)
+    }
+    return this.#controller.signal
+  }
+
+  get reason(): LockLostError | undefined {
+    return this.#reason
+  }
+
+  /** An extension sent at `sent` waits for its reply: `onLost` ends the wait when the lease is lost. */
+  watch(onLost: () => void, sent: number): void {
+    ;(this.#watchers ??= new Map()).set(onLost, sent)
+  }
+
+  unwatch(onLost: () => void): void {
+    this.#watchers!.delete(onLost)
+  }
+
+  /** When the oldest extension still waiting for its reply was sent, of those sent before `late`. */
+  waitingSince(late: number): number | undefined {
+    if (!this.#watchers?.size) return undefined
+    let since: number | undefined
+    for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
+    return since
+  }
+
+  abort(reason: LockLostError): void {
+    this.#reason = reason
+    this.#controller?.abort(reason)
+    if (this.#watchers) for (const watcher of this.#watchers.keys()) watcher()
+  }
+}
