@@ -98,7 +98,7 @@ describe.skipIf(!redisReady)('examples', () => {
     beforeAll(async () => {
       // The built package installed as `fencelock` (`redis` resolves from the repository).
       // Declarations are not needed to run it, so they are not built.
-      dir = await installBuiltPackage('fencelock-examples-', { dts: false })
+      dir = await installBuiltPackage('fencelock-examples-')
       copyFileSync(path.join(examples, 'cjs-node-redis.cjs'), path.join(dir, 'cjs-node-redis.cjs'))
     }, 120_000)
     afterAll(() => {

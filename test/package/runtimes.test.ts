@@ -14,13 +14,14 @@
 // installed here with `npm ci` when missing or out of date: as root devDependencies their `node`
 // bin would come first on PATH in every npm script and the whole suite would run on them.
 import { execFile, spawn } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { uniquePrefix } from '../../harness/util.js'
+import { builtDist } from './installed-package.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -330,9 +331,8 @@ describe.skipIf(!requireRedisOrSkip())('runtime matrix: the built package on Nod
     mkdirSync(cache, { recursive: true })
     privateDir = mkdtempSync(path.join(cache, 'fencelock-runtimes-'))
     const pkg = path.join(privateDir, 'node_modules', 'fencelock')
-    // --no-dts: no runtime reads the declarations, and they take 10 of the build's 12 s; the
-    // JavaScript is what `npm run build` ships (types.test.ts checks the declarations).
-    await run('npx', ['tsup', '--silent', '--no-dts', '--out-dir', path.join(pkg, 'dist')], { cwd: root, maxBuffer: 16 << 20 })
+    // The build the other package tests share (installed-package.ts): what `npm run build` ships.
+    cpSync(await builtDist(), path.join(pkg, 'dist'), { recursive: true })
     copyFileSync(path.join(root, 'package.json'), path.join(pkg, 'package.json'))
     writeFileSync(path.join(privateDir, 'package.json'), '{ "private": true, "type": "module" }\n')
     for (const file of ['scenario.mjs', 'await-using.mjs']) copyFileSync(path.join(runtimesDir, file), path.join(privateDir, file))
