@@ -60,7 +60,7 @@ const fmt = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ?
 
 /** One row per server: cycles/s of A and B, handoffs/s of C (the tuned row where a library has one), per library. */
 function table(runs: { target: Target; results?: Results; missing?: string }[]): string {
-  const head = `| server | version | ${SHOWN.map(([, name]) => `A ${name}`).join(' | ')} | ${SHOWN.map(([, name]) => `B ${name}`).join(' | ')} | ${SHOWN.map(([, name]) => `C ${name}`).join(' | ')} |`
+  const head = `| server | redis_version | ${SHOWN.map(([, name]) => `A ${name}`).join(' | ')} | ${SHOWN.map(([, name]) => `B ${name}`).join(' | ')} | ${SHOWN.map(([, name]) => `C ${name}`).join(' | ')} |`
   const rule = `|${'---|'.repeat(2 + 3 * SHOWN.length)}`
   const rows = runs.map(({ target, results, missing }) => {
     if (!results) return `| ${target.label} | not run: ${missing ?? '?'} |${' |'.repeat(3 * SHOWN.length)}`
