@@ -6,11 +6,22 @@
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { clockTools, startClockedRedis, type ClockedRedis } from '../../harness/faketime.js'
+import { mature } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
 import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
 
 const tools = clockTools()
 const MINUTE = 60_000
+
+const fencesOf = async (locks: Locks, resource: string, n: number) => {
+  const fences: number[] = []
+  for (let i = 0; i < n; i++) {
+    const lease = await locks.acquire(resource, { ttl: 1_000 })
+    fences.push(lease.fence)
+    await lease.release()
+  }
+  return fences
+}
 
 describe.skipIf('missing' in tools)('server clock steps (libfaketime)', () => {
   let node: ClockedRedis
@@ -41,16 +52,6 @@ describe.skipIf('missing' in tools)('server clock steps (libfaketime)', () => {
     const [s, us] = (await client.call('TIME')) as [string, string]
     return Number(s) * 1000 + Math.floor(Number(us) / 1000)
   }
-  const fencesOf = async (locks: Locks, resource: string, n: number) => {
-    const fences: number[] = []
-    for (let i = 0; i < n; i++) {
-      const lease = await locks.acquire(resource, { ttl: 5_000 })
-      fences.push(lease.fence)
-      await lease.release()
-    }
-    return fences
-  }
-
   it('18. the server clock steps back by minutes: fences still strictly increase (last + 1), and a held lock is not granted again', async () => {
     const { prefix, locks, rival } = locksFor('clock-back')
     const before = await fencesOf(locks, 'r', 3)
@@ -111,5 +112,45 @@ describe.skipIf('missing' in tools)('server clock steps (libfaketime)', () => {
     const [third] = await fencesOf(locks, 'r', 1)
     console.log(`[server clock] retention 2 s, step back 60 s: fences ${first}, ${second}, then after expiry ${third} (${(third! - first!) / 1e6} s)`)
     expect(third).toBeLessThan(first!)
+  })
+})
+
+describe.skipIf('missing' in tools)('server clock steps on a quorum (libfaketime)', () => {
+  const MAX_TTL = 1_000
+  let nodes: ClockedRedis[] = []
+  let clients: Redis[] = []
+  let locks: Locks | undefined
+  beforeAll(async () => {
+    if ('missing' in tools) return
+    nodes = await Promise.all([0, 1, 2].map(() => startClockedRedis(tools)))
+    clients = nodes.map((n) => new Redis({ host: n.redis.host, port: n.redis.port }))
+    await mature(
+      nodes.map((n) => n.redis),
+      MAX_TTL,
+    )
+  })
+  afterAll(async () => {
+    await closeQuietly([locks])
+    for (const c of clients) c.disconnect()
+    await Promise.all(nodes.map((n) => n.stop()))
+  })
+
+  it('18. a node whose clock steps back past its own start (uptime below zero) does not fail the scripts: it sits out as a node that just started, and fences still increase', async () => {
+    const prefix = uniquePrefix('clock-quorum')
+    locks = createLocks({ redis: clients, prefix, maxTtl: MAX_TTL })
+    const before = await fencesOf(locks, 'q', 2)
+    nodes[0]!.clock.step(-5 * MINUTE)
+    expect(await nodes[0]!.redis.cli('INFO', 'server')).toMatch(/uptime_in_seconds:-\d+/)
+    const after = await fencesOf(locks, 'q', 3)
+    console.log(`[server clock] quorum, node 0 stepped back 5 min: fences ${before.join(', ')}, then ${after.join(', ')}`)
+    expect([...before, ...after]).toEqual([...before, ...after].sort((a, b) => a - b))
+    expect(new Set([...before, ...after]).size).toBe(5)
+    // Two of three nodes stepped back past their start: they sit out, so no majority (a refusal, not a script error).
+    nodes[1]!.clock.step(-5 * MINUTE)
+    const refused = await locks.acquire('q', { ttl: 1_000, wait: 300 }).then(
+      (lease) => lease,
+      (err: unknown) => err,
+    )
+    expect(refused).toMatchObject({ name: 'QuorumError', votes: [{ node: 0, outcome: 'restarting' }, { node: 1, outcome: 'restarting' }, { node: 2 }] })
   })
 })
