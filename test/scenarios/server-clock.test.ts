@@ -113,6 +113,17 @@ describe.skipIf('missing' in tools)('server clock steps (libfaketime)', () => {
     console.log(`[server clock] retention 2 s, step back 60 s: fences ${first}, ${second}, then after expiry ${third} (${(third! - first!) / 1e6} s)`)
     expect(third).toBeLessThan(first!)
   })
+
+  it("18. a single node restarts empty while its clock is behind the last fence: the fence falls back to TIME, below the earlier ones (what the quorum's A4 and the guarded verify run avoid)", async () => {
+    const { locks } = locksFor('clock-restart')
+    const [first] = await fencesOf(locks, 'r', 1)
+    node.clock.step(-MINUTE)
+    await node.redis.restart()
+    await client.ping()
+    const [afterRestart] = await fencesOf(locks, 'r', 1)
+    console.log(`[server clock] step back 60 s, restart empty: fences ${first}, then ${afterRestart}`)
+    expect(afterRestart).toBeLessThan(first!)
+  })
 })
 
 describe.skipIf('missing' in tools)('server clock steps on a quorum (libfaketime)', () => {
