@@ -71,7 +71,7 @@ function laneParts(f: Frame): string[] {
 
 /** A fault's label on the timeline; a clock step says how far (its end's title says how far it jumped). */
 function faultLabel(start: FaultEvent): string {
-  if (start.fault === 'clock') return `clock ${/server clock (\S+ \S+)/.exec(start.detail ?? '')?.[1] ?? ''}`.trim()
+  if (start.fault === 'clock') return `clock ${/server clock (\S+ s)/.exec(start.detail ?? '')?.[1] ?? ''}`.trim()
   return start.fault.replace('-worker', '').replace('-redis', ' redis')
 }
 
