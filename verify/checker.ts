@@ -160,15 +160,19 @@ function staleViolations(lostUpdates: LostUpdate[], staleAccepted: StaleAccepted
  * (a) Each resource's fences: unique, and above every fence of it granted before they were asked
  * for, whatever the server's clock did (DESIGN.md 18; the clock control breaks this on purpose).
  */
-function fencesPerResource(ops: OpEvent[], leases: LeaseInterval[], violations: string[]): void {
+function fencesPerResource(ops: OpEvent[], leases: LeaseInterval[], violations: string[]): NonNullable<CheckResult['fenceOrder']> {
+  const counts = { regressions: 0, duplicates: 0 }
   for (const resource of new Set(leases.map((l) => l.resource))) {
-    fenceOrder(
+    const order = fenceOrder(
       ops.filter((e) => e.resource === resource),
       leases.filter((l) => l.resource === resource),
       violations,
       `leases of ${resource}`,
     )
+    counts.regressions += order.fenceRegressions.length
+    counts.duplicates += order.duplicateFences.length
   }
+  return counts
 }
 
 /** (c) Each resource acquired again soon after the final heal, after each quiet fault, and by a fresh client. */
@@ -231,7 +235,7 @@ export function check(input: CheckInput): CheckResult {
   staleViolations(lostUpdates, staleAccepted, violations)
   // (b) overlaps, as each holder saw its lease.
   const leases = leaseIntervals(events, final.end)
-  fencesPerResource(ops, leases, violations)
+  const fences = fencesPerResource(ops, leases, violations)
   const overlaps = overlapsOf(leases)
   const liveness = livenessOf(ops, faults, final, ttl, violations)
   // (d) every lease that ended without a successful release was signalled.
@@ -244,6 +248,7 @@ export function check(input: CheckInput): CheckResult {
     money,
     staleAccepted,
     lostUpdates,
+    fenceOrder: fences,
     redisRestartSkips: redis.redisRestartSkips,
     overlaps,
     liveness,
