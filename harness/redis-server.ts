@@ -188,8 +188,11 @@ export async function mature(servers: readonly RedisProcess[], maxTtl: number): 
  */
 export const defaultServer = (): string => process.env.FENCELOCK_REDIS_SERVER || 'redis-server'
 
-/** `server`: the redis-server binary (default: `defaultServer()`). */
-export async function startRedis(opts: { args?: string[]; port?: number; server?: string } = {}): Promise<RedisProcess> {
+/**
+ * `server`: the redis-server binary (default: `defaultServer()`); `env`: added to the server's
+ * environment, on every start and restart (harness/faketime.ts runs it under libfaketime so).
+ */
+export async function startRedis(opts: { args?: string[]; port?: number; server?: string; env?: Record<string, string> } = {}): Promise<RedisProcess> {
   const server = opts.server ?? defaultServer()
   if (server === 'redis-server' && !hasRedisServer()) throw new Error('startRedis: redis-server is not on PATH')
   installExitHook()
@@ -201,8 +204,8 @@ export async function startRedis(opts: { args?: string[]; port?: number; server?
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freePort())
     try {
-      const child = await spawnServer(port, dir, extra, server)
-      return makeHandle(port, dir, extra, child, server)
+      const child = await spawnServer(port, dir, extra, server, opts.env)
+      return makeHandle(port, dir, extra, child, server, opts.env)
     } catch (err) {
       const portClash = err instanceof Error && /Address already in use/i.test(err.message)
       if (!portClash || opts.port !== undefined || attempt >= 3) throw err
@@ -210,11 +213,11 @@ export async function startRedis(opts: { args?: string[]; port?: number; server?
   }
 }
 
-async function spawnServer(port: number, dir: string, extra: string[], server: string): Promise<ChildProcess> {
+async function spawnServer(port: number, dir: string, extra: string[], server: string, env?: Record<string, string>): Promise<ChildProcess> {
   // No persistence: a restart must come back empty, like a failed-over node that lost its data.
   rmSync(path.join(dir, 'dump.rdb'), { force: true })
   const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...extra]
-  const child = spawn(server, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(server, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) })
   live.add(child)
   child.once('exit', () => live.delete(child))
 
@@ -243,7 +246,7 @@ async function spawnServer(port: number, dir: string, extra: string[], server: s
   throw new Error(`redis-server on port ${port} did not answer within ${START_TIMEOUT_MS} ms:\n${tail}`)
 }
 
-function makeHandle(port: number, dir: string, extra: string[], first: ChildProcess, server: string): RedisProcess {
+function makeHandle(port: number, dir: string, extra: string[], first: ChildProcess, server: string, env?: Record<string, string>): RedisProcess {
   let child = first
   let paused = false
   const handle: RedisProcess = {
@@ -281,7 +284,7 @@ function makeHandle(port: number, dir: string, extra: string[], first: ChildProc
     },
     async restart() {
       await handle.kill9()
-      child = await spawnServer(port, dir, extra, server)
+      child = await spawnServer(port, dir, extra, server, env)
     },
     cli(...args: string[]) {
       return redisCli(port, args, 10_000)

@@ -33,7 +33,8 @@ function vitest(tests, bail = false) {
   const started = performance.now()
   // One file at a time, as the tests start their own redis-server processes (2 cores).
   const r = run('npx', ['vitest', 'run', '--project', 'fencelock', '--maxWorkers=1', ...(bail ? ['--bail=1'] : []), ...tests], {
-    env: { ...process.env, FORCE_COLOR: '0' },
+    // The export sits in a temporary folder: the server builds (harness/servers.ts) stay beside the checkout.
+    env: { ...process.env, FORCE_COLOR: '0', FENCELOCK_SERVERS_DIR: process.env.FENCELOCK_SERVERS_DIR ?? join(root, '..', 'shared', 'servers') },
   })
   const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '')
   const failed = /Tests\s+(\d+) failed/.exec(out)?.[1]

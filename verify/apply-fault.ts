@@ -1,7 +1,9 @@
 // The nemesis at work: one planned fault applied to the run's workers, Redis nodes or proxies,
 // with its start and end in the history.
+import type { ServerClock } from '../harness/faketime.js'
 import type { FaultProxy } from '../harness/fault-proxy.js'
 import type { RedisProcess } from '../harness/redis-server.js'
+import { stepClock } from './clock-faults.js'
 import { workerName, type BankResource } from './config.js'
 import type { FaultEvent, HistoryWriter } from './history.js'
 import type { Holders } from './holders.js'
@@ -20,6 +22,8 @@ export interface FaultTargets {
   workers: WorkerSlots
   redisNodes: RedisProcess[]
   proxies: FaultProxy[]
+  /** The nodes' clocks when they run under libfaketime (clock faults on), else empty. */
+  clocks: ServerClock[]
 }
 
 function recordFault(t: FaultTargets, f: PlannedFault, phase: 'start' | 'end', target: string, detail?: string): void {
@@ -117,6 +121,8 @@ export async function applyFault(t: FaultTargets, f: PlannedFault): Promise<void
     case 'partition':
     case 'delay':
       return proxyFault(t, f)
+    case 'clock':
+      return stepClock(t, f)
     case 'script-flush': {
       recordFault(t, f, 'start', `redis${f.index}`)
       await t.redisNodes[f.index]!.cli('SCRIPT', 'FLUSH').catch(() => '')

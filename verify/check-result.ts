@@ -67,6 +67,8 @@ export interface CheckResult {
   money: { initial: number; final: number; ok: boolean }
   staleAccepted: StaleAccepted[]
   lostUpdates: LostUpdate[]
+  /** Mutex and transfer mode: leases whose fence was not above one of its resource granted before they asked, and fences handed out twice. */
+  fenceOrder?: { regressions: number; duplicates: number }
   /** Pairs of (sql or redis) accepted writes across a restart of the Redis node holding the fenced key: not comparable. */
   redisRestartSkips: number
   overlaps: Overlap[]

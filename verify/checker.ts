@@ -3,6 +3,7 @@
 // signalled (d). It trusts nothing the workers concluded; it only compares what they observed.
 import type { CheckResult, LeaseInterval, LostUpdate, Overlap, StaleAccepted } from './check-result.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
+import { fenceOrder } from './fence-order.js'
 import { historyStats } from './history-stats.js'
 import { leaseIntervals, leaseKey } from './lease-intervals.js'
 import { livenessBound, quietFaultEnds, recoveredInTime, stallsOf } from './liveness.js'
@@ -155,6 +156,25 @@ function staleViolations(lostUpdates: LostUpdate[], staleAccepted: StaleAccepted
   }
 }
 
+/**
+ * (a) Each resource's fences: unique, and above every fence of it granted before they were asked
+ * for, whatever the server's clock did (DESIGN.md 18; the clock control breaks this on purpose).
+ */
+function fencesPerResource(ops: OpEvent[], leases: LeaseInterval[], violations: string[]): NonNullable<CheckResult['fenceOrder']> {
+  const counts = { regressions: 0, duplicates: 0 }
+  for (const resource of new Set(leases.map((l) => l.resource))) {
+    const order = fenceOrder(
+      ops.filter((e) => e.resource === resource),
+      leases.filter((l) => l.resource === resource),
+      violations,
+      `leases of ${resource}`,
+    )
+    counts.regressions += order.fenceRegressions.length
+    counts.duplicates += order.duplicateFences.length
+  }
+  return counts
+}
+
 /** (c) Each resource acquired again soon after the final heal, after each quiet fault, and by a fresh client. */
 function livenessOf(ops: OpEvent[], faults: FaultEvent[], final: FinalState, ttl: number, violations: string[]): CheckResult['liveness'] {
   const bound = livenessBound(ttl)
@@ -215,6 +235,7 @@ export function check(input: CheckInput): CheckResult {
   staleViolations(lostUpdates, staleAccepted, violations)
   // (b) overlaps, as each holder saw its lease.
   const leases = leaseIntervals(events, final.end)
+  const fences = fencesPerResource(ops, leases, violations)
   const overlaps = overlapsOf(leases)
   const liveness = livenessOf(ops, faults, final, ttl, violations)
   // (d) every lease that ended without a successful release was signalled.
@@ -227,6 +248,7 @@ export function check(input: CheckInput): CheckResult {
     money,
     staleAccepted,
     lostUpdates,
+    fenceOrder: fences,
     redisRestartSkips: redis.redisRestartSkips,
     overlaps,
     liveness,

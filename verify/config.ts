@@ -33,6 +33,8 @@ export interface WorkerConfig {
    * small maxTtl keeps a short run from waiting 30 s (the default) after every restart.
    */
   maxTtl: number
+  /** createLocks' fenceRetention, ms; absent: the library's default (the clock control sets a short one). */
+  fenceRetention?: number
   wait: number
   /** Time spent between reading the balances and writing them, in ms. */
   hold: [number, number]

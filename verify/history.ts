@@ -51,7 +51,7 @@ export interface LostEvent {
   time: number
 }
 
-export type FaultKind = 'pause-worker' | 'kill-worker' | 'kill-redis' | 'partition' | 'delay' | 'script-flush' | 'reconnect'
+export type FaultKind = 'pause-worker' | 'kill-worker' | 'kill-redis' | 'partition' | 'delay' | 'script-flush' | 'reconnect' | 'clock'
 
 /** A fault the nemesis injected: `start` and `end` (instant faults have both at once). */
 export interface FaultEvent {

@@ -4,7 +4,9 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { Redis } from 'ioredis'
 import { createLocks, InvalidArgumentError } from '../src/index.js'
+import { clockTools } from '../harness/faketime.js'
 import { check, type CheckResult } from './checker.js'
+import { CONTROL_FENCE_RETENTION, type ClockRun } from './clock-faults.js'
 import { checkElection } from './election-checker.js'
 import { ELECTION_ROUNDS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
@@ -153,7 +155,7 @@ function announcement(options: VerifyOptions, kind: Kind): string {
   return (
     `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
-    `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
+    `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.clock ? ' (with a server clock step)' : ''}${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
   )
 }
 
@@ -187,6 +189,7 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
         ...primitiveRun(kind, controlKind !== 'expiry', controlKind === 'limit' ? limit + 1 : limit),
         label: `control (${controlKind}${again})`,
         fencing: false,
+        ...clockRun(options, 'past-retention'),
         guard: options.guard,
         historyPath,
       })
@@ -195,9 +198,25 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
         ...primitiveRun(kind, false, limit),
         label: `control${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
         fencing: false,
+        ...clockRun(options, 'past-retention'),
         guard: options.guard,
         historyPath,
       })
+}
+
+/** Clock faults in a run (when on): the guarded run steps back and jumps past the real clock, the control past its short fence retention. */
+function clockRun(options: VerifyOptions, kind: ClockRun['kind']): { clock?: ClockRun } {
+  if (!options.clock) return {}
+  return { clock: kind === 'steps' ? { kind } : { kind, fenceRetention: CONTROL_FENCE_RETENTION } }
+}
+
+/** Clock faults asked for but libfaketime or the libc-malloc build missing: off, with the reason (in CI clockTools throws). */
+function clockChecked(options: VerifyOptions, log: (s: string) => void): VerifyOptions {
+  if (!options.clock) return options
+  const tools = clockTools()
+  if (!('missing' in tools)) return options
+  log(`  server clock faults off: ${tools.missing}`)
+  return { ...options, clock: false }
 }
 
 /** A control run shows what it exists to show: a safety violation, (a), that the guarded run must not have. */
@@ -241,7 +260,7 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
   return (
     `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
-    `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
+    `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}${options.clock ? ' --clock' : ''}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
   )
 }
@@ -293,8 +312,9 @@ function printVerdict(
   log(`  history: ${fenced.historyPath}${control ? `\n           ${control.historyPath}` : ''}`)
 }
 
-export async function verify(options: VerifyOptions): Promise<VerifyResult> {
-  const { log, progress, endProgress } = outputOf(options.quiet)
+export async function verify(asked: VerifyOptions): Promise<VerifyResult> {
+  const { log, progress, endProgress } = outputOf(asked.quiet)
+  const options = clockChecked(asked, log)
   const kind = kindOf(options)
   const pg = await preflight(options, kind)
   const dir = runDirectory(options, kind)
@@ -309,6 +329,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
     ...primitiveRun(kind, true, kind.limit),
     label: fencedLabel,
     fencing: true,
+    ...clockRun(options, 'steps'),
     guard: options.guard,
     historyPath: fencedPath,
   })

@@ -21,6 +21,8 @@ export interface PlannedFault {
    * instead of after `duration`: the moment a stale holder most likely races the next holder.
    */
   justPast: boolean
+  /** 'clock' only (verify/clock-faults.ts): how far the server's clock steps back, and how far it then jumps forward, ms. */
+  clock?: { back: number; forward: number }
 }
 
 export interface ScheduleOptions {

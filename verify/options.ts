@@ -52,11 +52,16 @@ export interface VerifyOptions {
   limit?: number
   /** Semaphore mode: what the control run breaks (default 'expiry'). */
   controlKind?: SemaphoreControl
+  /**
+   * Server clock faults (`--clock`; `--quick` turns them on): the nodes run under libfaketime and
+   * each run gets one clock fault (verify/clock-faults.ts). Off when libfaketime is missing (not in CI).
+   */
+  clock?: boolean
 }
 
 export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
-                         [--primitive mutex|semaphore|multi|election] [--limit N] [--control expiry|limit]
+                         [--primitive mutex|semaphore|multi|election] [--limit N] [--control expiry|limit] [--clock]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
                 with --primitive semaphore, 8 s of faults per run (seed 282); with --primitive
                 multi, 4.5 s of faults per run (seed ${MULTI_QUICK_SEED}); with --primitive election,
@@ -72,6 +77,9 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
                 multi: transfers between ${MULTI_ACCOUNTS} accounts (one lock each) that lock both accounts with
                 acquireAll and claim each row with that account's fence; election: candidates
                 campaign, lead (writes to one row guarded by the term), resign, and observe
+  --clock       server clock faults (on with --quick): the nodes run under libfaketime; the guarded
+                run's clock steps back by minutes, then jumps forward past the real clock; the
+                control's steps back further than its short fence retention (must show violations)
   --control     semaphore mode: what the control run breaks. expiry (default): workers never check
                 their permit's signal or deadline; limit: workers ask for limit + 1 permits`
 
@@ -99,6 +107,7 @@ function readArgs(argv: string[]) {
       primitive: { type: 'string', default: 'mutex' },
       limit: { type: 'string' },
       control: { type: 'string', default: 'expiry' },
+      clock: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }).values
@@ -166,6 +175,7 @@ export function parseCli(argv: string[]): VerifyOptions {
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
+    clock: values.clock || values.quick,
     ...(primitive === 'semaphore'
       ? { primitive: 'semaphore' as const, limit, controlKind }
       : primitive === 'multi' || primitive === 'election'

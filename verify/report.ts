@@ -30,14 +30,18 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
   const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
   const probes = check.liveness.probes.map((p) => `${p.resource} ${p.ok ? ms(p.waited) : 'failed'}`).join(', ')
   const stall = check.liveness.stalls[0]
+  const fencesOff = (check.fenceOrder?.regressions ?? 0) + (check.fenceOrder?.duplicates ?? 0) > 0
   return [
     {
       label: '(a) safety',
-      ok: check.money.ok && check.staleAccepted.length === 0 && check.lostUpdates.length === 0,
+      ok: check.money.ok && check.staleAccepted.length === 0 && check.lostUpdates.length === 0 && !fencesOff,
       text:
         `money ${check.money.initial} → ${check.money.final}${check.money.ok ? ' (conserved)' : ` (${check.money.final - check.money.initial > 0 ? '+' : ''}${check.money.final - check.money.initial})`}; ` +
         `${check.staleAccepted.length} accepted writes with a lower fence than one accepted before; ${check.lostUpdates.length} lost updates; ` +
-        `stale writes rejected: ${s.staleRejected.claim} claims, ${s.staleRejected.write} SQL writes, ${s.staleRejected.fset} fencedSet`,
+        `stale writes rejected: ${s.staleRejected.claim} claims, ${s.staleRejected.write} SQL writes, ${s.staleRejected.fset} fencedSet` +
+        (check.fenceOrder
+          ? `; ${check.fenceOrder.regressions} leases with a fence not above an earlier grant, ${check.fenceOrder.duplicates} fences twice`
+          : ''),
     },
     {
       label: '(b) overlaps',

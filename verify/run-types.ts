@@ -1,5 +1,6 @@
 // What a run is given and what it leaves: its options, the bank's final rows, the probes, and
 // the events it recorded.
+import type { ClockRun } from './clock-faults.js'
 import type { Primitive, SqlGuard } from './config.js'
 import type { HistoryEvent } from './history.js'
 import type { PlannedFault } from './nemesis.js'
@@ -24,6 +25,8 @@ export interface RunOptions {
   /** Election mode: how many rounds of guarded writes a leader does before it resigns. */
   election?: { rounds: [number, number] }
   fencing: boolean
+  /** Server clock faults: the nodes run under libfaketime, and the plan gets a clock fault (verify/clock-faults.ts). */
+  clock?: ClockRun
   guard: SqlGuard
   seed: number
   quorum: boolean

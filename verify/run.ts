@@ -3,10 +3,12 @@
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
+import { clockTools, startClockedRedis, type ClockedRedis } from '../harness/faketime.js'
 import { startFaultProxy } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
+import { withClockFault } from './clock-faults.js'
 import type { BankResource, WorkerConfig } from './config.js'
 import { HistoryWriter, monotonicNow, now as wallNow, type HistoryEvent } from './history.js'
 import { Holders } from './holders.js'
@@ -32,6 +34,8 @@ interface Run extends FaultTargets {
   /** The bank; none in semaphore mode, whose protected work is observed in the history alone. */
   bank: BankDb | undefined
   probeClients: Redis[]
+  /** The nodes under libfaketime (clock faults on): stopped, and their clock files removed, at the end. */
+  clocked: ClockedRedis[]
   phaseName: string
   okOps: number
   faultsSoFar: number
@@ -63,6 +67,7 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     prefix: 'verify:',
     ttl: options.ttl,
     maxTtl: quorumMaxTtl(options.ttl),
+    ...(options.clock?.fenceRetention ? { fenceRetention: options.clock.fenceRetention } : {}),
     wait: options.ttl * 3,
     hold: options.hold,
     seed: options.seed,
@@ -96,6 +101,8 @@ function newRun(options: RunOptions, semaphore: RunOptions['semaphore']): Run {
     workers: new WorkerSlots({ script, config: (slot) => workerConfig(run, slot), history, now, record: (event) => record(run, event) }),
     redisNodes: [],
     proxies: [],
+    clocks: [],
+    clocked: [],
     probeClients: [],
     phaseName: 'warmup',
     okOps: 0,
@@ -118,8 +125,15 @@ async function setUp(run: Run): Promise<number> {
   phase(run, 'setup')
   await run.bank?.create(resources, options.initialBalance)
   const initialTotal = options.initialBalance * resources.reduce((n, r) => n + r.accounts.length, 0)
+  const tools = options.clock ? clockTools() : undefined
+  if (tools && 'missing' in tools) throw new Error(`server clock faults need libfaketime and a libc-malloc redis-server build: ${tools.missing}`)
   for (let i = 0; i < options.nodes; i++) {
-    const node: RedisProcess = await startRedis()
+    const clocked = tools ? await startClockedRedis(tools) : undefined
+    if (clocked) {
+      run.clocked.push(clocked)
+      run.clocks.push(clocked.clock)
+    }
+    const node: RedisProcess = clocked?.redis ?? (await startRedis())
     run.redisNodes.push(node)
     run.proxies.push(await startFaultProxy({ host: node.host, port: node.port }))
   }
@@ -187,6 +201,7 @@ async function tearDown(run: Run, ticker: NodeJS.Timeout | undefined): Promise<v
   for (const client of run.probeClients) client.disconnect()
   await Promise.all(run.proxies.map((p) => p.close()))
   await Promise.all(run.redisNodes.map((n) => n.stop()))
+  await Promise.all(run.clocked.map((n) => n.stop()))
   await run.bank?.drop()
   run.history.flush()
 }
@@ -195,14 +210,15 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
   if (options.primitive === 'semaphore' && !semaphore) throw new Error('runOnce: semaphore mode needs options.semaphore')
   const run = newRun(options, semaphore)
-  const plan = planFaults({
+  const schedule = {
     seed: options.seed,
     duration: options.chaosMs,
     ttl: options.ttl,
     workers: options.workers,
     nodes: options.nodes,
     resources: options.resources,
-  })
+  }
+  const plan = options.clock ? withClockFault(planFaults(schedule), { ...schedule, clock: options.clock }) : planFaults(schedule)
   let ticker: NodeJS.Timeout | undefined
   try {
     const initialTotal = await setUp(run)

@@ -16,6 +16,7 @@ export const FAULT_COLORS: Record<string, string> = {
   delay: '#edc948',
   'script-flush': '#76b7b2',
   reconnect: '#b07aa1',
+  clock: '#8cd17d',
 }
 
 /** Where things go: the time scale, the lanes, and the drawing's size. */
@@ -68,26 +69,33 @@ function laneParts(f: Frame): string[] {
   })
 }
 
+/** A fault's label on the timeline; a clock step says how far (its end's title says how far it jumped). */
+function faultLabel(start: FaultEvent): string {
+  if (start.fault === 'clock') return `clock ${/server clock (\S+ s)/.exec(start.detail ?? '')?.[1] ?? ''}`.trim()
+  return start.fault.replace('-worker', '').replace('-redis', ' redis')
+}
+
 /** Faults: worker faults shade the worker's lane, Redis faults shade every lane. */
 function faultParts(f: Frame, events: HistoryEvent[]): string[] {
   const { x, laneY } = f
   const parts: string[] = []
   const faults = events.filter((e): e is FaultEvent => e.kind === 'fault')
   for (const start of faults.filter((g) => g.phase === 'start')) {
-    const end = faults.find((g) => g.phase === 'end' && g.id === start.id)?.time ?? start.time
+    const ended = faults.find((g) => g.phase === 'end' && g.id === start.id)
+    const end = ended?.time ?? start.time
     const color = FAULT_COLORS[start.fault] ?? '#999'
     const w = Math.max(2, x(end) - x(start.time))
     const onWorker = start.fault === 'pause-worker' || start.fault === 'kill-worker'
     const y = onWorker ? laneY(start.target) : top
     const h = onWorker ? laneH : f.lanes.length * laneH
-    const title = `${start.fault} ${start.target}${start.detail ? ` (${start.detail})` : ''}, ${ms(end - start.time)}`
+    const title = `${start.fault} ${start.target}${start.detail ? ` (${start.detail})` : ''}, ${ms(end - start.time)}${ended?.detail ? `; then ${ended.detail}` : ''}`
     parts.push(
       `<rect x="${x(start.time)}" y="${y}" width="${w}" height="${h}" fill="${color}" opacity="${onWorker ? 0.45 : 0.22}"><title>${esc(title)}</title></rect>`,
     )
     if (!onWorker) {
       parts.push(`<rect x="${x(start.time)}" y="${laneY('redis') + 4}" width="${w}" height="${laneH - 8}" fill="${color}"><title>${esc(title)}</title></rect>`)
     }
-    parts.push(`<text x="${x(start.time) + 1}" y="${top - 4}" class="fault">${esc(start.fault.replace('-worker', '').replace('-redis', ' redis'))}</text>`)
+    parts.push(`<text x="${x(start.time) + 1}" y="${top - 4}" class="fault">${esc(faultLabel(start))}</text>`)
   }
   return parts
 }

@@ -39,9 +39,10 @@ export function workerKit(clock: () => number = now) {
   )
   for (const client of clients) client.on('error', () => {})
   const stateClient = clients[0]!
+  const retention = config.fenceRetention === undefined ? {} : { fenceRetention: config.fenceRetention }
   const locks: Locks = config.quorum
-    ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl })
-    : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait })
+    ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl, ...retention })
+    : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait, ...retention })
 
   /** Runs `step` until SIGTERM (with a short random pause between steps), then closes everything. */
   const runUntilTerm = (step: () => Promise<void>, hooks: { start?: () => Promise<void>; end?: () => Promise<void> } = {}): void => {

@@ -4,6 +4,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { expect } from 'vitest'
+import { clockTools } from '../../harness/faketime.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import type { CheckResult } from '../../verify/checker.js'
 import { verify, type VerifyOptions, type VerifyResult } from '../../verify/main.js'
@@ -19,6 +21,23 @@ export async function pgReady(test: string): Promise<boolean> {
   return false
 }
 
+/** Whether the quick runs get their server clock fault (libfaketime and a libc-malloc build there; CI must have them). */
+export const clockFaults = (() => {
+  const tools = clockTools()
+  return !('missing' in tools)
+})()
+
+/**
+ * The clock fault of a quick run: one in each run; the guarded run stays safe through it (its own
+ * checks), and the control's step back past its 2 s fence retention must show as fences not above
+ * earlier ones.
+ */
+function clockChecks(guarded: CheckResult, control: CheckResult): void {
+  expect(guarded.stats.faults.clock).toBe(1)
+  expect(control.stats.faults.clock).toBe(1)
+  expect(control.violations.some((v) => /got a fence not above one granted before|fences handed out twice/.test(v))).toBe(true)
+}
+
 export interface QuickRun {
   /** The log's tag and the scratch directory's name: `[verify multi]`, `fencelock-verify-multi-`. */
   tag: string
@@ -32,13 +51,25 @@ export interface QuickRun {
 export async function quickVerify(run: QuickRun, checks: (guarded: CheckResult, control: CheckResult, result: VerifyResult) => void): Promise<void> {
   const outDir = mkdtempSync(path.join(os.tmpdir(), `fencelock-${run.tag.replace(' ', '-')}-`))
   try {
-    const result = await verify({ quorum: false, nodes: 1, workers: 4, ttl: 1_000, guard: 'claim', control: true, outDir, quiet: true, ...run.options })
+    const result = await verify({
+      quorum: false,
+      nodes: 1,
+      workers: 4,
+      ttl: 1_000,
+      guard: 'claim',
+      control: true,
+      outDir,
+      quiet: true,
+      clock: clockFaults,
+      ...run.options,
+    })
     const guarded = result.fenced.check
     const control = result.control!.check
     const summary = (label: string, c: CheckResult) => `${label}: ${c.violations.join(' | ') || 'no violations'}`
     const tries = result.control!.attempts > 1 ? ` (try ${result.control!.attempts})` : ''
     console.log(`[${run.tag}] ${summary(run.guarded ?? 'fenced', guarded)}\n[${run.tag}] ${summary(`control${tries}`, control)}`)
     checks(guarded, control, result)
+    if (clockFaults) clockChecks(guarded, control)
   } finally {
     rmSync(outDir, { recursive: true, force: true })
   }

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { findPg } from '../../verify/pg-target.js'
 import { CONTROL_ATTEMPTS, QUICK_SEED, verify } from '../../verify/main.js'
+import { clockFaults } from './quick-run.js'
 
 function findChromium(): string | undefined {
   if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium'
@@ -114,6 +115,7 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
         control: true,
         outDir,
         quiet: true,
+        clock: clockFaults,
       })
       const fenced = result.fenced.check
       const control = result.control!.check
@@ -142,6 +144,12 @@ describe.skipIf(!env)('npm run verify (quick form)', () => {
       // Control run, same schedule, fencing off: the checker must catch the damage.
       expect(control.violations.some((v) => v.startsWith('(a)'))).toBe(true)
       expect(control.money.ok && control.staleAccepted.length === 0).toBe(false)
+      // The server clock fault (libfaketime): in both runs; the control's step back past its 2 s
+      // fenceRetention makes fences fall back, and the checker says so.
+      if (clockFaults) {
+        expect(fenced.stats.faults.clock).toBe(1)
+        expect(control.violations.some((v) => /leases of bank-\d got a fence not above/.test(v))).toBe(true)
+      }
 
       // The history is JSON lines with monotonic timestamps.
       const lines = readFileSync(result.fenced.historyPath, 'utf8').trim().split('\n')

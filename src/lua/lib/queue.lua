@@ -4,9 +4,12 @@
 
 -- What a quorum counts a node by (maxTtl given): how long until this node has been up for maxTtl
 -- (it does not count towards a quorum before), and its run_id (a change means it restarted).
+-- Redis counts uptime on its wall clock: after the clock stepped back past the server's start it
+-- is below zero, and the node counts as one that has just started (safe: it sits out).
 local function nodeInfo(maxTtl)
   local info = redis.call('INFO', 'server')
-  local young = math.max(0, tonumber(maxTtl) - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000)
+  local uptime = math.max(0, tonumber(string.match(info, 'uptime_in_seconds:(-?%d+)')) or 0)
+  local young = math.max(0, tonumber(maxTtl) - uptime * 1000)
   return young, string.match(info, 'run_id:(%x+)')
 end
 
