@@ -6,7 +6,7 @@ import { Redis } from 'ioredis'
 import { createLocks, InvalidArgumentError } from '../src/index.js'
 import { check, type CheckResult } from './checker.js'
 import { checkElection } from './election-checker.js'
-import { ELECTION_ROUNDS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
+import { ELECTION_ROUNDS, FAILOVER_REPLICAS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
@@ -15,6 +15,8 @@ import { checkSemaphore } from './semaphore-checker.js'
 export {
   ELECTION_QUICK_MS,
   ELECTION_QUICK_SEED,
+  FAILOVER_QUICK_MS,
+  FAILOVER_QUICK_SEED,
   MULTI_ACCOUNTS,
   MULTI_QUICK_MS,
   MULTI_QUICK_SEED,
@@ -118,7 +120,7 @@ function runDirectory(options: VerifyOptions, kind: Kind): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
   const dir = path.resolve(
     options.outDir,
-    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`,
+    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.failover ? 'failover' : options.quorum ? `quorum${options.nodes}` : 'single'}`,
   )
   mkdirSync(dir, { recursive: true })
   return dir
@@ -130,6 +132,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
   return {
     seed: options.seed,
     quorum: options.quorum,
+    ...(options.failover ? { failover: true } : {}),
     nodes: options.nodes,
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
@@ -151,7 +154,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
 function announcement(options: VerifyOptions, kind: Kind): string {
   const quick = options.chaosMs <= 20_000
   return (
-    `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+    `fencelock verify: seed ${options.seed}, ${options.failover ? 'a primary, a replica and three Sentinels' : options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
   )
@@ -174,7 +177,7 @@ function checkRun(options: VerifyOptions, kind: Kind, run: RunResult, fencing: b
   if (kind.election) return checkElection({ events: run.events, final: run.final, ttl: options.ttl, fencing })
   return kind.semaphore
     ? checkSemaphore({ events: run.events, final: run.final, ttl: options.ttl, fencing, limit: kind.limit, nodes: options.nodes })
-    : check({ events: run.events, final: run.final, ttl: options.ttl, fencing })
+    : check({ events: run.events, final: run.final, ttl: options.ttl, fencing, ...(options.failover ? { exclusive: true } : {}) })
 }
 
 /** The control run: fencing off (mutex, multi, election: unguarded writes), or the semaphore broken as `controlKind` says. */
@@ -193,8 +196,9 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
     : runOnce({
         ...base,
         ...primitiveRun(kind, false, limit),
-        label: `control${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
-        fencing: false,
+        label: `control${options.failover ? ' (no replicas)' : ''}${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
+        // Failover mode: the same fenced bank, only `replicas` left out; the failover alone must break it.
+        fencing: options.failover === true,
         guard: options.guard,
         historyPath,
       })
@@ -226,7 +230,7 @@ async function controlRuns(
     const historyPath = path.join(dir, attempt === 1 ? 'history-control.jsonl' : `history-control-${attempt}.jsonl`)
     const run = await controlRun(options, kind, base, historyPath, attempt)
     endProgress()
-    control = { check: checkRun(options, kind, run, false), historyPath, attempts: attempt }
+    control = { check: checkRun(options, kind, run, options.failover === true), historyPath, attempts: attempt }
     runs.push({ run, check: control.check, expect: 'violations' })
     log(`  control run done: ${control.check.violations.length} violation(s)${attempt > 1 ? ` (attempt ${attempt} of ${CONTROL_ATTEMPTS})` : ''}`)
     if (caughtDamage(control.check)) break
@@ -239,7 +243,7 @@ async function controlRuns(
 function replayCommand(options: VerifyOptions, kind: Kind): string {
   const duration = options.chaosMs % 1000 === 0 ? `${options.chaosMs / 1000}s` : `${options.chaosMs}`
   return (
-    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
+    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.failover ? 'failover' : options.quorum ? 'quorum' : 'single'}` +
     `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
@@ -249,7 +253,7 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
 /** report.html and summary.json in the run's directory; returns the report's path. */
 function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: string, runs: ReportRun[], historyPaths: string[]): string {
   const reportPath = path.join(dir, 'report.html')
-  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
+  const mode = `${options.failover ? 'failover (a primary, a replica, three Sentinels)' : options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
   const title = kind.semaphore
     ? 'fencelock semaphore under faults'
     : kind.multi
@@ -279,12 +283,18 @@ function printVerdict(
 ): void {
   log('')
   log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
-  printSummary(kind.semaphore ? 'with permit checks (must be safe)' : 'with fencing (must be safe)', fenced.check, log)
+  printSummary(
+    kind.semaphore ? 'with permit checks (must be safe)' : options.failover ? 'with fencing and replicas: 1 (must be safe)' : 'with fencing (must be safe)',
+    fenced.check,
+    log,
+  )
   if (control)
     printSummary(
       kind.semaphore
         ? `control, ${kind.controlKind === 'expiry' ? 'permit checks off' : `limit ${kind.limit + 1} asked for`} (must show violations)`
-        : 'control, fencing off (must show violations)',
+        : options.failover
+          ? 'control, no replicas (must show violations)'
+          : 'control, fencing off (must show violations)',
       control.check,
       log,
     )
@@ -307,8 +317,9 @@ export async function verify(options: VerifyOptions): Promise<VerifyResult> {
   const fencedRun = await runOnce({
     ...base,
     ...primitiveRun(kind, true, kind.limit),
-    label: fencedLabel,
+    label: options.failover ? 'fenced (replicas: 1)' : fencedLabel,
     fencing: true,
+    ...(options.failover ? { replicas: FAILOVER_REPLICAS } : {}),
     guard: options.guard,
     historyPath: fencedPath,
   })

@@ -24,6 +24,10 @@ export interface RunOptions {
   /** Election mode: how many rounds of guarded writes a leader does before it resigns. */
   election?: { rounds: [number, number] }
   fencing: boolean
+  /** Failover mode: a primary, a replica and three Sentinels instead of `nodes` nodes behind proxies. */
+  failover?: boolean
+  /** Failover mode: the workers' `replicas` option (the control run leaves it out). */
+  replicas?: { count: number; timeout: number }
   guard: SqlGuard
   seed: number
   quorum: boolean

@@ -5,6 +5,8 @@ import { writeFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { startFaultProxy } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
+import { startSentinelGroup, type SentinelGroup } from '../harness/sentinel.js'
+import { applyFailover } from './apply-failover.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
 import type { BankResource, WorkerConfig } from './config.js'
@@ -35,6 +37,8 @@ interface Run extends FaultTargets {
   phaseName: string
   okOps: number
   faultsSoFar: number
+  /** Failover mode: the primary, its replica and the Sentinels (redisNodes holds the two data nodes). */
+  group?: SentinelGroup
 }
 
 function bankResources(options: RunOptions): BankResource[] {
@@ -54,6 +58,8 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     slot: slot.slot,
     generation: slot.generation,
     nodes: run.proxies.map((p) => ({ host: p.host, port: p.port })),
+    ...(run.group ? { sentinel: { sentinels: [...run.group.sentinels], name: run.group.name } } : {}),
+    ...(options.replicas ? { replicas: options.replicas } : {}),
     quorum: options.quorum,
     fencing: options.fencing,
     guard: options.guard,
@@ -63,7 +69,10 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     prefix: 'verify:',
     ttl: options.ttl,
     maxTtl: quorumMaxTtl(options.ttl),
-    wait: options.ttl * 3,
+    // Failover mode: short waits, so that waiters ask again (a fresh attempt) soon after a promotion
+    // instead of sleeping until the deadline the old primary told them.
+    wait: options.failover ? 500 : options.ttl * 3,
+    ...(options.failover ? { waiterGrace: 250 } : {}),
     hold: options.hold,
     seed: options.seed,
     ...(semaphore ? { semaphore: { limit: semaphore.workerLimit, checks: semaphore.checks, units: semaphore.units, unitMs: semaphore.unitMs } } : {}),
@@ -118,7 +127,11 @@ async function setUp(run: Run): Promise<number> {
   phase(run, 'setup')
   await run.bank?.create(resources, options.initialBalance)
   const initialTotal = options.initialBalance * resources.reduce((n, r) => n + r.accounts.length, 0)
-  for (let i = 0; i < options.nodes; i++) {
+  if (options.failover) {
+    run.group = await startSentinelGroup()
+    run.redisNodes.push(...run.group.nodes)
+  }
+  for (let i = 0; i < (options.failover ? 0 : options.nodes); i++) {
     const node: RedisProcess = await startRedis()
     run.redisNodes.push(node)
     run.proxies.push(await startFaultProxy({ host: node.host, port: node.port }))
@@ -164,7 +177,8 @@ async function chaos(run: Run, plan: PlannedFault[]): Promise<number> {
   for (const f of plan) {
     await sleep(chaosT0 + f.at - performance.now())
     run.faultsSoFar++
-    await applyFault(run, f)
+    if (run.group && (f.kind === 'failover-kill' || f.kind === 'failover-pause')) await applyFailover(run, run.group, f)
+    else await applyFault(run, f)
   }
   await sleep(chaosT0 + run.options.chaosMs - performance.now())
   return chaosStart
@@ -186,7 +200,8 @@ async function tearDown(run: Run, ticker: NodeJS.Timeout | undefined): Promise<v
   run.workers.forceKillAll()
   for (const client of run.probeClients) client.disconnect()
   await Promise.all(run.proxies.map((p) => p.close()))
-  await Promise.all(run.redisNodes.map((n) => n.stop()))
+  if (run.group) await run.group.stop()
+  else await Promise.all(run.redisNodes.map((n) => n.stop()))
   await run.bank?.drop()
   run.history.flush()
 }
@@ -202,6 +217,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     workers: options.workers,
     nodes: options.nodes,
     resources: options.resources,
+    ...(options.failover ? { failover: true } : {}),
   })
   let ticker: NodeJS.Timeout | undefined
   try {
@@ -215,7 +231,9 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     run.phaseName = 'probe'
     await run.workers.killAll()
     phase(run, 'probe')
-    run.probeClients = run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
+    run.probeClients = run.group
+      ? [new Redis({ sentinels: [...run.group.sentinels], name: run.group.name, maxRetriesPerRequest: 2 })]
+      : run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
     const probes = await probe({
       clients: run.probeClients,
       quorum: options.quorum,
