@@ -69,7 +69,7 @@ export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: Pl
   // A paused replica still receives the stream into its socket buffer and applies it on SIGCONT:
   // cut the link, so what the primary grants from now on reaches the replica only if it reconnects.
   await primary.cli('CLIENT', 'KILL', 'TYPE', 'replica').catch(() => '')
-  const grant = await grantAfter(t, started, f.delayMs)
+  const grant = await grantAfter(t, t.now(), f.delayMs)
   if (f.kind === 'failover-kill') await primary.kill9()
   else primary.pause()
   const slot = holderSlot(t, f, grant)

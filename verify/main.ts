@@ -6,7 +6,7 @@ import { Redis } from 'ioredis'
 import { createLocks, InvalidArgumentError } from '../src/index.js'
 import { check, type CheckResult } from './checker.js'
 import { checkElection } from './election-checker.js'
-import { ELECTION_ROUNDS, FAILOVER_REPLICAS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
+import { ELECTION_ROUNDS, FAILOVER_REPLICAS, FAILOVER_TTL, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
@@ -244,7 +244,7 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
   const duration = options.chaosMs % 1000 === 0 ? `${options.chaosMs / 1000}s` : `${options.chaosMs}`
   return (
     `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.failover ? 'failover' : options.quorum ? 'quorum' : 'single'}` +
-    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
+    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== (options.failover ? FAILOVER_TTL : 1_000) ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
   )

@@ -21,7 +21,8 @@ export const codeOf = (err: unknown): string => {
 function connect(config: WorkerConfig): Redis[] {
   const common = {
     // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
-    commandTimeout: Math.max(500, config.ttl),
+    // Failover mode: a paused primary holds every reply; a second is enough to give up on it.
+    commandTimeout: config.sentinel ? 1_000 : Math.max(500, config.ttl),
     maxRetriesPerRequest: 2,
     retryStrategy: (times: number) => Math.min(25 * times, 250),
     enableAutoPipelining: false,
