@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { defaultServer, freePort, pingRaw, startRedis, type RedisProcess } from './redis-server.js'
+import { defaultServer, freePort, pingRaw, startRedis, trackChild, type RedisProcess } from './redis-server.js'
 
 const HOST = '127.0.0.1'
 /** The name the Sentinels monitor the primary under (`new Redis({ sentinels, name })`). */
@@ -55,6 +55,8 @@ async function startSentinel(dir: string, primary: RedisProcess): Promise<Sentin
     ].join('\n'),
   )
   const child = spawn(defaultServer(), [conf, '--sentinel'], { stdio: 'ignore' })
+  // A crashed test or run must not leave Sentinels behind: the servers' exit hook kills them too.
+  trackChild(child, dir)
   child.unref()
   for (let i = 0; i < 100 && !(await pingRaw(port)); i++) await sleep(50)
   if (!(await pingRaw(port))) {
