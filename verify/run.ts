@@ -255,6 +255,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       JSON.stringify({
         ttl: options.ttl,
         fencing: options.fencing,
+        ...(options.failover ? { failover: true, replicas: options.replicas ?? null } : {}),
         final,
         ...(semaphore
           ? { primitive: 'semaphore', semaphore, nodes: options.nodes }
