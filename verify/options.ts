@@ -81,8 +81,8 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3);
                 failover: a primary, a replica and three Sentinels that the workers (ioredis) follow;
                 the primary killed -9 or paused just after a grant the replica missed, the replica
-                promoted; the guarded run sets replicas (WAIT 1), the control run does not
-                (--quick: ${FAILOVER_QUICK_MS / 1000} s of faults per run, seed ${FAILOVER_QUICK_SEED})
+                promoted; the guarded run sets replicas (WAIT 1), the control run does not;
+                ttl default ${FAILOVER_TTL} ms (--quick: ${FAILOVER_QUICK_MS / 1000} s of faults per run, seed ${FAILOVER_QUICK_SEED})
   --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
                 read and guarded writes in one transaction (shows why reads need the fence too)
   --no-control  skip the control run with fencing off
