@@ -137,7 +137,9 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
     // Transfer mode: one lock per account. Election mode: one election, one row (a counter from 0).
-    resources: kind.semaphore || kind.election ? 1 : kind.multi ? MULTI_ACCOUNTS : 2,
+    // Failover mode: six banks, so that a lock is often granted with nobody queued behind it (queue
+    // places replicated before the cut keep a lost lock's line until about its deadline).
+    resources: kind.semaphore || kind.election ? 1 : kind.multi ? MULTI_ACCOUNTS : options.failover ? 6 : 2,
     accountsPerResource: kind.semaphore ? 0 : kind.multi || kind.election ? 1 : 4,
     initialBalance: kind.semaphore || kind.election ? 0 : 1_000,
     ttl: options.ttl,
