@@ -206,6 +206,12 @@ async function tearDown(run: Run, ticker: NodeJS.Timeout | undefined): Promise<v
   run.history.flush()
 }
 
+/** The probe's clients: one per proxy, or one that follows the Sentinels. */
+const probeClients = (run: Run): Redis[] =>
+  run.group
+    ? [new Redis({ sentinels: [...run.group.sentinels], name: run.group.name, maxRetriesPerRequest: 2 })]
+    : run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
+
 export async function runOnce(options: RunOptions): Promise<RunResult> {
   const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
   if (options.primitive === 'semaphore' && !semaphore) throw new Error('runOnce: semaphore mode needs options.semaphore')
@@ -231,9 +237,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     run.phaseName = 'probe'
     await run.workers.killAll()
     phase(run, 'probe')
-    run.probeClients = run.group
-      ? [new Redis({ sentinels: [...run.group.sentinels], name: run.group.name, maxRetriesPerRequest: 2 })]
-      : run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
+    run.probeClients = probeClients(run)
     const probes = await probe({
       clients: run.probeClients,
       quorum: options.quorum,
