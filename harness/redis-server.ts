@@ -145,6 +145,14 @@ const tempDirs = new Set<string>()
 let exitHookInstalled = false
 
 // A crashed or forgetful test must not leave servers running: kill synchronously on exit.
+/** Another child of the harness (a Sentinel) and its directory, killed and removed with the servers when the process ends. */
+export function trackChild(child: ChildProcess, dir?: string): void {
+  installExitHook()
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  if (dir) tempDirs.add(dir)
+}
+
 function installExitHook(): void {
   if (exitHookInstalled) return
   exitHookInstalled = true

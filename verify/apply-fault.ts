@@ -129,6 +129,9 @@ export async function applyFault(t: FaultTargets, f: PlannedFault): Promise<void
       recordFault(t, f, 'end', `redis${f.index}`)
       return
     }
+    case 'failover-kill':
+    case 'failover-pause':
+      throw new Error('applyFault: a failover is applied by applyFailover (failover mode)')
     case 'reconnect': {
       recordFault(t, f, 'start', `redis${f.index}`, `${t.proxies[f.index]!.connections()} connections reset`)
       t.proxies[f.index]!.resetAll()

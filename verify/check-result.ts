@@ -2,6 +2,13 @@
 // one shape, so that the report and the terminal summary read either.
 import type { LostEvent } from './history.js'
 
+/** Failover mode: a second lease granted while the first was within its deadline and unreleased. */
+export interface DoubleGrant {
+  resource: string
+  first: { worker: string; fence: number; start: number; deadline: number }
+  second: { worker: string; fence: number; start: number }
+}
+
 /** One lease as its holder saw it: from the acquire's reply to its release request or its abort. */
 export interface LeaseInterval {
   worker: string
@@ -72,6 +79,8 @@ export interface CheckResult {
   /** Pairs of (sql or redis) accepted writes across a restart of the Redis node holding the fenced key: not comparable. */
   redisRestartSkips: number
   overlaps: Overlap[]
+  /** Failover mode: leases granted while another lease of the resource was within its deadline and unreleased. */
+  doubleGrants?: DoubleGrant[]
   liveness: {
     bound: number
     /** After the final heal, with every worker running. */

@@ -16,6 +16,8 @@ if (!historyPath) {
 const saved = JSON.parse(readFileSync(finalStatePath(historyPath), 'utf8')) as {
   ttl: number
   fencing: boolean
+  /** Failover mode: double grants are checked too. */
+  failover?: boolean
   final: FinalState
   primitive?: 'semaphore' | 'multi' | 'election'
   semaphore?: { limit: number }
@@ -33,7 +35,7 @@ const result =
           limit: saved.semaphore.limit,
           nodes: saved.nodes ?? 1,
         })
-      : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing })
+      : check({ events: readHistory(historyPath), final: saved.final, ttl: saved.ttl, fencing: saved.fencing, ...(saved.failover ? { exclusive: true } : {}) })
 const t0 = readHistory(historyPath)[0]?.time ?? 0
 for (const v of verdictLines(result)) console.log(`${v.ok === null ? 'info' : v.ok ? ' ok ' : 'FAIL'} ${v.label}: ${v.text}`)
 for (const v of result.violations) console.log(`! ${v}`)

@@ -2,6 +2,7 @@
 // often holders overlapped (b), whether the system came back (c), and whether every lost lease was
 // signalled (d). It trusts nothing the workers concluded; it only compares what they observed.
 import type { CheckResult, LeaseInterval, LostUpdate, Overlap, StaleAccepted } from './check-result.js'
+import { doubleGrantsOf, doubleGrantViolation } from './double-grants.js'
 import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
 import { fenceOrder } from './fence-order.js'
 import { historyStats } from './history-stats.js'
@@ -21,6 +22,11 @@ export interface CheckInput {
   fencing: boolean
   /** Index of the Redis node that holds the fenced key (restarts there reset the guard). */
   stateNode?: string
+  /**
+   * Failover mode: no node restarts empty under the lock (failovers go to a replica), so a grant
+   * while another lease is within its deadline is a safety violation too.
+   */
+  exclusive?: boolean
 }
 
 /** Pairs of leases of one resource whose intervals, as their holders saw them, overlap. */
@@ -237,6 +243,9 @@ export function check(input: CheckInput): CheckResult {
   const leases = leaseIntervals(events, final.end)
   const fences = fencesPerResource(ops, leases, violations)
   const overlaps = overlapsOf(leases)
+  const doubleGrants = input.exclusive ? doubleGrantsOf(leases, ops) : []
+  const doubled = doubleGrantViolation(doubleGrants)
+  if (doubled) violations.push(doubled)
   const liveness = livenessOf(ops, faults, final, ttl, violations)
   // (d) every lease that ended without a successful release was signalled.
   const signals = signalsOf(leases)
@@ -251,6 +260,7 @@ export function check(input: CheckInput): CheckResult {
     fenceOrder: fences,
     redisRestartSkips: redis.redisRestartSkips,
     overlaps,
+    ...(input.exclusive ? { doubleGrants } : {}),
     liveness,
     signals,
     leases,

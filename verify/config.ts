@@ -11,8 +11,12 @@ export interface WorkerConfig {
   slot: number
   /** How many times this slot was (re)spawned, to vary its random stream. */
   generation: number
-  /** Where the worker connects: the fault proxies, one per Redis node. */
+  /** Where the worker connects: the fault proxies, one per Redis node (none in failover mode). */
   nodes: { host: string; port: number }[]
+  /** Failover mode: the worker follows these Sentinels to the primary they name `name`. */
+  sentinel?: { sentinels: { host: string; port: number }[]; name: string }
+  /** Failover mode's guarded run: `createLocks({ replicas })`, every grant acknowledged by a replica. */
+  replicas?: { count: number; timeout: number }
   quorum: boolean
   /** false = control run: unguarded SQL writes and a plain SET instead of fencedSet. */
   fencing: boolean
@@ -36,6 +40,8 @@ export interface WorkerConfig {
   /** createLocks' fenceRetention, ms; absent: the library's default (the clock control sets a short one). */
   fenceRetention?: number
   wait: number
+  /** Failover mode: how long a dead waiter keeps its place (the default, ttl / 4, is a second at its 4 s ttl). */
+  waiterGrace?: number
   /** Time spent between reading the balances and writing them, in ms. */
   hold: [number, number]
   seed: number

@@ -51,7 +51,18 @@ export interface LostEvent {
   time: number
 }
 
-export type FaultKind = 'pause-worker' | 'kill-worker' | 'kill-redis' | 'partition' | 'delay' | 'script-flush' | 'reconnect' | 'clock'
+export type FaultKind =
+  | 'pause-worker'
+  | 'kill-worker'
+  | 'kill-redis'
+  | 'partition'
+  | 'delay'
+  | 'script-flush'
+  | 'reconnect'
+  | 'clock'
+  /** Failover mode: the primary killed -9 (or paused) just after a grant its replica missed, the replica promoted. */
+  | 'failover-kill'
+  | 'failover-pause'
 
 /** A fault the nemesis injected: `start` and `end` (instant faults have both at once). */
 export interface FaultEvent {

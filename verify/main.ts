@@ -8,7 +8,7 @@ import { clockTools } from '../harness/faketime.js'
 import { check, type CheckResult } from './checker.js'
 import { CONTROL_FENCE_RETENTION, type ClockRun } from './clock-faults.js'
 import { checkElection } from './election-checker.js'
-import { ELECTION_ROUNDS, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
+import { ELECTION_ROUNDS, FAILOVER_REPLICAS, FAILOVER_TTL, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
@@ -17,6 +17,8 @@ import { checkSemaphore } from './semaphore-checker.js'
 export {
   ELECTION_QUICK_MS,
   ELECTION_QUICK_SEED,
+  FAILOVER_QUICK_MS,
+  FAILOVER_QUICK_SEED,
   MULTI_ACCOUNTS,
   MULTI_QUICK_MS,
   MULTI_QUICK_SEED,
@@ -120,7 +122,7 @@ function runDirectory(options: VerifyOptions, kind: Kind): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
   const dir = path.resolve(
     options.outDir,
-    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.quorum ? `quorum${options.nodes}` : 'single'}`,
+    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.failover ? 'failover' : options.quorum ? `quorum${options.nodes}` : 'single'}`,
   )
   mkdirSync(dir, { recursive: true })
   return dir
@@ -132,11 +134,14 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
   return {
     seed: options.seed,
     quorum: options.quorum,
+    ...(options.failover ? { failover: true } : {}),
     nodes: options.nodes,
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
     // Transfer mode: one lock per account. Election mode: one election, one row (a counter from 0).
-    resources: kind.semaphore || kind.election ? 1 : kind.multi ? MULTI_ACCOUNTS : 2,
+    // Failover mode: six banks, so that a lock is often granted with nobody queued behind it (queue
+    // places replicated before the cut keep a lost lock's line until about its deadline).
+    resources: kind.semaphore || kind.election ? 1 : kind.multi ? MULTI_ACCOUNTS : options.failover ? 6 : 2,
     accountsPerResource: kind.semaphore ? 0 : kind.multi || kind.election ? 1 : 4,
     initialBalance: kind.semaphore || kind.election ? 0 : 1_000,
     ttl: options.ttl,
@@ -153,7 +158,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
 function announcement(options: VerifyOptions, kind: Kind): string {
   const quick = options.chaosMs <= 20_000
   return (
-    `fencelock verify: seed ${options.seed}, ${options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+    `fencelock verify: seed ${options.seed}, ${options.failover ? 'a primary, a replica and three Sentinels' : options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.clock ? ' (with a server clock step)' : ''}${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
   )
@@ -176,7 +181,7 @@ function checkRun(options: VerifyOptions, kind: Kind, run: RunResult, fencing: b
   if (kind.election) return checkElection({ events: run.events, final: run.final, ttl: options.ttl, fencing })
   return kind.semaphore
     ? checkSemaphore({ events: run.events, final: run.final, ttl: options.ttl, fencing, limit: kind.limit, nodes: options.nodes })
-    : check({ events: run.events, final: run.final, ttl: options.ttl, fencing })
+    : check({ events: run.events, final: run.final, ttl: options.ttl, fencing, ...(options.failover ? { exclusive: true } : {}) })
 }
 
 /** The control run: fencing off (mutex, multi, election: unguarded writes), or the semaphore broken as `controlKind` says. */
@@ -196,8 +201,9 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
     : runOnce({
         ...base,
         ...primitiveRun(kind, false, limit),
-        label: `control${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
-        fencing: false,
+        label: `control${options.failover ? ' (no replicas)' : ''}${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
+        // Failover mode: the same fenced bank, only `replicas` left out; the failover alone must break it.
+        fencing: options.failover === true,
         ...clockRun(options, 'past-retention'),
         guard: options.guard,
         historyPath,
@@ -206,7 +212,8 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
 
 /** Clock faults in a run (when on): the guarded run steps back and jumps past the real clock, the control past its short fence retention. */
 function clockRun(options: VerifyOptions, kind: ClockRun['kind']): { clock?: ClockRun } {
-  if (!options.clock) return {}
+  // Failover mode's nodes are the Sentinel group's, not under libfaketime.
+  if (!options.clock || options.failover) return {}
   return { clock: kind === 'steps' ? { kind } : { kind, fenceRetention: CONTROL_FENCE_RETENTION } }
 }
 
@@ -245,7 +252,7 @@ async function controlRuns(
     const historyPath = path.join(dir, attempt === 1 ? 'history-control.jsonl' : `history-control-${attempt}.jsonl`)
     const run = await controlRun(options, kind, base, historyPath, attempt)
     endProgress()
-    control = { check: checkRun(options, kind, run, false), historyPath, attempts: attempt }
+    control = { check: checkRun(options, kind, run, options.failover === true), historyPath, attempts: attempt }
     runs.push({ run, check: control.check, expect: 'violations' })
     log(`  control run done: ${control.check.violations.length} violation(s)${attempt > 1 ? ` (attempt ${attempt} of ${CONTROL_ATTEMPTS})` : ''}`)
     if (caughtDamage(control.check)) break
@@ -258,8 +265,8 @@ async function controlRuns(
 function replayCommand(options: VerifyOptions, kind: Kind): string {
   const duration = options.chaosMs % 1000 === 0 ? `${options.chaosMs / 1000}s` : `${options.chaosMs}`
   return (
-    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.quorum ? 'quorum' : 'single'}` +
-    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== 1_000 ? ` --ttl ${options.ttl}` : ''}` +
+    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.failover ? 'failover' : options.quorum ? 'quorum' : 'single'}` +
+    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== (options.failover ? FAILOVER_TTL : 1_000) ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}${options.clock ? ' --clock' : ''}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
   )
@@ -268,7 +275,7 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
 /** report.html and summary.json in the run's directory; returns the report's path. */
 function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: string, runs: ReportRun[], historyPaths: string[]): string {
   const reportPath = path.join(dir, 'report.html')
-  const mode = `${options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
+  const mode = `${options.failover ? 'failover (a primary, a replica, three Sentinels)' : options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
   const title = kind.semaphore
     ? 'fencelock semaphore under faults'
     : kind.multi
@@ -298,12 +305,18 @@ function printVerdict(
 ): void {
   log('')
   log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
-  printSummary(kind.semaphore ? 'with permit checks (must be safe)' : 'with fencing (must be safe)', fenced.check, log)
+  printSummary(
+    kind.semaphore ? 'with permit checks (must be safe)' : options.failover ? 'with fencing and replicas: 1 (must be safe)' : 'with fencing (must be safe)',
+    fenced.check,
+    log,
+  )
   if (control)
     printSummary(
       kind.semaphore
         ? `control, ${kind.controlKind === 'expiry' ? 'permit checks off' : `limit ${kind.limit + 1} asked for`} (must show violations)`
-        : 'control, fencing off (must show violations)',
+        : options.failover
+          ? 'control, no replicas (must show violations)'
+          : 'control, fencing off (must show violations)',
       control.check,
       log,
     )
@@ -327,9 +340,10 @@ export async function verify(asked: VerifyOptions): Promise<VerifyResult> {
   const fencedRun = await runOnce({
     ...base,
     ...primitiveRun(kind, true, kind.limit),
-    label: fencedLabel,
+    label: options.failover ? 'fenced (replicas: 1)' : fencedLabel,
     fencing: true,
     ...clockRun(options, 'steps'),
+    ...(options.failover ? { replicas: FAILOVER_REPLICAS } : {}),
     guard: options.guard,
     historyPath: fencedPath,
   })

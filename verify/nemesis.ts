@@ -33,6 +33,8 @@ export interface ScheduleOptions {
   workers: number
   nodes: number
   resources: number
+  /** Failover mode: only failovers (the primary killed or paused), each given time to heal. */
+  failover?: boolean
 }
 
 const WEIGHTS: [FaultKind, number][] = [
@@ -60,6 +62,7 @@ function pickKind(next: () => number): FaultKind {
  * Worker pauses outlast the ttl (1.3 to 2.5 ttl): that is the case fencing exists for.
  */
 export function planFaults(options: ScheduleOptions): PlannedFault[] {
+  if (options.failover) return planFailovers(options)
   const random = rng(options.seed)
   const { ttl } = options
   const plan: PlannedFault[] = []
@@ -106,3 +109,24 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
   }
   return plan
 }
+
+/**
+ * Failover mode: failovers one after another, half of them kills (-9) and half pauses of the
+ * primary. `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
+ * `delayMs` how long the replica stays paused waiting for a grant it will miss.
+ */
+function planFailovers(options: ScheduleOptions): PlannedFault[] {
+  const random = rng(options.seed)
+  const plan: PlannedFault[] = []
+  let at = random.int(200, 600)
+  while (at < options.duration) {
+    const kind: FaultKind = random.next() < 0.5 ? 'failover-kill' : 'failover-pause'
+    const resource = random.int(0, options.resources - 1)
+    plan.push({ id: plan.length + 1, at, kind, duration: FAILOVER_BUDGET_MS, index: 0, resource, delayMs: random.int(600, 1_200), justPast: false })
+    at += FAILOVER_BUDGET_MS + random.int(Math.round(options.ttl * 0.5), Math.round(options.ttl * 1.5))
+  }
+  return plan
+}
+
+/** The time the schedule sets aside for each failover (most take far less; the fault's end is recorded when it healed). */
+export const FAILOVER_BUDGET_MS = 8_000

@@ -25,6 +25,19 @@ export const MULTI_QUICK_MS = 4_500
  */
 export const ELECTION_QUICK_SEED = 90
 export const ELECTION_QUICK_MS = 8_000
+/**
+ * Failover mode's quick run (`--mode failover --quick`): seed 4's two failovers, the primary
+ * killed -9 at 0.6 s and paused at 11.5 s, each just after a grant its replica missed.
+ */
+export const FAILOVER_QUICK_SEED = 4
+export const FAILOVER_QUICK_MS = 16_000
+/**
+ * Failover mode's ttl: longer than a Sentinel failover here (2 to 4 s), so that a lock the promoted
+ * replica lacks is granted again while its first holder's lease is still valid.
+ */
+export const FAILOVER_TTL = 5_000
+/** Failover mode's guarded run: every grant acknowledged by the one replica within 250 ms (WAIT 1 250). */
+export const FAILOVER_REPLICAS = { count: 1, timeout: 250 }
 /** Election mode: a leader does this many rounds of guarded writes (20-120 ms each) before it resigns, so some terms outlive the ttl and are extended. */
 export const ELECTION_ROUNDS: [number, number] = [1, 12]
 /** Transfer mode: how many accounts, each a lock of its own. */
@@ -38,6 +51,8 @@ export interface VerifyOptions {
   /** Chaos phase of each run, ms. */
   chaosMs: number
   quorum: boolean
+  /** --mode failover: a primary, a replica and three Sentinels; the guarded run sets `replicas`, the control run does not. */
+  failover?: boolean
   nodes: number
   workers: number
   ttl: number
@@ -59,7 +74,7 @@ export interface VerifyOptions {
   clock?: boolean
 }
 
-export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum] [--nodes 3|5]
+export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum|failover] [--nodes 3|5]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
                          [--primitive mutex|semaphore|multi|election] [--limit N] [--control expiry|limit] [--clock]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
@@ -68,7 +83,11 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
                 ${ELECTION_QUICK_MS / 1000} s of faults per run (seed ${ELECTION_QUICK_SEED})
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
-  --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3)
+  --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3);
+                failover: a primary, a replica and three Sentinels that the workers (ioredis) follow;
+                the primary killed -9 or paused just after a grant the replica missed, the replica
+                promoted; the guarded run sets replicas (WAIT 1), the control run does not;
+                ttl default ${FAILOVER_TTL} ms (--quick: ${FAILOVER_QUICK_MS / 1000} s of faults per run, seed ${FAILOVER_QUICK_SEED})
   --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
                 read and guarded writes in one transaction (shows why reads need the fence too)
   --no-control  skip the control run with fencing off
@@ -125,6 +144,7 @@ function int(name: string, text: string | undefined, fallback: number): number {
 /** --mode and --nodes: one node, or a quorum of 3 or 5. */
 function topology(values: Values): { quorum: boolean; nodes: number } {
   const quorum = values.mode === 'quorum'
+  if (values.mode === 'failover' && values.nodes !== undefined) throw new Error('--nodes: failover mode runs a primary and one replica')
   const nodes = int('nodes', values.nodes, quorum ? 3 : 1)
   if (quorum && nodes !== 3 && nodes !== 5) throw new Error(`--nodes: quorum mode runs 3 or 5 nodes, got ${nodes}`)
   if (!quorum && nodes !== 1) throw new Error('--nodes: single mode runs one node; use --mode quorum for more')
@@ -159,18 +179,22 @@ export function parseCli(argv: string[]): VerifyOptions {
     console.log(USAGE)
     process.exit(0)
   }
-  if (values.mode !== 'single' && values.mode !== 'quorum') throw new Error(`--mode: expected single or quorum, got "${values.mode}"`)
+  if (values.mode !== 'single' && values.mode !== 'quorum' && values.mode !== 'failover')
+    throw new Error(`--mode: expected single, quorum or failover, got "${values.mode}"`)
+  const failover = values.mode === 'failover'
+  if (failover && values.primitive !== 'mutex') throw new Error('--mode failover: runs the bank (--primitive mutex)')
   if (values.guard !== 'claim' && values.guard !== 'txn') throw new Error(`--guard: expected claim or txn, got "${values.guard}"`)
   const { quorum, nodes } = topology(values)
   const { primitive, limit, controlKind } = primitiveOf(values)
-  const quick = values.quick ? QUICK[primitive] : undefined
+  const quick = values.quick ? (failover ? { seed: FAILOVER_QUICK_SEED, ms: FAILOVER_QUICK_MS } : QUICK[primitive]) : undefined
   return {
     seed: int('seed', values.seed, quick ? quick.seed : Math.floor(Math.random() * 1_000_000)),
     chaosMs: values.duration !== undefined ? parseDuration(values.duration) : quick ? quick.ms : 60_000,
     quorum,
+    ...(failover ? { failover } : {}),
     nodes,
     workers: int('workers', values.workers, 4),
-    ttl: int('ttl', values.ttl, 1_000),
+    ttl: int('ttl', values.ttl, failover ? FAILOVER_TTL : 1_000),
     guard: values.guard,
     control: !values['no-control'],
     outDir: values.out!,

@@ -27,6 +27,10 @@ export interface RunOptions {
   fencing: boolean
   /** Server clock faults: the nodes run under libfaketime, and the plan gets a clock fault (verify/clock-faults.ts). */
   clock?: ClockRun
+  /** Failover mode: a primary, a replica and three Sentinels instead of `nodes` nodes behind proxies. */
+  failover?: boolean
+  /** Failover mode: the workers' `replicas` option (the control run leaves it out). */
+  replicas?: { count: number; timeout: number }
   guard: SqlGuard
   seed: number
   quorum: boolean

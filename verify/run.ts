@@ -6,6 +6,8 @@ import { Redis } from 'ioredis'
 import { clockTools, startClockedRedis, type ClockedRedis } from '../harness/faketime.js'
 import { startFaultProxy } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
+import { startSentinelGroup, type SentinelGroup } from '../harness/sentinel.js'
+import { applyFailover } from './apply-failover.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
 import { withClockFault } from './clock-faults.js'
@@ -39,6 +41,8 @@ interface Run extends FaultTargets {
   phaseName: string
   okOps: number
   faultsSoFar: number
+  /** Failover mode: the primary, its replica and the Sentinels (redisNodes holds the two data nodes). */
+  group?: SentinelGroup
 }
 
 function bankResources(options: RunOptions): BankResource[] {
@@ -58,6 +62,8 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     slot: slot.slot,
     generation: slot.generation,
     nodes: run.proxies.map((p) => ({ host: p.host, port: p.port })),
+    ...(run.group ? { sentinel: { sentinels: [...run.group.sentinels], name: run.group.name } } : {}),
+    ...(options.replicas ? { replicas: options.replicas } : {}),
     quorum: options.quorum,
     fencing: options.fencing,
     guard: options.guard,
@@ -68,7 +74,10 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     ttl: options.ttl,
     maxTtl: quorumMaxTtl(options.ttl),
     ...(options.clock?.fenceRetention ? { fenceRetention: options.clock.fenceRetention } : {}),
-    wait: options.ttl * 3,
+    // Failover mode: short waits, so that waiters ask again (a fresh attempt) soon after a promotion
+    // instead of sleeping until the deadline the old primary told them.
+    wait: options.failover ? 500 : options.ttl * 3,
+    ...(options.failover ? { waiterGrace: 250 } : {}),
     hold: options.hold,
     seed: options.seed,
     ...(semaphore ? { semaphore: { limit: semaphore.workerLimit, checks: semaphore.checks, units: semaphore.units, unitMs: semaphore.unitMs } } : {}),
@@ -125,9 +134,13 @@ async function setUp(run: Run): Promise<number> {
   phase(run, 'setup')
   await run.bank?.create(resources, options.initialBalance)
   const initialTotal = options.initialBalance * resources.reduce((n, r) => n + r.accounts.length, 0)
+  if (options.failover) {
+    run.group = await startSentinelGroup()
+    run.redisNodes.push(...run.group.nodes)
+  }
   const tools = options.clock ? clockTools() : undefined
   if (tools && 'missing' in tools) throw new Error(`server clock faults need libfaketime and a libc-malloc redis-server build: ${tools.missing}`)
-  for (let i = 0; i < options.nodes; i++) {
+  for (let i = 0; i < (options.failover ? 0 : options.nodes); i++) {
     const clocked = tools ? await startClockedRedis(tools) : undefined
     if (clocked) {
       run.clocked.push(clocked)
@@ -178,7 +191,8 @@ async function chaos(run: Run, plan: PlannedFault[]): Promise<number> {
   for (const f of plan) {
     await sleep(chaosT0 + f.at - performance.now())
     run.faultsSoFar++
-    await applyFault(run, f)
+    if (run.group && (f.kind === 'failover-kill' || f.kind === 'failover-pause')) await applyFailover(run, run.group, f)
+    else await applyFault(run, f)
   }
   await sleep(chaosT0 + run.options.chaosMs - performance.now())
   return chaosStart
@@ -200,11 +214,18 @@ async function tearDown(run: Run, ticker: NodeJS.Timeout | undefined): Promise<v
   run.workers.forceKillAll()
   for (const client of run.probeClients) client.disconnect()
   await Promise.all(run.proxies.map((p) => p.close()))
-  await Promise.all(run.redisNodes.map((n) => n.stop()))
+  if (run.group) await run.group.stop()
+  else await Promise.all(run.redisNodes.map((n) => n.stop()))
   await Promise.all(run.clocked.map((n) => n.stop()))
   await run.bank?.drop()
   run.history.flush()
 }
+
+/** The probe's clients: one per proxy, or one that follows the Sentinels. */
+const probeClients = (run: Run): Redis[] =>
+  run.group
+    ? [new Redis({ sentinels: [...run.group.sentinels], name: run.group.name, maxRetriesPerRequest: 2 })]
+    : run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
 
 export async function runOnce(options: RunOptions): Promise<RunResult> {
   const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
@@ -217,6 +238,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     workers: options.workers,
     nodes: options.nodes,
     resources: options.resources,
+    ...(options.failover ? { failover: true } : {}),
   }
   const plan = options.clock ? withClockFault(planFaults(schedule), { ...schedule, clock: options.clock }) : planFaults(schedule)
   let ticker: NodeJS.Timeout | undefined
@@ -231,7 +253,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     run.phaseName = 'probe'
     await run.workers.killAll()
     phase(run, 'probe')
-    run.probeClients = run.proxies.map((p) => new Redis({ host: p.host, port: p.port, maxRetriesPerRequest: 2 }))
+    run.probeClients = probeClients(run)
     const probes = await probe({
       clients: run.probeClients,
       quorum: options.quorum,
@@ -253,6 +275,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       JSON.stringify({
         ttl: options.ttl,
         fencing: options.fencing,
+        ...(options.failover ? { failover: true, replicas: options.replicas ?? null } : {}),
         final,
         ...(semaphore
           ? { primitive: 'semaphore', semaphore, nodes: options.nodes }

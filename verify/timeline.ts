@@ -17,6 +17,8 @@ export const FAULT_COLORS: Record<string, string> = {
   'script-flush': '#76b7b2',
   reconnect: '#b07aa1',
   clock: '#8cd17d',
+  'failover-kill': '#c0392b',
+  'failover-pause': '#8e44ad',
 }
 
 /** Where things go: the time scale, the lanes, and the drawing's size. */

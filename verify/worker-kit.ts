@@ -17,6 +17,25 @@ export const codeOf = (err: unknown): string => {
   return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
 }
 
+/** The worker's clients: one per proxy, or (failover mode) one that follows the Sentinels to the primary. */
+function connect(config: WorkerConfig): Redis[] {
+  const common = {
+    // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
+    // Failover mode: a paused primary holds every reply; a second is enough to give up on it.
+    commandTimeout: config.sentinel ? 1_000 : Math.max(500, config.ttl),
+    maxRetriesPerRequest: 2,
+    retryStrategy: (times: number) => Math.min(25 * times, 250),
+    enableAutoPipelining: false,
+  }
+  if (config.sentinel) {
+    // A deposed primary told to replicate answers writes with READONLY: ask the Sentinels again.
+    const reconnectOnError = (err: Error) => (err.message.startsWith('READONLY') ? 2 : false)
+    const sentinelRetryStrategy = (times: number) => Math.min(25 * times, 250)
+    return [new Redis({ ...common, sentinels: config.sentinel.sentinels, name: config.sentinel.name, reconnectOnError, sentinelRetryStrategy })]
+  }
+  return config.nodes.map((node) => new Redis({ ...common, host: node.host, port: node.port }))
+}
+
 /** `clock` times the history (the mutex and transfer modes: `now`; the semaphore mode: CLOCK_MONOTONIC). */
 export function workerKit(clock: () => number = now) {
   const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig
@@ -25,24 +44,21 @@ export function workerKit(clock: () => number = now) {
   const emit = (event: OpEvent | LostEvent): void => void process.stdout.write(`${JSON.stringify(event)}\n`)
   const op = (type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}, time = clock()): void =>
     emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time, ...extra })
-  const clients = config.nodes.map(
-    (node) =>
-      new Redis({
-        host: node.host,
-        port: node.port,
-        // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
-        commandTimeout: Math.max(500, config.ttl),
-        maxRetriesPerRequest: 2,
-        retryStrategy: (times) => Math.min(25 * times, 250),
-        enableAutoPipelining: false,
-      }),
-  )
+  const clients = connect(config)
   for (const client of clients) client.on('error', () => {})
   const stateClient = clients[0]!
   const retention = config.fenceRetention === undefined ? {} : { fenceRetention: config.fenceRetention }
   const locks: Locks = config.quorum
     ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl, ...retention })
-    : createLocks({ redis: stateClient, prefix: config.prefix, ttl: config.ttl, wait: config.wait, ...retention })
+    : createLocks({
+        redis: stateClient,
+        prefix: config.prefix,
+        ttl: config.ttl,
+        wait: config.wait,
+        ...retention,
+        ...(config.replicas ? { replicas: config.replicas } : {}),
+        ...(config.waiterGrace !== undefined ? { waiterGrace: config.waiterGrace } : {}),
+      })
 
   /** Runs `step` until SIGTERM (with a short random pause between steps), then closes everything. */
   const runUntilTerm = (step: () => Promise<void>, hooks: { start?: () => Promise<void>; end?: () => Promise<void> } = {}): void => {

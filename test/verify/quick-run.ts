@@ -44,7 +44,7 @@ export interface QuickRun {
   /** What the run with the guard on is called in the log. Default: 'fenced'. */
   guarded?: string
   /** The run's own options: its seed, fault phase, primitive and what the primitive takes. */
-  options: Pick<VerifyOptions, 'seed' | 'chaosMs'> & Partial<Pick<VerifyOptions, 'primitive' | 'limit' | 'controlKind'>>
+  options: Pick<VerifyOptions, 'seed' | 'chaosMs'> & Partial<Pick<VerifyOptions, 'primitive' | 'limit' | 'controlKind' | 'failover' | 'ttl'>>
 }
 
 /** Runs verify's quick form and hands the guarded run's check, the control run's and the result to `checks`. */

@@ -1,0 +1,145 @@
+// A primary, one replica and three real `redis-server --sentinel` processes watching them, with
+// short timeouts so a failover takes about a second: for tests and the fault harness's failover mode.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { defaultServer, freePort, pingRaw, startRedis, trackChild, type RedisProcess } from './redis-server.js'
+
+const HOST = '127.0.0.1'
+/** The name the Sentinels monitor the primary under (`new Redis({ sentinels, name })`). */
+export const SENTINEL_MASTER = 'fencelock'
+/** How long a primary may be silent before a Sentinel thinks it down. */
+export const DOWN_AFTER_MS = 500
+const FAILOVER_TIMEOUT_MS = 2_000
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export interface SentinelGroup {
+  /** Both data nodes; which one is the primary changes with each failover (see `primary()`). */
+  readonly nodes: readonly [RedisProcess, RedisProcess]
+  /** Where clients find the Sentinels. */
+  readonly sentinels: readonly { host: string; port: number }[]
+  readonly name: string
+  /** The node the Sentinels name as the primary now (a majority of the live Sentinels agree). */
+  primary(): Promise<RedisProcess>
+  /** The other node. */
+  replica(): Promise<RedisProcess>
+  /** Until the Sentinels name a primary other than `old` (a promotion happened); returns it. */
+  waitForPromotion(old: RedisProcess, timeoutMs?: number): Promise<RedisProcess>
+  /** Until `node` replicates from the current primary with its link up (Sentinel reconfigured it). */
+  waitForReplica(node: RedisProcess, timeoutMs?: number): Promise<void>
+  /** kill -9 of everything, temporary directories removed. */
+  stop(): Promise<void>
+}
+
+interface SentinelProcess {
+  port: number
+  child: ChildProcess
+}
+
+async function startSentinel(dir: string, primary: RedisProcess): Promise<SentinelProcess> {
+  const port = await freePort()
+  const conf = path.join(dir, `sentinel-${port}.conf`)
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      `bind ${HOST}`,
+      `dir ${dir}`,
+      `sentinel monitor ${SENTINEL_MASTER} ${primary.host} ${primary.port} 2`,
+      `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${DOWN_AFTER_MS}`,
+      `sentinel failover-timeout ${SENTINEL_MASTER} ${FAILOVER_TIMEOUT_MS}`,
+      `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
+      '',
+    ].join('\n'),
+  )
+  const child = spawn(defaultServer(), [conf, '--sentinel'], { stdio: 'ignore' })
+  // A crashed test or run must not leave Sentinels behind: the servers' exit hook kills them too.
+  trackChild(child, dir)
+  child.unref()
+  for (let i = 0; i < 100 && !(await pingRaw(port)); i++) await sleep(50)
+  if (!(await pingRaw(port))) {
+    child.kill('SIGKILL')
+    throw new Error(`the Sentinel on port ${port} did not answer within 5 s`)
+  }
+  return { port, child }
+}
+
+/** `SENTINEL get-master-addr-by-name` of one Sentinel, through a data node's redis-cli (any port works). */
+async function askSentinel(via: RedisProcess, port: number): Promise<number | undefined> {
+  const reply = await via.cli('-p', String(port), 'SENTINEL', 'get-master-addr-by-name', SENTINEL_MASTER).catch(() => '')
+  const lines = reply.split('\n').map((s) => s.trim())
+  const n = Number(lines[1])
+  return Number.isInteger(n) && n > 0 ? n : undefined
+}
+
+async function linkedTo(node: RedisProcess, primaryPort: number): Promise<boolean> {
+  const info = await node.cli('INFO', 'replication').catch(() => '')
+  return info.includes('role:slave') && info.includes(`master_port:${primaryPort}`) && info.includes('master_link_status:up')
+}
+
+/** A primary and its replica (linked), then three Sentinels that agree on the primary. */
+export async function startSentinelGroup(): Promise<SentinelGroup> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
+  // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
+  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
+  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', '--replicaof', a.host, String(a.port)] })
+  const nodes = [a, b] as const
+  const sentinels: SentinelProcess[] = []
+  const stop = async () => {
+    for (const s of sentinels) s.child.kill('SIGKILL')
+    await Promise.all(nodes.map((n) => n.kill9()))
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    for (let i = 0; i < 200 && !(await linkedTo(b, a.port)); i++) await sleep(50)
+    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(dir, a))
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  const byPort = (port: number | undefined) => nodes.find((n) => n.port === port)
+  const primary = async (): Promise<RedisProcess> => {
+    const votes = await Promise.all(sentinels.map((s) => askSentinel(a, s.port)))
+    const counts = new Map<number, number>()
+    for (const v of votes) if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1)
+    const best = [...counts].sort((x, y) => y[1] - x[1])[0]
+    const node = byPort(best?.[0])
+    if (!node) throw new Error(`the Sentinels name no known primary (${votes.join(', ')})`)
+    return node
+  }
+  const group: SentinelGroup = {
+    nodes,
+    sentinels: sentinels.map((s) => ({ host: HOST, port: s.port })),
+    name: SENTINEL_MASTER,
+    primary,
+    replica: async () => ((await primary()) === a ? b : a),
+    async waitForPromotion(old, timeoutMs = 15_000) {
+      const deadline = performance.now() + timeoutMs
+      while (performance.now() < deadline) {
+        const now = await primary().catch(() => old)
+        if (now !== old) return now
+        await sleep(50)
+      }
+      throw new Error(`the Sentinels promoted no replica within ${timeoutMs} ms`)
+    },
+    async waitForReplica(node, timeoutMs = 15_000) {
+      const deadline = performance.now() + timeoutMs
+      while (performance.now() < deadline) {
+        const p = await primary().catch(() => undefined)
+        if (p && p !== node && (await linkedTo(node, p.port))) return
+        await sleep(50)
+      }
+      throw new Error(`the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms`)
+    },
+    stop,
+  }
+  // All three must know the replica before a failover can pick it.
+  for (let i = 0; i < 200; i++) {
+    const known = await Promise.all(sentinels.map((s) => a.cli('-p', String(s.port), 'SENTINEL', 'replicas', SENTINEL_MASTER).catch(() => '')))
+    if (known.every((k) => k.includes(String(b.port)))) break
+    await sleep(50)
+  }
+  return group
+}

@@ -1,0 +1,97 @@
+// Failover mode's fault: a grant the replica misses, the primary killed -9 (or paused) right after
+// it, the holder frozen through the promotion, the old primary back as a replica. Real processes
+// throughout: redis-server, its replica, three Sentinels, the worker.
+import type { RedisProcess } from '../harness/redis-server.js'
+import type { SentinelGroup } from '../harness/sentinel.js'
+import { workerName } from './config.js'
+import type { FaultEvent, OpEvent } from './history.js'
+import type { PlannedFault } from './nemesis.js'
+import type { FaultTargets } from './apply-fault.js'
+import type { Slot } from './worker-slots.js'
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
+
+function note(t: FaultTargets, f: PlannedFault, phase: 'start' | 'end', target: string, detail: string): void {
+  const event: FaultEvent = { kind: 'fault', phase, fault: f.kind, target, id: f.id, time: t.now(), detail }
+  t.history.add(event)
+}
+
+const nodeName = (group: SentinelGroup, node: RedisProcess) => `redis${group.nodes.indexOf(node)}`
+
+/**
+ * The first acquisition both asked for and granted after `since` (one asked for before may have
+ * been replicated already), waited for up to `ms`; none when the guarded run's WAIT refused them all.
+ */
+async function grantAfter(t: FaultTargets, since: number, ms: number): Promise<OpEvent | undefined> {
+  const deadline = performance.now() + ms
+  const asked = new Map<string, number>()
+  let seen = 0
+  while (performance.now() < deadline) {
+    const events = t.history.events
+    for (; seen < events.length; seen++) {
+      const e = events[seen]!
+      if (e.kind !== 'op' || e.f !== 'acquire') continue
+      const key = `${e.pid}|${e.resource}`
+      if (e.type === 'invoke') asked.set(key, e.time)
+      else if (e.type === 'ok' && e.time > since && (asked.get(key) ?? 0) > since) return e
+    }
+    await sleep(2)
+  }
+  return undefined
+}
+
+/** The holder to freeze: the one of the grant the replica missed, else whoever holds a lock now. */
+function holderSlot(t: FaultTargets, f: PlannedFault, grant: OpEvent | undefined): Slot | undefined {
+  const slots = t.workers.slots
+  const slot = grant ? Number(grant.worker.slice(1)) : (t.holders.get(t.resources[f.resource]!.name) ?? t.holders.values()[0])?.slot
+  return slot === undefined ? undefined : slots[slot]?.child ? slots[slot] : undefined
+}
+
+/** The old primary replicating from the new one: Sentinel does this itself, but only 8 to 18 s later, so the harness sends what it would. */
+async function rejoin(group: SentinelGroup, old: RedisProcess, primary: RedisProcess): Promise<void> {
+  await old.cli('REPLICAOF', primary.host, String(primary.port)).catch(() => '')
+  await group.waitForReplica(old)
+}
+
+/**
+ * 1. SIGSTOP the replica and cut its link (CLIENT KILL TYPE replica on the primary). 2. Wait (up to `delayMs`) for a lock granted on
+ * the primary after that: without `replicas` it is granted and the replica lacks it and its fence;
+ * with `replicas: 1` WAIT refuses it. 3. Kill the primary with -9 (or SIGSTOP it), SIGSTOP that
+ * holder (or any holder), SIGCONT the replica. 4. Sentinel promotes the replica. 5. The old
+ * primary restarts empty (or resumes) and replicates from the new one. 6. The holder resumes, half a
+ * ttl after the promotion: a waiter has had the time to be granted the lock on the new primary.
+ */
+export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: PlannedFault): Promise<void> {
+  const primary = await group.primary()
+  const replica = await group.replica()
+  const started = t.now()
+  replica.pause()
+  // A paused replica still receives the stream into its socket buffer and applies it on SIGCONT:
+  // cut the link, so what the primary grants from now on reaches the replica only if it reconnects.
+  await primary.cli('CLIENT', 'KILL', 'TYPE', 'replica').catch(() => '')
+  const grant = await grantAfter(t, t.now(), f.delayMs)
+  if (f.kind === 'failover-kill') await primary.kill9()
+  else primary.pause()
+  const slot = holderSlot(t, f, grant)
+  slot?.child?.kill('SIGSTOP')
+  if (slot) slot.paused = true
+  replica.resume()
+  const how = f.kind === 'failover-kill' ? 'killed -9' : 'paused'
+  const held = grant ? `${grant.worker} granted ${grant.resource} fence ${grant.fence} while the replica was paused` : 'no grant while the replica was paused'
+  note(t, f, 'start', nodeName(group, primary), `primary ${how}; ${held}; ${slot ? `${workerName(slot.slot)} frozen` : 'no holder frozen'}`)
+  const promoted = await group.waitForPromotion(primary)
+  const promotedAt = t.now()
+  if (f.kind === 'failover-kill') await primary.restart()
+  else primary.resume()
+  await rejoin(group, primary, promoted)
+  await sleep(promotedAt + t.ttl / 2 - t.now())
+  slot?.child?.kill('SIGCONT')
+  if (slot) slot.paused = false
+  note(
+    t,
+    f,
+    'end',
+    nodeName(group, primary),
+    `${nodeName(group, promoted)} promoted after ${Math.round(promotedAt - started)} ms; ${nodeName(group, primary)} rejoined as its replica`,
+  )
+}

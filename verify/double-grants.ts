@@ -1,0 +1,34 @@
+// Failover mode's (a) check: a lock granted to a second holder while the first holder's lease was
+// still within its deadline and not released. The deadline is counted from before the acquire was
+// sent, so the key outlives it on the server: a grant before it means the server that granted the
+// second lease did not have the first one (a failover to a replica that lacked it), not a slow holder.
+import type { DoubleGrant, LeaseInterval } from './check-result.js'
+import type { OpEvent } from './history.js'
+import { leaseKey } from './lease-intervals.js'
+
+/** Clocks of two processes of one machine, read through `performance.timeOrigin`: a millisecond's doubt, and some. */
+const MARGIN_MS = 10
+
+/** Every pair of leases of one resource where the second was granted before the first's deadline and before the first's release was even asked for. */
+export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[]): DoubleGrant[] {
+  const releaseAsked = new Map<string, number>()
+  for (const e of ops) if (e.f === 'release' && e.type === 'invoke') releaseAsked.set(leaseKey(e.pid, e.resource, e.fence), e.time)
+  const out: DoubleGrant[] = []
+  for (const a of leases) {
+    const freedAt = Math.min(a.deadline - MARGIN_MS, releaseAsked.get(leaseKey(a.pid, a.resource, a.fence)) ?? Number.POSITIVE_INFINITY)
+    for (const b of leases) {
+      if (b === a || b.resource !== a.resource || b.start <= a.start || b.start >= freedAt) continue
+      out.push({
+        resource: a.resource,
+        first: { worker: a.worker, fence: a.fence, start: a.start, deadline: a.deadline },
+        second: { worker: b.worker, fence: b.fence, start: b.start },
+      })
+    }
+  }
+  return out
+}
+
+export const doubleGrantViolation = (grants: DoubleGrant[]): string | undefined =>
+  grants.length === 0
+    ? undefined
+    : `(a) ${grants.length} double grants: a lock granted while another holder's lease was within its deadline and unreleased (first: ${grants[0]!.first.worker} fence ${grants[0]!.first.fence}, then ${grants[0]!.second.worker} fence ${grants[0]!.second.fence}, ${Math.round(grants[0]!.first.deadline - grants[0]!.second.start)} ms before the first lease's deadline)`
