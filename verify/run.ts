@@ -221,6 +221,19 @@ async function tearDown(run: Run, ticker: NodeJS.Timeout | undefined): Promise<v
   run.history.flush()
 }
 
+/** The run's faults: the nemesis' plan for its schedule, with a server clock fault when asked for. */
+function faultPlan(options: RunOptions) {
+  const schedule = {
+    seed: options.seed,
+    duration: options.chaosMs,
+    ttl: options.ttl,
+    workers: options.workers,
+    nodes: options.nodes,
+    resources: options.resources,
+    ...(options.failover ? { failover: true } : {}),
+  }
+  return options.clock ? withClockFault(planFaults(schedule), { ...schedule, clock: options.clock }) : planFaults(schedule)
+}
 /** The probe's clients: one per proxy, or one that follows the Sentinels. */
 const probeClients = (run: Run): Redis[] =>
   run.group
@@ -231,16 +244,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const semaphore = options.primitive === 'semaphore' ? options.semaphore : undefined
   if (options.primitive === 'semaphore' && !semaphore) throw new Error('runOnce: semaphore mode needs options.semaphore')
   const run = newRun(options, semaphore)
-  const schedule = {
-    seed: options.seed,
-    duration: options.chaosMs,
-    ttl: options.ttl,
-    workers: options.workers,
-    nodes: options.nodes,
-    resources: options.resources,
-    ...(options.failover ? { failover: true } : {}),
-  }
-  const plan = options.clock ? withClockFault(planFaults(schedule), { ...schedule, clock: options.clock }) : planFaults(schedule)
+  const plan = faultPlan(options)
   let ticker: NodeJS.Timeout | undefined
   try {
     const initialTotal = await setUp(run)
