@@ -1,5 +1,5 @@
 import { leaving, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { scriptRunner } from './script-runner.js'
+import { argvSender, scriptRunner } from './script-runner.js'
 
 /** The parts of Valkey GLIDE's `GlideClient` and `GlideClusterClient` (2.x) that fencelock uses. */
 export interface GlideClientLike {
@@ -94,19 +94,7 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
     ? (args: string[], key?: string) =>
         client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }).catch(rejectAsReply)
     : (args: string[]) => client.customCommand(args).catch(rejectAsReply)
-  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
-    const out = [command, body, String(keys.length), ...keys]
-    for (const arg of args) out.push(String(arg))
-    return send(out, keys[0])
-  }
-  const runner = scriptRunner(
-    {
-      evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
-      eval: (source, keys, args) => call('EVAL', source, keys, args),
-      command: (args, key) => send(args, key),
-    },
-    isClosed,
-  )
+  const runner = scriptRunner(argvSender(send), isClosed)
   return {
     kind: 'glide',
     isCluster: cluster,

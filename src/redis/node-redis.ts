@@ -1,5 +1,5 @@
 import { lastClientError, leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { scriptRunner } from './script-runner.js'
+import { argvSender, scriptRunner } from './script-runner.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
 export interface NodeRedisClientLike {
@@ -78,19 +78,7 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     : sentinel
       ? (args: string[]) => client.sendCommand(false, args)
       : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
-  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
-    const out = [command, body, String(keys.length), ...keys]
-    for (const arg of args) out.push(String(arg))
-    return send(out, keys[0])
-  }
-  const runner = scriptRunner(
-    {
-      evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
-      eval: (source, keys, args) => call('EVAL', source, keys, args),
-      command: (args, key) => send(args, key),
-    },
-    isClosed,
-  )
+  const runner = scriptRunner(argvSender(send), isClosed)
   // node-redis is an EventEmitter: an 'error' that nobody listens to is thrown where it is emitted.
   const clientError = lastClientError(client, (err) => {
     throw err

@@ -29,6 +29,23 @@ export interface ScriptSender {
   command(args: string[], key: string | undefined): Promise<unknown>
 }
 
+/**
+ * The ScriptSender of a client that takes a command as one list of strings (node-redis, GLIDE):
+ * `send(args, key)` sends it, routed by `key` on a cluster (the script's first key).
+ */
+export function argvSender(send: (args: string[], key?: string) => Promise<unknown>): ScriptSender {
+  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const out = [command, body, String(keys.length), ...keys]
+    for (const arg of args) out.push(String(arg))
+    return send(out, keys[0])
+  }
+  return {
+    evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
+    eval: (source, keys, args) => call('EVAL', source, keys, args),
+    command: (args, key) => send(args, key),
+  }
+}
+
 export interface ScriptRunner {
   /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply. */
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown>
