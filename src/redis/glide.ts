@@ -91,10 +91,11 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
   // On a cluster, a command with a key goes to the primary of the key's slot (a script's WAIT, too:
   // GLIDE keeps one connection per node, so it follows the script there in order).
   const send = cluster
-    ? (args: string[], key?: string) =>
-        client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }).catch(rejectAsReply)
-    : (args: string[]) => client.customCommand(args).catch(rejectAsReply)
-  const runner = scriptRunner(argvSender(send), isClosed)
+    ? (args: string[], key?: string) => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } })
+    : (args: string[]) => client.customCommand(args)
+  // GLIDE's rewritten error replies are read back as Redis wrote them in the runner's own
+  // rejection handlers: no extra handler (and promise) per call.
+  const runner = scriptRunner(argvSender(send), isClosed, glideReplyError)
   return {
     kind: 'glide',
     isCluster: cluster,
@@ -104,7 +105,7 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
     clientError: () => undefined,
     evalScript: runner.evalScript,
     evalThenWait: runner.evalThenWait,
-    command: (args, key) => send([...args], key).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
+    command: (args, key) => send([...args], key).catch((err: unknown) => Promise.reject(leaving(glideReplyError(err), isClosed))),
     createSubscriber: () => glideSubscriber(internals),
   }
 }

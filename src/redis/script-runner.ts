@@ -60,7 +60,7 @@ export interface ScriptRunner {
  * time the replicas take to acknowledge; if the script had to be re-sent as EVAL, the first WAIT
  * ran before it and proves nothing, so WAIT is sent again after the EVAL.
  */
-export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): ScriptRunner {
+export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRedisWrote: (err: unknown) => unknown = (err) => err): ScriptRunner {
   const loaded = new Set<string>()
   const first = (script: LuaScript): boolean => {
     if (loaded.has(script.sha)) return false
@@ -71,7 +71,7 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
   // Every failure leaves classified (errors/redis-failure.ts); a synchronous throw (a client closed
   // meanwhile) stays synchronous, as the client threw it.
   const fail = (err: unknown): never => {
-    throw leaving(err, isClosed)
+    throw leaving(asRedisWrote(err), isClosed)
   }
   // A script refused inside Redis may mean a server older than the scripts need: asked once (INFO
   // server, only after such a refusal: nothing on the hot path), answered with ServerVersionError.
@@ -83,7 +83,8 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
     )
     return found
   }
-  const scriptFailed = (err: unknown): Promise<never> | never => {
+  const scriptFailed = (raw: unknown): Promise<never> | never => {
+    const err = asRedisWrote(raw)
     if (!isPermanentReplyError(err) || !SCRIPT_FAILED.test((err as Error).message)) return fail(err)
     return serverOf().then((server) => {
       if (server && olderThan(server.version, MIN_SERVER)) throw classify(new ServerVersionError(server.server, server.version, { cause: err }), 'refused')
@@ -108,7 +109,7 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
       }
       // Handlers instead of an async function, the reply decoded in the first: one promise per call.
       return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
-        isNoScript(err) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
+        isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
       )
     },
     async evalThenWait(script, keys, args, [count, timeout]) {
@@ -121,7 +122,7 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean): Scr
           return [reply, toAcks(await acked)]
         } catch (err) {
           acked.catch(() => {})
-          if (!isNoScript(err)) throw err
+          if (!isNoScript(asRedisWrote(err))) throw err
           const reply = await sender.eval(script.source, keys, args)
           return [reply, toAcks(await sender.command(wait, keys[0]))]
         }
