@@ -14,7 +14,26 @@ import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js
 
 interface DefaultClient {
   readonly raw: RedisClient
+  /** Resolves at the client's next ECONNREFUSED 'error' (after a kill, once it has tried to reconnect). */
+  nextRefusal(): Promise<void>
   close(): void
+}
+
+/** An 'error' listener, as every user adds, that also tells when the client reports ECONNREFUSED. */
+function refusals(client: { on(event: 'error', listener: (err: unknown) => void): unknown }): () => Promise<void> {
+  const waiting: (() => void)[] = []
+  client.on('error', (err) => {
+    const { code, message } = (err ?? {}) as { code?: string; message?: string }
+    if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message ?? '')) for (const wake of waiting.splice(0)) wake()
+  })
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the client reported no ECONNREFUSED within 5 s')), 5_000)
+      waiting.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
 }
 
 /** Each client library at its default options; only an 'error' listener, as every user adds. */
@@ -23,18 +42,18 @@ const defaults = [
     name: 'ioredis',
     async connect(url: string): Promise<DefaultClient> {
       const client = new Redis(url)
-      client.on('error', () => {})
+      const nextRefusal = refusals(client)
       await new Promise<void>((resolve) => client.once('ready', () => resolve()))
-      return { raw: client, close: () => client.disconnect() }
+      return { raw: client, nextRefusal, close: () => client.disconnect() }
     },
   },
   {
     name: 'node-redis',
     async connect(url: string): Promise<DefaultClient> {
       const client = createClient({ url })
-      client.on('error', () => {})
+      const nextRefusal = refusals(client)
       await client.connect()
-      return { raw: client, close: () => void (client.isOpen && client.destroy()) }
+      return { raw: client, nextRefusal, close: () => void (client.isOpen && client.destroy()) }
     },
   },
 ] as const
@@ -144,9 +163,10 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     })
 
     it('Redis down: tryAcquire\'s "no reply" RedisError names the client\'s ECONNREFUSED in its message and cause', async () => {
+      const refused = client!.nextRefusal()
       await redis.kill9()
       try {
-        await sleep(300) // the client has tried to reconnect by now
+        await refused // the client has tried to reconnect by now, and was refused
         await expectNoReplyNamingRefused(locks!.tryAcquire('down', { timeout: 500 }), 'acquired')
       } finally {
         await redis.restart()
@@ -156,9 +176,10 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
     it("Redis down: fencedSet's \"no reply\" RedisError names the client's ECONNREFUSED in its message and cause, as the locks' do", async () => {
       const lease = await locks!.acquire('guarded', { ttl: 5_000 })
       expect(await fencedSet(client!.raw, `${prefix}balance`, '1', lease.fence)).toBe(true) // the guard has met this client
+      const refused = client!.nextRefusal()
       await redis.kill9()
       try {
-        await sleep(300) // the client has tried to reconnect by now
+        await refused // the client has tried to reconnect by now, and was refused
         await expectNoReplyNamingRefused(fencedSet(client!.raw, `${prefix}balance`, '2', lease.fence, { timeout: 500 }), 'written')
       } finally {
         await redis.restart()

@@ -121,7 +121,10 @@ describe.skipIf(!hasRedis)('npm run verify -- --primitive semaphore (quick form)
         expect(Object.values(checked.stats.faults).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3)
         expect(checked.leases.length).toBeGreaterThan(15)
         expect(checked.semaphore!.units).toBeGreaterThan(40)
-        expect(checked.semaphore!.maxBelieved).toBe(2)
+        // The limit was reached; above it only while the one node was down and restarted empty
+        // (a kill of the single node forgets its permits: excused, never counted as excess).
+        expect(checked.semaphore!.maxBelieved).toBeGreaterThanOrEqual(2)
+        if (checked.semaphore!.maxBelieved > 2) expect(checked.semaphore!.excused.length).toBeGreaterThan(0)
 
         // With the checks: never more than 2, no work on a lost permit, fences grow, liveness, signals.
         expect(checked.semaphore!.excess).toEqual([])
