@@ -81,7 +81,9 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes
       const prefix = uniquePrefix('quorum-close')
       // Leases of 8 s, not renewed, so that only the releases talk to Redis at close.
       await mature(servers, 8_000)
-      locks = createLocks({ redis: clients.map((c) => c.raw), prefix, maxTtl: 8_000, quorum: { nodeTimeout: 250 } })
+      // 600 ms: far above one bounded window of releases even on a loaded machine, far below the
+      // time 10,000 releases all in flight at once take (most of them failed so, at 250 ms and 600 ms).
+      locks = createLocks({ redis: clients.map((c) => c.raw), prefix, maxTtl: 8_000, quorum: { nodeTimeout: 600 } })
       const leases: Lease[] = []
       for (let i = 0; i < 10_000; i += 200)
         leases.push(...(await Promise.all(Array.from({ length: 200 }, (_, j) => locks!.acquire(`c${i + j}`, { ttl: 8_000 })))))
