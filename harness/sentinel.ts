@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { faketimeEnv, serverClock, type ServerClock } from './faketime.js'
 import { defaultServer, freePort, pingRaw, startRedis, trackChild, type RedisProcess } from './redis-server.js'
 
 const HOST = '127.0.0.1'
@@ -21,6 +22,8 @@ export interface SentinelGroup {
   /** Where clients find the Sentinels. */
   readonly sentinels: readonly { host: string; port: number }[]
   readonly name: string
+  /** The data nodes' server clock, one for both (same order as `nodes`), when started under libfaketime; else empty. */
+  readonly clocks: readonly ServerClock[]
   /** The node the Sentinels name as the primary now (a majority of the live Sentinels agree). */
   primary(): Promise<RedisProcess>
   /** The other node. */
@@ -79,17 +82,28 @@ async function linkedTo(node: RedisProcess, primaryPort: number): Promise<boolea
   return info.includes('role:slave') && info.includes(`master_port:${primaryPort}`) && info.includes('master_link_status:up')
 }
 
-/** A primary and its replica (linked), then three Sentinels that agree on the primary. */
-export async function startSentinelGroup(): Promise<SentinelGroup> {
+/**
+ * A primary and its replica (linked), then three Sentinels that agree on the primary. With
+ * `clocked` (libfaketime and a libc-malloc build, see harness/faketime.ts) both data nodes run
+ * under one server clock; the Sentinels keep the real clock.
+ */
+export async function startSentinelGroup(opts: { clocked?: { library: string; server: string } } = {}): Promise<SentinelGroup> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
+  // One clock for both data nodes (as one NTP step moves every machine of a site): Redis 7 replicates
+  // an expiry as an absolute time (SET ... PXAT), so a replica whose clock differs from its primary's
+  // would keep or drop every replicated key early or late by the difference (see docs/safety.md).
+  const clock = opts.clocked ? serverClock() : undefined
+  const clocks = clock ? [clock, clock] : []
+  const underClock = () => (opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {})
   // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
-  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
-  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', '--replicaof', a.host, String(a.port)] })
+  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0'], ...underClock() })
+  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', '--replicaof', a.host, String(a.port)], ...underClock() })
   const nodes = [a, b] as const
   const sentinels: SentinelProcess[] = []
   const stop = async () => {
     for (const s of sentinels) s.child.kill('SIGKILL')
     await Promise.all(nodes.map((n) => n.kill9()))
+    clock?.dispose()
     rmSync(dir, { recursive: true, force: true })
   }
   try {
@@ -113,6 +127,7 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
     nodes,
     sentinels: sentinels.map((s) => ({ host: HOST, port: s.port })),
     name: SENTINEL_MASTER,
+    clocks,
     primary,
     replica: async () => ((await primary()) === a ? b : a),
     async waitForPromotion(old, timeoutMs = 15_000) {

@@ -81,6 +81,8 @@ export interface CheckResult {
   overlaps: Overlap[]
   /** Failover mode: leases granted while another lease of the resource was within its deadline and unreleased. */
   doubleGrants?: DoubleGrant[]
+  /** Failover mode: such pairs with a jump forward of the server clock between the grants (keys expired early: DESIGN.md 3). */
+  doubleGrantsExcused?: DoubleGrant[]
   liveness: {
     bound: number
     /** After the final heal, with every worker running. */

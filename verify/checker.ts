@@ -243,7 +243,7 @@ export function check(input: CheckInput): CheckResult {
   const leases = leaseIntervals(events, final.end)
   const fences = fencesPerResource(ops, leases, violations)
   const overlaps = overlapsOf(leases)
-  const doubleGrants = input.exclusive ? doubleGrantsOf(leases, ops) : []
+  const { grants: doubleGrants, excused: doubleGrantsExcused } = input.exclusive ? doubleGrantsOf(leases, ops, faults) : { grants: [], excused: [] }
   const doubled = doubleGrantViolation(doubleGrants)
   if (doubled) violations.push(doubled)
   const liveness = livenessOf(ops, faults, final, ttl, violations)
@@ -260,7 +260,7 @@ export function check(input: CheckInput): CheckResult {
     fenceOrder: fences,
     redisRestartSkips: redis.redisRestartSkips,
     overlaps,
-    ...(input.exclusive ? { doubleGrants } : {}),
+    ...(input.exclusive ? { doubleGrants, doubleGrantsExcused } : {}),
     liveness,
     signals,
     leases,

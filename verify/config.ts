@@ -14,7 +14,12 @@ export interface WorkerConfig {
   /** Where the worker connects: the fault proxies, one per Redis node (none in failover mode). */
   nodes: { host: string; port: number }[]
   /** Failover mode: the worker follows these Sentinels to the primary they name `name`. */
-  sentinel?: { sentinels: { host: string; port: number }[]; name: string }
+  sentinel?: {
+    sentinels: { host: string; port: number }[]
+    name: string
+    /** The client that follows them: ioredis `new Redis({ sentinels, name })` or node-redis `createSentinel` (odd slots). */
+    client: 'ioredis' | 'node-redis'
+  }
   /** Failover mode's guarded run: `createLocks({ replicas })`, every grant acknowledged by a replica. */
   replicas?: { count: number; timeout: number }
   quorum: boolean

@@ -3,29 +3,38 @@
 // sent, so the key outlives it on the server: a grant before it means the server that granted the
 // second lease did not have the first one (a failover to a replica that lacked it), not a slow holder.
 import type { DoubleGrant, LeaseInterval } from './check-result.js'
-import type { OpEvent } from './history.js'
+import type { FaultEvent, OpEvent } from './history.js'
 import { leaseKey } from './lease-intervals.js'
 
 /** Clocks of two processes of one machine, read through `performance.timeOrigin`: a millisecond's doubt, and some. */
 const MARGIN_MS = 10
 
-/** Every pair of leases of one resource where the second was granted before the first's deadline and before the first's release was even asked for. */
-export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[]): DoubleGrant[] {
+/**
+ * Every pair of leases of one resource where the second was granted before the first's deadline
+ * and before the first's release was even asked for. A pair with a jump forward of the server clock
+ * between the two grants is `excused`, not counted: the jump expired the first key early (DESIGN.md
+ * 3), which no lock can prevent and the fence exists for; the guarded run's other checks judge it.
+ */
+export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[], faults: FaultEvent[] = []): { grants: DoubleGrant[]; excused: DoubleGrant[] } {
   const releaseAsked = new Map<string, number>()
   for (const e of ops) if (e.f === 'release' && e.type === 'invoke') releaseAsked.set(leaseKey(e.pid, e.resource, e.fence), e.time)
-  const out: DoubleGrant[] = []
+  const jumps = faults.filter((f) => f.fault === 'clock' && f.phase === 'end').map((f) => f.time)
+  const grants: DoubleGrant[] = []
+  const excused: DoubleGrant[] = []
   for (const a of leases) {
     const freedAt = Math.min(a.deadline - MARGIN_MS, releaseAsked.get(leaseKey(a.pid, a.resource, a.fence)) ?? Number.POSITIVE_INFINITY)
     for (const b of leases) {
       if (b === a || b.resource !== a.resource || b.start <= a.start || b.start >= freedAt) continue
-      out.push({
+      const pair = {
         resource: a.resource,
         first: { worker: a.worker, fence: a.fence, start: a.start, deadline: a.deadline },
         second: { worker: b.worker, fence: b.fence, start: b.start },
-      })
+      }
+      if (jumps.some((t) => t > a.start - MARGIN_MS && t < b.start + MARGIN_MS)) excused.push(pair)
+      else grants.push(pair)
     }
   }
-  return out
+  return { grants, excused }
 }
 
 export const doubleGrantViolation = (grants: DoubleGrant[]): string | undefined =>

@@ -212,8 +212,7 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
 
 /** Clock faults in a run (when on): the guarded run steps back and jumps past the real clock, the control past its short fence retention. */
 function clockRun(options: VerifyOptions, kind: ClockRun['kind']): { clock?: ClockRun } {
-  // Failover mode's nodes are the Sentinel group's, not under libfaketime.
-  if (!options.clock || options.failover) return {}
+  if (!options.clock) return {}
   return { clock: kind === 'steps' ? { kind } : { kind, fenceRetention: CONTROL_FENCE_RETENTION } }
 }
 

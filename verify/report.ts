@@ -48,7 +48,10 @@ export function verdictLines(check: CheckResult): { label: string; ok: boolean |
       ok: null,
       text:
         `${check.overlaps.length} overlapping lease pairs as the holders saw them (expected under pauses)` +
-        (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : ''),
+        (check.overlaps.length ? `, longest ${ms(Math.max(...check.overlaps.map((o) => o.ms)))}` : '') +
+        (check.doubleGrantsExcused?.length
+          ? `; ${check.doubleGrantsExcused.length} locks granted again within the first lease's deadline after the server clock jumped forward (keys expire early: not counted as double grants, the fences judge them)`
+          : ''),
     },
     {
       label: '(c) liveness',

@@ -62,7 +62,8 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     slot: slot.slot,
     generation: slot.generation,
     nodes: run.proxies.map((p) => ({ host: p.host, port: p.port })),
-    ...(run.group ? { sentinel: { sentinels: [...run.group.sentinels], name: run.group.name } } : {}),
+    // Failover mode: the workers of even slots follow the Sentinels with ioredis, the odd ones with node-redis.
+    ...(run.group ? { sentinel: { sentinels: [...run.group.sentinels], name: run.group.name, client: slot.slot % 2 ? 'node-redis' : 'ioredis' } } : {}),
     ...(options.replicas ? { replicas: options.replicas } : {}),
     quorum: options.quorum,
     fencing: options.fencing,
@@ -134,12 +135,14 @@ async function setUp(run: Run): Promise<number> {
   phase(run, 'setup')
   await run.bank?.create(resources, options.initialBalance)
   const initialTotal = options.initialBalance * resources.reduce((n, r) => n + r.accounts.length, 0)
-  if (options.failover) {
-    run.group = await startSentinelGroup()
-    run.redisNodes.push(...run.group.nodes)
-  }
   const tools = options.clock ? clockTools() : undefined
   if (tools && 'missing' in tools) throw new Error(`server clock faults need libfaketime and a libc-malloc redis-server build: ${tools.missing}`)
+  if (options.failover) {
+    // Under libfaketime when clock faults are on: one clock for both data nodes, the Sentinels the real one.
+    run.group = await startSentinelGroup(tools ? { clocked: tools } : {})
+    run.redisNodes.push(...run.group.nodes)
+    run.clocks.push(...run.group.clocks)
+  }
   for (let i = 0; i < (options.failover ? 0 : options.nodes); i++) {
     const clocked = tools ? await startClockedRedis(tools) : undefined
     if (clocked) {
@@ -192,6 +195,8 @@ async function chaos(run: Run, plan: PlannedFault[]): Promise<number> {
     await sleep(chaosT0 + f.at - performance.now())
     run.faultsSoFar++
     if (run.group && (f.kind === 'failover-kill' || f.kind === 'failover-pause')) await applyFailover(run, run.group, f)
+    // Failover mode: a clock fault steps the data nodes' one clock, recorded against the primary of then.
+    else if (run.group && f.kind === 'clock') await applyFault(run, { ...f, index: run.group.nodes.indexOf(await run.group.primary()) })
     else await applyFault(run, f)
   }
   await sleep(chaosT0 + run.options.chaosMs - performance.now())

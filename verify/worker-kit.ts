@@ -3,7 +3,8 @@
 // that runs its step until SIGTERM. A worker adds only its step (a transfer, a permit's work).
 import pg from 'pg'
 import { Redis } from 'ioredis'
-import { createLocks, fencedSet, type Locks } from '../src/index.js'
+import { createSentinel } from 'redis'
+import { createLocks, fencedSet, type Locks, type RedisClient } from '../src/index.js'
 import type { WorkerConfig } from './config.js'
 import { workerName } from './config.js'
 import { now, type LostEvent, type OpEvent, type OpName, type OpType } from './history.js'
@@ -17,8 +18,44 @@ export const codeOf = (err: unknown): string => {
   return `${code}: ${String(e?.message ?? err).slice(0, 160)}`
 }
 
+/** What a worker does with a client of its own besides locking: the control run's plain SET, and closing it. */
+interface WorkerClient {
+  readonly raw: RedisClient
+  connect(): Promise<void>
+  set(key: string, value: string): Promise<boolean>
+  close(): void
+}
+
+const ioredisClient = (client: Redis): WorkerClient => {
+  client.on('error', () => {})
+  return {
+    raw: client,
+    connect: async () => {},
+    set: async (key, value) => (await client.set(key, value)) === 'OK',
+    close: () => client.disconnect(),
+  }
+}
+
+/** Failover mode, odd slots: node-redis's own Sentinel client, which follows the promotions itself. */
+function nodeRedisSentinel(sentinel: NonNullable<WorkerConfig['sentinel']>): WorkerClient {
+  const reconnectStrategy = (retries: number) => Math.min(25 * (retries + 1), 250)
+  const client = createSentinel({
+    name: sentinel.name,
+    sentinelRootNodes: sentinel.sentinels,
+    nodeClientOptions: { socket: { connectTimeout: 1_000, reconnectStrategy } },
+    sentinelClientOptions: { socket: { connectTimeout: 1_000, reconnectStrategy } },
+  })
+  client.on('error', () => {})
+  return {
+    raw: client,
+    connect: async () => void (await client.connect()),
+    set: async (key, value) => (await client.set(key, value)) === 'OK',
+    close: () => void client.destroy(),
+  }
+}
+
 /** The worker's clients: one per proxy, or (failover mode) one that follows the Sentinels to the primary. */
-function connect(config: WorkerConfig): Redis[] {
+function connect(config: WorkerConfig): WorkerClient[] {
   const common = {
     // A dropped or held reply must not stall the worker forever; reconnect quickly after a reset.
     // Failover mode: a paused primary holds every reply; a second is enough to give up on it.
@@ -27,13 +64,14 @@ function connect(config: WorkerConfig): Redis[] {
     retryStrategy: (times: number) => Math.min(25 * times, 250),
     enableAutoPipelining: false,
   }
+  if (config.sentinel?.client === 'node-redis') return [nodeRedisSentinel(config.sentinel)]
   if (config.sentinel) {
     // A deposed primary told to replicate answers writes with READONLY: ask the Sentinels again.
     const reconnectOnError = (err: Error) => (err.message.startsWith('READONLY') ? 2 : false)
     const sentinelRetryStrategy = (times: number) => Math.min(25 * times, 250)
-    return [new Redis({ ...common, sentinels: config.sentinel.sentinels, name: config.sentinel.name, reconnectOnError, sentinelRetryStrategy })]
+    return [ioredisClient(new Redis({ ...common, sentinels: config.sentinel.sentinels, name: config.sentinel.name, reconnectOnError, sentinelRetryStrategy }))]
   }
-  return config.nodes.map((node) => new Redis({ ...common, host: node.host, port: node.port }))
+  return config.nodes.map((node) => ioredisClient(new Redis({ ...common, host: node.host, port: node.port })))
 }
 
 /** `clock` times the history (the mutex and transfer modes: `now`; the semaphore mode: CLOCK_MONOTONIC). */
@@ -45,13 +83,12 @@ export function workerKit(clock: () => number = now) {
   const op = (type: OpType, f: OpName, resource: string, extra: Partial<OpEvent> = {}, time = clock()): void =>
     emit({ kind: 'op', type, f, worker, pid: process.pid, resource, time, ...extra })
   const clients = connect(config)
-  for (const client of clients) client.on('error', () => {})
   const stateClient = clients[0]!
   const retention = config.fenceRetention === undefined ? {} : { fenceRetention: config.fenceRetention }
   const locks: Locks = config.quorum
-    ? createLocks({ redis: clients, prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl, ...retention })
+    ? createLocks({ redis: clients.map((c) => c.raw), prefix: config.prefix, ttl: config.ttl, wait: config.wait, maxTtl: config.maxTtl, ...retention })
     : createLocks({
-        redis: stateClient,
+        redis: stateClient.raw,
         prefix: config.prefix,
         ttl: config.ttl,
         wait: config.wait,
@@ -63,6 +100,7 @@ export function workerKit(clock: () => number = now) {
   /** Runs `step` until SIGTERM (with a short random pause between steps), then closes everything. */
   const runUntilTerm = (step: () => Promise<void>, hooks: { start?: () => Promise<void>; end?: () => Promise<void> } = {}): void => {
     const main = async () => {
+      for (const client of clients) await client.connect()
       await hooks.start?.()
       let stopping = false
       process.on('SIGTERM', () => {
@@ -74,7 +112,7 @@ export function workerKit(clock: () => number = now) {
       }
       await locks.close()
       await hooks.end?.()
-      for (const client of clients) client.disconnect()
+      for (const client of clients) client.close()
     }
     main().catch((err) => {
       process.stderr.write(`worker ${worker} crashed: ${String((err as Error)?.stack ?? err)}\n`)
@@ -118,7 +156,7 @@ export async function setLastWriter(kit: ReturnType<typeof workerKit>, resource:
   const value = JSON.stringify({ worker, fence })
   op('invoke', 'fset', resource, { fence })
   try {
-    const accepted = config.fencing ? await fencedSet(stateClient, key, value, fence) : (await stateClient.set(key, value)) === 'OK'
+    const accepted = config.fencing ? await fencedSet(stateClient.raw, key, value, fence) : await stateClient.set(key, value)
     op(accepted ? 'ok' : 'fail', 'fset', resource, { fence, ...(accepted ? {} : { error: 'stale' }) })
   } catch (err) {
     op('info', 'fset', resource, { fence, error: codeOf(err) })

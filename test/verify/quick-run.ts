@@ -69,8 +69,8 @@ export async function quickVerify(run: QuickRun, checks: (guarded: CheckResult, 
     const tries = result.control!.attempts > 1 ? ` (try ${result.control!.attempts})` : ''
     console.log(`[${run.tag}] ${summary(run.guarded ?? 'fenced', guarded)}\n[${run.tag}] ${summary(`control${tries}`, control)}`)
     checks(guarded, control, result)
-    // Failover mode's nodes are the Sentinel group's, not under libfaketime: no clock fault there.
-    if (clockFaults && !run.options.failover) clockChecks(guarded, control)
+    // Failover mode too: its two data nodes run under libfaketime, and the primary's clock steps.
+    if (clockFaults) clockChecks(guarded, control)
   } finally {
     rmSync(outDir, { recursive: true, force: true })
   }
