@@ -84,7 +84,7 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
   --duration    length of the fault phase of each run: 90s, 10m, or ms (default 60s)
   --seed        seed of the fault schedule and the workers' choices (default: random, printed)
   --mode        single (one Redis node, default) or quorum (--nodes independent nodes, default 3);
-                failover: a primary, a replica and three Sentinels that the workers (ioredis) follow;
+                failover: a primary, a replica and three Sentinels that the workers follow (ioredis, node-redis);
                 the primary killed -9 or paused just after a grant the replica missed, the replica
                 promoted; the guarded run sets replicas (WAIT 1), the control run does not;
                 ttl default ${FAILOVER_TTL} ms (--quick: ${FAILOVER_QUICK_MS / 1000} s of faults per run, seed ${FAILOVER_QUICK_SEED})
