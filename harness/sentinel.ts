@@ -14,6 +14,18 @@ export const SENTINEL_MASTER = 'fencelock'
 export const DOWN_AFTER_MS = 500
 const FAILOVER_TIMEOUT_MS = 2_000
 
+/** Worker slots that get a Redis user of their own (`workerUser`) on the data nodes. */
+const WORKER_SLOTS = 32
+/** The Redis user worker slot `slot` authenticates as on the data nodes (failover mode); its password is its name. */
+export const workerUser = (slot: number): string => `w${slot}`
+/** redis-cli options of the harness's own user, which no partition turns off. */
+export const HARNESS_AUTH = ['--user', 'harness', '--pass', 'harness', '--no-auth-warning']
+/** Config lines (as arguments) of those users: every command, key and channel. */
+const USER_ARGS = [
+  ...Array.from({ length: WORKER_SLOTS }, (_, slot) => ['--user', workerUser(slot), 'on', `>${workerUser(slot)}`, '~*', '&*', '+@all']).flat(),
+  ...['--user', 'harness', 'on', '>harness', '~*', '&*', '+@all'],
+]
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export interface SentinelGroup {
@@ -96,8 +108,8 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
   const clocks = clock ? [clock, clock] : []
   const underClock = () => (opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {})
   // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
-  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0'], ...underClock() })
-  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', '--replicaof', a.host, String(a.port)], ...underClock() })
+  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS], ...underClock() })
+  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock() })
   const nodes = [a, b] as const
   const sentinels: SentinelProcess[] = []
   const stop = async () => {

@@ -2,7 +2,7 @@
 // it, the holder frozen through the promotion, the old primary back as a replica. Real processes
 // throughout: redis-server, its replica, three Sentinels, the worker.
 import type { RedisProcess } from '../harness/redis-server.js'
-import type { SentinelGroup } from '../harness/sentinel.js'
+import { HARNESS_AUTH, workerUser, type SentinelGroup } from '../harness/sentinel.js'
 import { workerName } from './config.js'
 import type { FaultEvent, OpEvent } from './history.js'
 import type { PlannedFault } from './nemesis.js'
@@ -62,6 +62,7 @@ async function rejoin(group: SentinelGroup, old: RedisProcess, primary: RedisPro
  * ttl after the promotion: a waiter has had the time to be granted the lock on the new primary.
  */
 export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: PlannedFault): Promise<void> {
+  if (f.kind === 'failover-isolate') return isolatePrimary(t, group, f)
   const primary = await group.primary()
   const replica = await group.replica()
   const started = t.now()
@@ -93,5 +94,52 @@ export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: Pl
     'end',
     nodeName(group, primary),
     `${nodeName(group, promoted)} promoted after ${Math.round(promotedAt - started)} ms; ${nodeName(group, primary)} rejoined as its replica`,
+  )
+}
+
+/** The worker kept with the isolated primary: an ioredis one (even slot: it stays where it is connected), a holder if one holds. */
+function isolatedSlot(t: FaultTargets): Slot | undefined {
+  const live = (slot: number) => slot % 2 === 0 && t.workers.slots[slot]?.child !== undefined
+  const holder = t.holders.values().find((h) => live(h.slot))
+  const slot = holder?.slot ?? t.workers.slots.find((s) => live(s.slot))?.slot
+  return slot === undefined ? undefined : t.workers.slots[slot]
+}
+
+/** `ACL SETUSER` of each of `users` on `node` (as the harness's own user), and their connections cut when turned off. */
+async function setUsers(node: RedisProcess, users: string[], state: 'on' | 'off'): Promise<void> {
+  for (const user of users) {
+    await node.cli(...HARNESS_AUTH, 'ACL', 'SETUSER', user, state)
+    if (state === 'off') await node.cli(...HARNESS_AUTH, 'CLIENT', 'KILL', 'USER', user).catch(() => '')
+  }
+}
+
+/**
+ * A partition that leaves the primary with one client: the primary turns off every Redis user but
+ * that worker's (the Sentinels', the replica's link and every other worker's connections are cut,
+ * and their reconnections refused), so the Sentinels see it down and promote the replica, while the
+ * kept worker goes on talking to the old primary. With `replicas: 1` its grants there fail (no
+ * replica acknowledges them); without, it and the others can hold one lock at once. After a ttl
+ * the users are turned on again and the old primary rejoins as the new one's replica.
+ */
+async function isolatePrimary(t: FaultTargets, group: SentinelGroup, f: PlannedFault): Promise<void> {
+  const primary = await group.primary()
+  const started = t.now()
+  const slot = isolatedSlot(t)
+  const kept = slot ? workerUser(slot.slot) : undefined
+  const cut = ['default', ...t.workers.slots.map((s) => workerUser(s.slot)).filter((u) => u !== kept)]
+  await setUsers(primary, cut, 'off')
+  await primary.cli(...HARNESS_AUTH, 'CLIENT', 'KILL', 'TYPE', 'replica').catch(() => '')
+  note(t, f, 'start', nodeName(group, primary), `primary cut off from the Sentinels, its replica and every client but ${slot ? workerName(slot.slot) : 'none'}`)
+  const promoted = await group.waitForPromotion(primary)
+  const promotedAt = t.now()
+  await sleep(promotedAt + t.ttl - t.now())
+  await setUsers(primary, cut, 'on')
+  await rejoin(group, primary, promoted)
+  note(
+    t,
+    f,
+    'end',
+    nodeName(group, primary),
+    `${nodeName(group, promoted)} promoted after ${Math.round(promotedAt - started)} ms; the partition healed a ttl later, ${nodeName(group, primary)} rejoined as its replica`,
   )
 }

@@ -19,6 +19,8 @@ export interface WorkerConfig {
     name: string
     /** The client that follows them: ioredis `new Redis({ sentinels, name })` or node-redis `createSentinel` (odd slots). */
     client: 'ioredis' | 'node-redis'
+    /** The Redis user this worker authenticates as on the data nodes (its own: a partition can keep it alone). */
+    username: string
   }
   /** Failover mode's guarded run: `createLocks({ replicas })`, every grant acknowledged by a replica. */
   replicas?: { count: number; timeout: number }

@@ -63,6 +63,7 @@ export type FaultKind =
   /** Failover mode: the primary killed -9 (or paused) just after a grant its replica missed, the replica promoted. */
   | 'failover-kill'
   | 'failover-pause'
+  | 'failover-isolate'
 
 /** A fault the nemesis injected: `start` and `end` (instant faults have both at once). */
 export interface FaultEvent {

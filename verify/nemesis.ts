@@ -111,8 +111,8 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
 }
 
 /**
- * Failover mode: failovers one after another, half of them kills (-9) and half pauses of the
- * primary. `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
+ * Failover mode: failovers one after another, kills (-9) and pauses of the primary, and every
+ * third a partition that leaves the primary with one client. `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
  * `delayMs` how long the replica stays paused waiting for a grant it will miss.
  */
 function planFailovers(options: ScheduleOptions): PlannedFault[] {
@@ -120,7 +120,10 @@ function planFailovers(options: ScheduleOptions): PlannedFault[] {
   const plan: PlannedFault[] = []
   let at = random.int(200, 600)
   while (at < options.duration) {
-    const kind: FaultKind = random.next() < 0.5 ? 'failover-kill' : 'failover-pause'
+    // Every third failover isolates the primary with one client instead (drawn the same, so the
+    // kills and pauses of a seed stay where they were).
+    const drawn: FaultKind = random.next() < 0.5 ? 'failover-kill' : 'failover-pause'
+    const kind: FaultKind = plan.length % 3 === 2 ? 'failover-isolate' : drawn
     const resource = random.int(0, options.resources - 1)
     plan.push({ id: plan.length + 1, at, kind, duration: FAILOVER_BUDGET_MS, index: 0, resource, delayMs: random.int(600, 1_200), justPast: false })
     at += FAILOVER_BUDGET_MS + random.int(Math.round(options.ttl * 0.5), Math.round(options.ttl * 1.5))

@@ -26,11 +26,12 @@ export const MULTI_QUICK_MS = 4_500
 export const ELECTION_QUICK_SEED = 90
 export const ELECTION_QUICK_MS = 8_000
 /**
- * Failover mode's quick run (`--mode failover --quick`): seed 4's two failovers, the primary
- * killed -9 at 0.6 s and paused at 11.5 s, each just after a grant its replica missed.
+ * Failover mode's quick run (`--mode failover --quick`): seed 4's three failovers, the primary
+ * killed -9 at 0.6 s and paused at about 11.5 s, each just after a grant its replica missed, then
+ * the primary cut off with one worker (a partition), plus the clock step.
  */
 export const FAILOVER_QUICK_SEED = 4
-export const FAILOVER_QUICK_MS = 16_000
+export const FAILOVER_QUICK_MS = 26_000
 /**
  * Failover mode's ttl: longer than a Sentinel failover here (2 to 4 s), so that a lock the promoted
  * replica lacks is granted again while its first holder's lease is still valid.

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis'
 import { clockTools, startClockedRedis, type ClockedRedis } from '../harness/faketime.js'
 import { startFaultProxy } from '../harness/fault-proxy.js'
 import { startRedis, type RedisProcess } from '../harness/redis-server.js'
-import { startSentinelGroup, type SentinelGroup } from '../harness/sentinel.js'
+import { startSentinelGroup, workerUser, type SentinelGroup } from '../harness/sentinel.js'
 import { applyFailover } from './apply-failover.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
 import { BankDb } from './bank-db.js'
@@ -63,7 +63,16 @@ function workerConfig(run: Run, slot: Slot): WorkerConfig {
     generation: slot.generation,
     nodes: run.proxies.map((p) => ({ host: p.host, port: p.port })),
     // Failover mode: the workers of even slots follow the Sentinels with ioredis, the odd ones with node-redis.
-    ...(run.group ? { sentinel: { sentinels: [...run.group.sentinels], name: run.group.name, client: slot.slot % 2 ? 'node-redis' : 'ioredis' } } : {}),
+    ...(run.group
+      ? {
+          sentinel: {
+            sentinels: [...run.group.sentinels],
+            name: run.group.name,
+            client: slot.slot % 2 ? 'node-redis' : 'ioredis',
+            username: workerUser(slot.slot),
+          },
+        }
+      : {}),
     ...(options.replicas ? { replicas: options.replicas } : {}),
     quorum: options.quorum,
     fencing: options.fencing,
@@ -194,7 +203,7 @@ async function chaos(run: Run, plan: PlannedFault[]): Promise<number> {
   for (const f of plan) {
     await sleep(chaosT0 + f.at - performance.now())
     run.faultsSoFar++
-    if (run.group && (f.kind === 'failover-kill' || f.kind === 'failover-pause')) await applyFailover(run, run.group, f)
+    if (run.group && f.kind.startsWith('failover-')) await applyFailover(run, run.group, f)
     // Failover mode: a clock fault steps the data nodes' one clock, recorded against the primary of then.
     else if (run.group && f.kind === 'clock') await applyFault(run, { ...f, index: run.group.nodes.indexOf(await run.group.primary()) })
     else await applyFault(run, f)

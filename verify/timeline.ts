@@ -19,6 +19,7 @@ export const FAULT_COLORS: Record<string, string> = {
   clock: '#8cd17d',
   'failover-kill': '#c0392b',
   'failover-pause': '#8e44ad',
+  'failover-isolate': '#d35400',
 }
 
 /** Where things go: the time scale, the lanes, and the drawing's size. */

@@ -42,7 +42,7 @@ function nodeRedisSentinel(sentinel: NonNullable<WorkerConfig['sentinel']>): Wor
   const client = createSentinel({
     name: sentinel.name,
     sentinelRootNodes: sentinel.sentinels,
-    nodeClientOptions: { socket: { connectTimeout: 1_000, reconnectStrategy } },
+    nodeClientOptions: { username: sentinel.username, password: sentinel.username, socket: { connectTimeout: 1_000, reconnectStrategy } },
     sentinelClientOptions: { socket: { connectTimeout: 1_000, reconnectStrategy } },
   })
   client.on('error', () => {})
@@ -69,7 +69,19 @@ function connect(config: WorkerConfig): WorkerClient[] {
     // A deposed primary told to replicate answers writes with READONLY: ask the Sentinels again.
     const reconnectOnError = (err: Error) => (err.message.startsWith('READONLY') ? 2 : false)
     const sentinelRetryStrategy = (times: number) => Math.min(25 * times, 250)
-    return [ioredisClient(new Redis({ ...common, sentinels: config.sentinel.sentinels, name: config.sentinel.name, reconnectOnError, sentinelRetryStrategy }))]
+    return [
+      ioredisClient(
+        new Redis({
+          ...common,
+          sentinels: config.sentinel.sentinels,
+          name: config.sentinel.name,
+          username: config.sentinel.username,
+          password: config.sentinel.username,
+          reconnectOnError,
+          sentinelRetryStrategy,
+        }),
+      ),
+    ]
   }
   return config.nodes.map((node) => ioredisClient(new Redis({ ...common, host: node.host, port: node.port })))
 }
