@@ -121,7 +121,10 @@ describeRedis('batched renewals', (server) => {
       const [scripts, evals, waits] = await callsOfAll(pair.primary, ['evalsha', 'eval', 'wait'])
       expect(scripts).toBeGreaterThan(0)
       expect(scripts).toBeLessThanOrEqual(Math.ceil((2 * ttl) / (ttl / 3) + 1) * (600 / 100))
-      expect(waits).toBe(scripts! + evals!) // one WAIT per script call
+      // One WAIT per script call; a batch whose script Redis has run but whose WAIT it has not yet
+      // received when the counts are read is one call ahead (seen once in a loaded CI run: 15 and 14).
+      expect(scripts! + evals! - waits!).toBeGreaterThanOrEqual(0)
+      expect(scripts! + evals! - waits!).toBeLessThanOrEqual(1)
 
       pair.replica.pause()
       try {
