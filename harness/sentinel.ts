@@ -106,10 +106,10 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
   // would keep or drop every replicated key early or late by the difference (see docs/safety.md).
   const clock = opts.clocked ? serverClock() : undefined
   const clocks = clock ? [clock, clock] : []
-  const underClock = () => (opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {})
+  const underClock = opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {}
   // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
-  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS], ...underClock() })
-  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock() })
+  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS], ...underClock })
+  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock })
   const nodes = [a, b] as const
   const sentinels: SentinelProcess[] = []
   const stop = async () => {

@@ -99,10 +99,8 @@ export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: Pl
 
 /** The worker kept with the isolated primary: an ioredis one (even slot: it stays where it is connected), a holder if one holds. */
 function isolatedSlot(t: FaultTargets): Slot | undefined {
-  const live = (slot: number) => slot % 2 === 0 && t.workers.slots[slot]?.child !== undefined
-  const holder = t.holders.values().find((h) => live(h.slot))
-  const slot = holder?.slot ?? t.workers.slots.find((s) => live(s.slot))?.slot
-  return slot === undefined ? undefined : t.workers.slots[slot]
+  const live = t.workers.slots.filter((s) => s.slot % 2 === 0 && s.child !== undefined)
+  return live.find((s) => t.holders.values().some((h) => h.slot === s.slot)) ?? live[0]
 }
 
 /** `ACL SETUSER` of each of `users` on `node` (as the harness's own user), and their connections cut when turned off. */
