@@ -6,7 +6,7 @@ import type { DoubleGrant, LeaseInterval } from './check-result.js'
 import type { FaultEvent, OpEvent } from './history.js'
 import { leaseKey } from './lease-intervals.js'
 
-/** Clocks of two processes of one machine, read through `performance.timeOrigin`: a millisecond's doubt, and some. */
+/** Clocks of two processes of one machine (verify/history.ts `now`): a millisecond's doubt, and some. */
 const MARGIN_MS = 10
 
 /**

@@ -1,9 +1,35 @@
 // The history: one JSON object per line, written by the orchestrator as events arrive from the
-// workers (over their stdout) and from the nemesis. Times are `performance.timeOrigin +
-// performance.now()` in ms, a monotonic clock that every local process shares.
+// workers (over their stdout) and from the nemesis. Times are `clockOrigin + performance.now()` in
+// ms: the wall clock at the start, then the monotonic clock, the same in every local process.
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 
-export const now = (): number => performance.timeOrigin + performance.now()
+/**
+ * The wall-clock time at which `performance.now()` was 0, to a few microseconds. Not
+ * `performance.timeOrigin`: Node reads it from two clocks one after the other at the process's
+ * start, and on a loaded machine the process can be descheduled between the two reads (a failover
+ * run here, three runs on two cores, had one worker's times 10 ms ahead of the others', which made
+ * every handoff from it look like a double grant). `Date.now()` read just before `performance.now()`
+ * gives at most the true origin (it is floored to the ms, and the second read comes later); the
+ * largest difference over a few ms of samples, each ms boundary crossed, is the origin.
+ */
+export const clockOrigin: number = (() => {
+  let best = Number.NEGATIVE_INFINITY
+  let ticks = 0
+  let lastWall = Date.now()
+  const until = performance.now() + 50
+  while (ticks < 3 && performance.now() < until) {
+    const wall = Date.now()
+    const mono = performance.now()
+    if (wall !== lastWall) {
+      ticks++
+      lastWall = wall
+    }
+    if (wall - mono > best) best = wall - mono
+  }
+  return best
+})()
+
+export const now = (): number => clockOrigin + performance.now()
 
 /**
  * CLOCK_MONOTONIC in ms (`process.hrtime`), the same in every process of the machine. The semaphore
@@ -64,6 +90,8 @@ export type FaultKind =
   | 'failover-kill'
   | 'failover-pause'
   | 'failover-isolate'
+  /** Two replicas: the grant acknowledged by one replica only, that one stopped, the other (which lacks it) promoted. */
+  | 'failover-stale-replica'
 
 /** A fault the nemesis injected: `start` and `end` (instant faults have both at once). */
 export interface FaultEvent {

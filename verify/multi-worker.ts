@@ -6,7 +6,7 @@
 // mutex mode's with one lease per account, which is what the checker compares.
 import type { LockLostError, MultiLease } from '../src/index.js'
 import type { BankResource } from './config.js'
-import { now } from './history.js'
+import { clockOrigin, now } from './history.js'
 import { bank, bankStep, codeOf, setLastWriter, sleep, workerKit } from './worker-kit.js'
 
 const kit = workerKit()
@@ -47,7 +47,7 @@ async function acquirePair(t: Transfer): Promise<MultiLease | undefined> {
     return undefined
   }
   const fenceOf = (r: BankResource) => lease.fences[r.name]!
-  const deadline = performance.timeOrigin + lease.deadline
+  const deadline = clockOrigin + lease.deadline
   for (const r of pair) op('ok', 'acquire', r.name, { fence: fenceOf(r), value: { deadline, asked } })
   // One signal for the pair: when it aborts, both accounts' leases are lost.
   const onAbort = () => {

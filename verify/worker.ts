@@ -2,7 +2,7 @@
 // API, through the fault proxies. Every step is printed as one JSON line on stdout; the
 // orchestrator timestamps nothing itself, the worker's clock (shared monotonic) does.
 import type { Lease, LockLostError } from '../src/index.js'
-import { now } from './history.js'
+import { clockOrigin, now } from './history.js'
 import { bank, bankStep, codeOf, setLastWriter, sleep, workerKit } from './worker-kit.js'
 
 const kit = workerKit()
@@ -37,7 +37,7 @@ async function acquireBank(resource: string): Promise<Lease | undefined> {
     return undefined
   }
   const fence = lease.fence
-  op('ok', 'acquire', resource, { fence, value: { deadline: performance.timeOrigin + lease.deadline } })
+  op('ok', 'acquire', resource, { fence, value: { deadline: clockOrigin + lease.deadline } })
   const onAbort = () => {
     const reason = (lease.signal.reason as LockLostError | undefined)?.reason ?? 'unknown'
     emit({ kind: 'lost', worker, pid: process.pid, resource, fence, reason, time: now() })
