@@ -1,5 +1,5 @@
-// A primary, one replica and three real `redis-server --sentinel` processes watching them, with
-// short timeouts so a failover takes about a second: for tests and the fault harness's failover mode.
+// A primary, one replica (or two) and three real `redis-server --sentinel` processes watching them,
+// with short timeouts so a failover takes about a second: for tests and the fault harness's failover mode.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -29,19 +29,23 @@ const USER_ARGS = [
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export interface SentinelGroup {
-  /** Both data nodes; which one is the primary changes with each failover (see `primary()`). */
-  readonly nodes: readonly [RedisProcess, RedisProcess]
+  /** The data nodes (the first is the primary at start); which one is the primary changes with each failover (see `primary()`). */
+  readonly nodes: readonly RedisProcess[]
   /** Where clients find the Sentinels. */
   readonly sentinels: readonly { host: string; port: number }[]
   readonly name: string
-  /** The data nodes' server clock, one for both (same order as `nodes`), when started under libfaketime; else empty. */
+  /** The data nodes' server clock, one for all (same order as `nodes`), when started under libfaketime; else empty. */
   readonly clocks: readonly ServerClock[]
   /** The node the Sentinels name as the primary now (a majority of the live Sentinels agree). */
   primary(): Promise<RedisProcess>
-  /** The other node. */
+  /** A node other than the primary (the first, with two replicas). */
   replica(): Promise<RedisProcess>
+  /** Every node other than the primary. */
+  replicas(): Promise<RedisProcess[]>
   /** Until the Sentinels name a primary other than `old` (a promotion happened); returns it. */
   waitForPromotion(old: RedisProcess, timeoutMs?: number): Promise<RedisProcess>
+  /** Until every Sentinel counts replica `node` down (`s_down`): a failover then does not choose it. */
+  waitForReplicaDown(node: RedisProcess, timeoutMs?: number): Promise<void>
   /** Until `node` replicates from the current primary with its link up (Sentinel reconfigured it). */
   waitForReplica(node: RedisProcess, timeoutMs?: number): Promise<void>
   /** kill -9 of everything, temporary directories removed. */
@@ -89,28 +93,43 @@ async function askSentinel(via: RedisProcess, port: number): Promise<number | un
   return Number.isInteger(n) && n > 0 ? n : undefined
 }
 
+/** The flags one Sentinel reports for the replica on `port` (`SENTINEL replicas`: field/value lines per replica). */
+async function replicaFlags(via: RedisProcess, sentinelPort: number, port: number): Promise<string | undefined> {
+  const reply = await via.cli('-p', String(sentinelPort), 'SENTINEL', 'replicas', SENTINEL_MASTER).catch(() => '')
+  const lines = reply.split('\n').map((s) => s.trim())
+  let current: string | undefined
+  for (let i = 0; i + 1 < lines.length; i++) {
+    if (lines[i] === 'port') current = lines[i + 1]
+    if (lines[i] === 'flags' && current === String(port)) return lines[i + 1]
+  }
+  return undefined
+}
+
 async function linkedTo(node: RedisProcess, primaryPort: number): Promise<boolean> {
   const info = await node.cli('INFO', 'replication').catch(() => '')
   return info.includes('role:slave') && info.includes(`master_port:${primaryPort}`) && info.includes('master_link_status:up')
 }
 
 /**
- * A primary and its replica (linked), then three Sentinels that agree on the primary. With
- * `clocked` (libfaketime and a libc-malloc build, see harness/faketime.ts) both data nodes run
- * under one server clock; the Sentinels keep the real clock.
+ * A primary and its replicas (`replicas`, default 1; linked), then three Sentinels that agree on the
+ * primary. With `clocked` (libfaketime and a libc-malloc build, see harness/faketime.ts) the data
+ * nodes run under one server clock; the Sentinels keep the real clock.
  */
-export async function startSentinelGroup(opts: { clocked?: { library: string; server: string } } = {}): Promise<SentinelGroup> {
+export async function startSentinelGroup(opts: { clocked?: { library: string; server: string }; replicas?: 1 | 2 } = {}): Promise<SentinelGroup> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
   // One clock for both data nodes (as one NTP step moves every machine of a site): Redis 7 replicates
   // an expiry as an absolute time (SET ... PXAT), so a replica whose clock differs from its primary's
   // would keep or drop every replicated key early or late by the difference (see docs/safety.md).
   const clock = opts.clocked ? serverClock() : undefined
-  const clocks = clock ? [clock, clock] : []
+  const count = 1 + (opts.replicas ?? 1)
+  const clocks = clock ? Array.from({ length: count }, () => clock) : []
   const underClock = opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {}
   // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
   const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS], ...underClock })
-  const b = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock })
-  const nodes = [a, b] as const
+  const nodes = [a]
+  for (let i = 1; i < count; i++)
+    nodes.push(await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock }))
+  const replicasAtStart = nodes.slice(1)
   const sentinels: SentinelProcess[] = []
   const stop = async () => {
     for (const s of sentinels) s.child.kill('SIGKILL')
@@ -119,7 +138,7 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
     rmSync(dir, { recursive: true, force: true })
   }
   try {
-    for (let i = 0; i < 200 && !(await linkedTo(b, a.port)); i++) await sleep(50)
+    for (const b of replicasAtStart) for (let i = 0; i < 200 && !(await linkedTo(b, a.port)); i++) await sleep(50)
     for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(dir, a))
   } catch (err) {
     await stop()
@@ -141,7 +160,14 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
     name: SENTINEL_MASTER,
     clocks,
     primary,
-    replica: async () => ((await primary()) === a ? b : a),
+    replica: async () => {
+      const p = await primary()
+      return nodes.find((n) => n !== p)!
+    },
+    replicas: async () => {
+      const p = await primary()
+      return nodes.filter((n) => n !== p)
+    },
     async waitForPromotion(old, timeoutMs = 15_000) {
       const deadline = performance.now() + timeoutMs
       while (performance.now() < deadline) {
@@ -150,6 +176,15 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
         await sleep(50)
       }
       throw new Error(`the Sentinels promoted no replica within ${timeoutMs} ms`)
+    },
+    async waitForReplicaDown(node, timeoutMs = 5_000) {
+      const deadline = performance.now() + timeoutMs
+      while (performance.now() < deadline) {
+        const flags = await Promise.all(sentinels.map((s) => replicaFlags(a, s.port, node.port)))
+        if (flags.every((f) => f?.includes('s_down'))) return
+        await sleep(50)
+      }
+      throw new Error(`the Sentinels did not all count the replica on port ${node.port} down within ${timeoutMs} ms`)
     },
     async waitForReplica(node, timeoutMs = 15_000) {
       const deadline = performance.now() + timeoutMs
@@ -162,10 +197,10 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
     },
     stop,
   }
-  // All three must know the replica before a failover can pick it.
+  // All three must know every replica before a failover can pick it.
   for (let i = 0; i < 200; i++) {
     const known = await Promise.all(sentinels.map((s) => a.cli('-p', String(s.port), 'SENTINEL', 'replicas', SENTINEL_MASTER).catch(() => '')))
-    if (known.every((k) => k.includes(String(b.port)))) break
+    if (known.every((k) => replicasAtStart.every((b) => k.includes(String(b.port))))) break
     await sleep(50)
   }
   return group

@@ -63,6 +63,7 @@ async function rejoin(group: SentinelGroup, old: RedisProcess, primary: RedisPro
  */
 export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: PlannedFault): Promise<void> {
   if (f.kind === 'failover-isolate') return isolatePrimary(t, group, f)
+  if (f.kind === 'failover-stale-replica') return promoteStaleReplica(t, group, f)
   const primary = await group.primary()
   const replica = await group.replica()
   const started = t.now()
@@ -139,5 +140,70 @@ async function isolatePrimary(t: FaultTargets, group: SentinelGroup, f: PlannedF
     'end',
     nodeName(group, primary),
     `${nodeName(group, promoted)} promoted after ${Math.round(promotedAt - started)} ms; the partition healed a ttl later, ${nodeName(group, primary)} rejoined as its replica`,
+  )
+}
+
+/** The address the primary sees `replica`'s link come from (`laddr` of its master connection), to cut that link alone. */
+async function linkAddress(replica: RedisProcess): Promise<string | undefined> {
+  const list = await replica.cli('CLIENT', 'LIST', 'TYPE', 'master').catch(() => '')
+  return /laddr=(\S+)/.exec(list)?.[1]
+}
+
+/**
+ * Two replicas, and WAIT asked for one acknowledgement where a failover may promote either: 1. the
+ * stale replica (`f.index`) is stopped and its link alone cut, so only the other, the acknowledging
+ * one, receives what is granted from now on. 2. A lock granted then (up to `delayMs`): with
+ * `replicas: 1` WAIT counts the acknowledging replica and grants it; with `replicas: 2` WAIT refuses
+ * it. 3. That holder is frozen, the acknowledging replica stopped, and once every Sentinel counts it
+ * down the primary is killed -9 and the stale replica resumed: the only replica a failover can
+ * choose is the one that lacks the grant. 4. It is promoted. 5. The acknowledging replica resumes
+ * and the old primary restarts empty; both replicate from the new primary. 6. The holder resumes
+ * half a ttl after the promotion.
+ */
+async function promoteStaleReplica(t: FaultTargets, group: SentinelGroup, f: PlannedFault): Promise<void> {
+  const primary = await group.primary()
+  const replicas = await group.replicas()
+  if (replicas.length !== 2) throw new Error(`failover-stale-replica: needs two replicas, the group has ${replicas.length}`)
+  const stale = replicas[f.index % 2]!
+  const acker = replicas[(f.index + 1) % 2]!
+  const started = t.now()
+  const addr = await linkAddress(stale)
+  stale.pause()
+  if (addr) await primary.cli('CLIENT', 'KILL', 'ADDR', addr).catch(() => '')
+  const grant = await grantAfter(t, t.now(), f.delayMs)
+  // Frozen at once, while it holds the lock: the Sentinels take a second to count the acker down.
+  const slot = holderSlot(t, f, grant)
+  slot?.child?.kill('SIGSTOP')
+  if (slot) slot.paused = true
+  acker.pause()
+  await group.waitForReplicaDown(acker)
+  await primary.kill9()
+  stale.resume()
+  const held = grant
+    ? `${grant.worker} granted ${grant.resource} fence ${grant.fence}, acknowledged by ${nodeName(group, acker)} only`
+    : `no grant while ${nodeName(group, stale)} was cut off`
+  note(
+    t,
+    f,
+    'start',
+    nodeName(group, primary),
+    `${addr ? '' : 'no link address found; '}${nodeName(group, stale)} cut off, ${nodeName(group, acker)} stopped, primary killed -9; ${held}; ${slot ? `${workerName(slot.slot)} frozen` : 'no holder frozen'}`,
+  )
+  const promoted = await group.waitForPromotion(primary)
+  const promotedAt = t.now()
+  acker.resume()
+  await acker.cli('REPLICAOF', promoted.host, String(promoted.port)).catch(() => '')
+  await primary.restart()
+  await rejoin(group, primary, promoted)
+  await group.waitForReplica(acker)
+  await sleep(promotedAt + t.ttl / 2 - t.now())
+  slot?.child?.kill('SIGCONT')
+  if (slot) slot.paused = false
+  note(
+    t,
+    f,
+    'end',
+    nodeName(group, primary),
+    `${nodeName(group, promoted)} promoted after ${Math.round(promotedAt - started)} ms${promoted === stale ? ' (the replica that missed the grant)' : ''}; ${nodeName(group, acker)} and ${nodeName(group, primary)} rejoined as its replicas`,
   )
 }

@@ -132,6 +132,7 @@ export async function applyFault(t: FaultTargets, f: PlannedFault): Promise<void
     case 'failover-kill':
     case 'failover-pause':
     case 'failover-isolate':
+    case 'failover-stale-replica':
       throw new Error('applyFault: a failover is applied by applyFailover (failover mode)')
     case 'reconnect': {
       recordFault(t, f, 'start', `redis${f.index}`, `${t.proxies[f.index]!.connections()} connections reset`)

@@ -8,7 +8,17 @@ import { clockTools } from '../harness/faketime.js'
 import { check, type CheckResult } from './checker.js'
 import { CONTROL_FENCE_RETENTION, type ClockRun } from './clock-faults.js'
 import { checkElection } from './election-checker.js'
-import { ELECTION_ROUNDS, FAILOVER_REPLICAS, FAILOVER_TTL, MULTI_ACCOUNTS, parseCli, USAGE, type SemaphoreControl, type VerifyOptions } from './options.js'
+import {
+  controlReplicas,
+  ELECTION_ROUNDS,
+  defaultTtl,
+  guardedReplicas,
+  MULTI_ACCOUNTS,
+  parseCli,
+  USAGE,
+  type SemaphoreControl,
+  type VerifyOptions,
+} from './options.js'
 import { findPg, type PgTarget } from './pg-target.js'
 import { renderReport, verdictLines, type ReportRun } from './report.js'
 import { runOnce, type RunOptions, type RunResult } from './run.js'
@@ -122,7 +132,7 @@ function runDirectory(options: VerifyOptions, kind: Kind): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)
   const dir = path.resolve(
     options.outDir,
-    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.failover ? 'failover' : options.quorum ? `quorum${options.nodes}` : 'single'}`,
+    `${stamp}-seed${options.seed}-${kind.semaphore ? `semaphore${kind.limit}-` : kind.multi || kind.election ? `${options.primitive}-` : ''}${options.failover ? (options.replicaNodes === 2 ? 'failover2' : 'failover') : options.quorum ? `quorum${options.nodes}` : 'single'}`,
   )
   mkdirSync(dir, { recursive: true })
   return dir
@@ -135,6 +145,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
     seed: options.seed,
     quorum: options.quorum,
     ...(options.failover ? { failover: true } : {}),
+    ...(options.replicaNodes === 2 ? { replicaNodes: 2 as const } : {}),
     nodes: options.nodes,
     workers: options.workers,
     // Semaphore mode: one semaphore ('bank-0' keeps the nemesis' targeting code as it is), no accounts.
@@ -158,7 +169,7 @@ function baseRun(options: VerifyOptions, kind: Kind, pg: PgTarget, progress: (li
 function announcement(options: VerifyOptions, kind: Kind): string {
   const quick = options.chaosMs <= 20_000
   return (
-    `fencelock verify: seed ${options.seed}, ${options.failover ? 'a primary, a replica and three Sentinels' : options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
+    `fencelock verify: seed ${options.seed}, ${options.failover ? `a primary, ${options.replicaNodes === 2 ? 'two replicas' : 'a replica'} and three Sentinels` : options.quorum ? `quorum of ${options.nodes} nodes` : 'single node'}, ${options.workers} workers, ttl ${options.ttl} ms, ` +
     `${kind.semaphore ? `semaphore with limit ${kind.limit}` : kind.election ? 'an election whose leaders write to one row guarded by their term' : kind.multi ? `transfers between ${MULTI_ACCOUNTS} accounts under acquireAll, each row claimed with its account's fence` : `SQL guard '${options.guard}'`}, ` +
     `${(options.chaosMs / 1000).toFixed(0)} s of faults per run${options.clock ? ' (with a server clock step)' : ''}${options.control ? `, then the control run${kind.semaphore ? ` (${kind.controlKind})` : ''}` : ''}${quick ? ' (quick)' : ''}`
   )
@@ -201,14 +212,19 @@ function controlRun(options: VerifyOptions, kind: Kind, base: BaseRun, historyPa
     : runOnce({
         ...base,
         ...primitiveRun(kind, false, limit),
-        label: `control${options.failover ? ' (no replicas)' : ''}${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
-        // Failover mode: the same fenced bank, only `replicas` left out; the failover alone must break it.
+        label: `control${options.failover ? ` (${controlLabel(options)})` : ''}${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
+        // Failover mode: the same fenced bank, only `replicas` left out (with two replicas: one
+        // acknowledgement asked for, not two); the failover alone must break it.
         fencing: options.failover === true,
+        ...(options.failover && controlReplicas(options) ? { replicas: controlReplicas(options)! } : {}),
         ...clockRun(options, 'past-retention'),
         guard: options.guard,
         historyPath,
       })
 }
+
+/** What the failover control run leaves out: `replicas` altogether, or (two replicas) the second acknowledgement. */
+const controlLabel = (options: VerifyOptions): string => (controlReplicas(options) ? `replicas: ${controlReplicas(options)!.count}` : 'no replicas')
 
 /** Clock faults in a run (when on): the guarded run steps back and jumps past the real clock, the control past its short fence retention. */
 function clockRun(options: VerifyOptions, kind: ClockRun['kind']): { clock?: ClockRun } {
@@ -264,8 +280,8 @@ async function controlRuns(
 function replayCommand(options: VerifyOptions, kind: Kind): string {
   const duration = options.chaosMs % 1000 === 0 ? `${options.chaosMs / 1000}s` : `${options.chaosMs}`
   return (
-    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.failover ? 'failover' : options.quorum ? 'quorum' : 'single'}` +
-    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== (options.failover ? FAILOVER_TTL : 1_000) ? ` --ttl ${options.ttl}` : ''}` +
+    `npm run verify -- --seed ${options.seed} --duration ${duration} --mode ${options.failover ? 'failover' : options.quorum ? 'quorum' : 'single'}${options.replicaNodes === 2 ? ' --replica-nodes 2' : ''}` +
+    `${options.quorum ? ` --nodes ${options.nodes}` : ''}${options.workers !== 4 ? ` --workers ${options.workers}` : ''}${options.ttl !== defaultTtl(options) ? ` --ttl ${options.ttl}` : ''}` +
     `${options.guard !== 'claim' ? ` --guard ${options.guard}` : ''}${options.control ? '' : ' --no-control'}${options.clock ? ' --clock' : ''}` +
     `${kind.semaphore ? ` --primitive semaphore --limit ${kind.limit}${options.control && kind.controlKind !== 'expiry' ? ` --control ${kind.controlKind}` : ''}` : kind.multi || kind.election ? ` --primitive ${options.primitive}` : ''}`
   )
@@ -274,7 +290,7 @@ function replayCommand(options: VerifyOptions, kind: Kind): string {
 /** report.html and summary.json in the run's directory; returns the report's path. */
 function writeOutputs(dir: string, options: VerifyOptions, kind: Kind, command: string, runs: ReportRun[], historyPaths: string[]): string {
   const reportPath = path.join(dir, 'report.html')
-  const mode = `${options.failover ? 'failover (a primary, a replica, three Sentinels)' : options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
+  const mode = `${options.failover ? `failover (a primary, ${options.replicaNodes === 2 ? 'two replicas' : 'a replica'}, three Sentinels)` : options.quorum ? `quorum (${options.nodes} nodes)` : 'single node'}${kind.semaphore ? `, semaphore (limit ${kind.limit})` : kind.multi ? `, transfers under acquireAll (${MULTI_ACCOUNTS} accounts)` : kind.election ? ', leader election' : ''}`
   const title = kind.semaphore
     ? 'fencelock semaphore under faults'
     : kind.multi
@@ -305,7 +321,11 @@ function printVerdict(
   log('')
   log(`=== fencelock verify: ${exitCode === 0 ? 'VERIFIED' : 'NOT VERIFIED'} (seed ${options.seed}) ===`)
   printSummary(
-    kind.semaphore ? 'with permit checks (must be safe)' : options.failover ? 'with fencing and replicas: 1 (must be safe)' : 'with fencing (must be safe)',
+    kind.semaphore
+      ? 'with permit checks (must be safe)'
+      : options.failover
+        ? `with fencing and replicas: ${guardedReplicas(options).count} (must be safe)`
+        : 'with fencing (must be safe)',
     fenced.check,
     log,
   )
@@ -314,7 +334,7 @@ function printVerdict(
       kind.semaphore
         ? `control, ${kind.controlKind === 'expiry' ? 'permit checks off' : `limit ${kind.limit + 1} asked for`} (must show violations)`
         : options.failover
-          ? 'control, no replicas (must show violations)'
+          ? `control, ${controlLabel(options)} (must show violations)`
           : 'control, fencing off (must show violations)',
       control.check,
       log,
@@ -339,10 +359,10 @@ export async function verify(asked: VerifyOptions): Promise<VerifyResult> {
   const fencedRun = await runOnce({
     ...base,
     ...primitiveRun(kind, true, kind.limit),
-    label: options.failover ? 'fenced (replicas: 1)' : fencedLabel,
+    label: options.failover ? `fenced (replicas: ${guardedReplicas(options).count})` : fencedLabel,
     fencing: true,
     ...clockRun(options, 'steps'),
-    ...(options.failover ? { replicas: FAILOVER_REPLICAS } : {}),
+    ...(options.failover ? { replicas: guardedReplicas(options) } : {}),
     guard: options.guard,
     historyPath: fencedPath,
   })

@@ -35,6 +35,8 @@ export interface ScheduleOptions {
   resources: number
   /** Failover mode: only failovers (the primary killed or paused), each given time to heal. */
   failover?: boolean
+  /** Failover mode with two replicas: every failover promotes the replica that missed a grant the other acknowledged. */
+  replicaNodes?: 1 | 2
 }
 
 const WEIGHTS: [FaultKind, number][] = [
@@ -112,7 +114,8 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
 
 /**
  * Failover mode: failovers one after another, kills (-9) and pauses of the primary, and every
- * third a partition that leaves the primary with one client. `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
+ * third a partition that leaves the primary with one client; with two replicas, every failover is
+ * the stale replica's (verify/apply-failover.ts). `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
  * `delayMs` how long the replica stays paused waiting for a grant it will miss.
  */
 function planFailovers(options: ScheduleOptions): PlannedFault[] {
@@ -123,9 +126,11 @@ function planFailovers(options: ScheduleOptions): PlannedFault[] {
     // Every third failover isolates the primary with one client instead (drawn the same, so the
     // kills and pauses of a seed stay where they were).
     const drawn: FaultKind = random.next() < 0.5 ? 'failover-kill' : 'failover-pause'
-    const kind: FaultKind = plan.length % 3 === 2 ? 'failover-isolate' : drawn
+    const kind: FaultKind = options.replicaNodes === 2 ? 'failover-stale-replica' : plan.length % 3 === 2 ? 'failover-isolate' : drawn
     const resource = random.int(0, options.resources - 1)
-    plan.push({ id: plan.length + 1, at, kind, duration: FAILOVER_BUDGET_MS, index: 0, resource, delayMs: random.int(600, 1_200), justPast: false })
+    // Two replicas: `index` picks which one misses the grant (and is promoted).
+    const index = options.replicaNodes === 2 ? random.int(0, 1) : 0
+    plan.push({ id: plan.length + 1, at, kind, duration: FAILOVER_BUDGET_MS, index, resource, delayMs: random.int(600, 1_200), justPast: false })
     at += FAILOVER_BUDGET_MS + random.int(Math.round(options.ttl * 0.5), Math.round(options.ttl * 1.5))
   }
   return plan

@@ -37,8 +37,27 @@ export const FAILOVER_QUICK_MS = 26_000
  * replica lacks is granted again while its first holder's lease is still valid.
  */
 export const FAILOVER_TTL = 5_000
+/**
+ * With two replicas: the stale replica's failover takes longer (the Sentinels must first count the
+ * acknowledging replica down, then that one rejoins before WAIT 1 passes again): 4 to 5 s here.
+ */
+export const STALE_TTL = 10_000
+/** The default ttl of a mode. */
+export const defaultTtl = (options: { failover?: boolean; replicaNodes?: 1 | 2 }): number =>
+  options.replicaNodes === 2 ? STALE_TTL : options.failover ? FAILOVER_TTL : 1_000
 /** Failover mode's guarded run: every grant acknowledged by the one replica within 250 ms (WAIT 1 250). */
 export const FAILOVER_REPLICAS = { count: 1, timeout: 250 }
+/**
+ * Failover mode with two replicas (`--replica-nodes 2 --quick`): seed 7's one failover, the
+ * stale replica's (a grant acknowledged by one replica, that one stopped, the other promoted).
+ */
+export const STALE_QUICK_SEED = 7
+export const STALE_QUICK_MS = 1_000
+
+/** The guarded run's `replicas`: every replica acknowledges each grant (WAIT 1, or WAIT 2 with two replicas). */
+export const guardedReplicas = (options: { replicaNodes?: 1 | 2 }) => ({ ...FAILOVER_REPLICAS, count: options.replicaNodes ?? 1 })
+/** The control run's `replicas`: none with one replica; with two, one acknowledgement (the setting WAIT alone cannot make safe). */
+export const controlReplicas = (options: { replicaNodes?: 1 | 2 }) => (options.replicaNodes === 2 ? FAILOVER_REPLICAS : undefined)
 /** Election mode: a leader does this many rounds of guarded writes (20-120 ms each) before it resigns, so some terms outlive the ttl and are extended. */
 export const ELECTION_ROUNDS: [number, number] = [1, 12]
 /** Transfer mode: how many accounts, each a lock of its own. */
@@ -54,6 +73,8 @@ export interface VerifyOptions {
   quorum: boolean
   /** --mode failover: a primary, a replica and three Sentinels; the guarded run sets `replicas`, the control run does not. */
   failover?: boolean
+  /** --replica-nodes (failover mode): the primary's replicas, 1 (default) or 2; with 2 the guarded run asks WAIT for both, the control for one. */
+  replicaNodes?: 1 | 2
   nodes: number
   workers: number
   ttl: number
@@ -75,7 +96,7 @@ export interface VerifyOptions {
   clock?: boolean
 }
 
-export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum|failover] [--nodes 3|5]
+export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--seed N] [--mode single|quorum|failover] [--nodes 3|5] [--replica-nodes 1|2]
                          [--workers N] [--ttl ms] [--guard claim|txn] [--no-control] [--out dir]
                          [--primitive mutex|semaphore|multi|election] [--limit N] [--control expiry|limit] [--clock]
   --quick       about a minute: 15 s of faults with fencing on, then the control run (seed 35);
@@ -89,6 +110,10 @@ export const USAGE = `Usage: npm run verify -- [--quick] [--duration 10m] [--see
                 the primary killed -9 or paused just after a grant the replica missed, the replica
                 promoted; the guarded run sets replicas (WAIT 1), the control run does not;
                 ttl default ${FAILOVER_TTL} ms (--quick: ${FAILOVER_QUICK_MS / 1000} s of faults per run, seed ${FAILOVER_QUICK_SEED})
+  --replica-nodes  failover mode: 2 gives the primary two replicas; each failover promotes the one that
+                missed a grant the other acknowledged; the guarded run sets replicas: 2, the control
+                replicas: 1; ttl default ${STALE_TTL} ms; no clock fault unless --clock (--quick: one
+                failover per run, seed ${STALE_QUICK_SEED})
   --guard       claim (default): fence the rows before reading them; txn: the README's pattern,
                 read and guarded writes in one transaction (shows why reads need the fence too)
   --no-control  skip the control run with fencing off
@@ -119,6 +144,7 @@ function readArgs(argv: string[]) {
       seed: { type: 'string' },
       mode: { type: 'string', default: 'single' },
       nodes: { type: 'string' },
+      'replica-nodes': { type: 'string' },
       workers: { type: 'string' },
       ttl: { type: 'string' },
       guard: { type: 'string', default: 'claim' },
@@ -187,20 +213,32 @@ export function parseCli(argv: string[]): VerifyOptions {
   if (values.guard !== 'claim' && values.guard !== 'txn') throw new Error(`--guard: expected claim or txn, got "${values.guard}"`)
   const { quorum, nodes } = topology(values)
   const { primitive, limit, controlKind } = primitiveOf(values)
-  const quick = values.quick ? (failover ? { seed: FAILOVER_QUICK_SEED, ms: FAILOVER_QUICK_MS } : QUICK[primitive]) : undefined
+  const replicaNodes = int('replica-nodes', values['replica-nodes'], 1)
+  if (replicaNodes !== 1 && replicaNodes !== 2) throw new Error(`--replica-nodes: expected 1 or 2, got ${replicaNodes}`)
+  if (replicaNodes === 2 && !failover) throw new Error('--replica-nodes: only with --mode failover')
+  const quick = values.quick
+    ? failover
+      ? replicaNodes === 2
+        ? { seed: STALE_QUICK_SEED, ms: STALE_QUICK_MS }
+        : { seed: FAILOVER_QUICK_SEED, ms: FAILOVER_QUICK_MS }
+      : QUICK[primitive]
+    : undefined
   return {
     seed: int('seed', values.seed, quick ? quick.seed : Math.floor(Math.random() * 1_000_000)),
     chaosMs: values.duration !== undefined ? parseDuration(values.duration) : quick ? quick.ms : 60_000,
     quorum,
     ...(failover ? { failover } : {}),
+    ...(replicaNodes === 2 ? { replicaNodes: 2 as const } : {}),
     nodes,
     workers: int('workers', values.workers, 4),
-    ttl: int('ttl', values.ttl, failover ? FAILOVER_TTL : 1_000),
+    ttl: int('ttl', values.ttl, defaultTtl({ failover, replicaNodes: replicaNodes === 2 ? 2 : 1 })),
     guard: values.guard,
     control: !values['no-control'],
     outDir: values.out!,
     quiet: false,
-    clock: values.clock || values.quick,
+    // The two-replica schedule is about WAIT: its control must fail by the failover alone, so --quick
+    // leaves the clock fault (whose control steps back past the fence retention) to the other modes.
+    clock: values.clock || (values.quick && replicaNodes !== 2),
     ...(primitive === 'semaphore'
       ? { primitive: 'semaphore' as const, limit, controlKind }
       : primitive === 'multi' || primitive === 'election'

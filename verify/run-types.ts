@@ -29,7 +29,9 @@ export interface RunOptions {
   clock?: ClockRun
   /** Failover mode: a primary, a replica and three Sentinels instead of `nodes` nodes behind proxies. */
   failover?: boolean
-  /** Failover mode: the workers' `replicas` option (the control run leaves it out). */
+  /** Failover mode: how many replicas the primary has (default 1). */
+  replicaNodes?: 1 | 2
+  /** Failover mode: the workers' `replicas` option (the control run leaves it out, or with two replicas asks for one acknowledgement). */
   replicas?: { count: number; timeout: number }
   guard: SqlGuard
   seed: number

@@ -148,7 +148,7 @@ async function setUp(run: Run): Promise<number> {
   if (tools && 'missing' in tools) throw new Error(`server clock faults need libfaketime and a libc-malloc redis-server build: ${tools.missing}`)
   if (options.failover) {
     // Under libfaketime when clock faults are on: one clock for both data nodes, the Sentinels the real one.
-    run.group = await startSentinelGroup(tools ? { clocked: tools } : {})
+    run.group = await startSentinelGroup({ ...(tools ? { clocked: tools } : {}), replicas: options.replicaNodes ?? 1 })
     run.redisNodes.push(...run.group.nodes)
     run.clocks.push(...run.group.clocks)
   }
@@ -245,6 +245,7 @@ function faultPlan(options: RunOptions) {
     nodes: options.nodes,
     resources: options.resources,
     ...(options.failover ? { failover: true } : {}),
+    ...(options.replicaNodes === 2 ? { replicaNodes: 2 as const } : {}),
   }
   return options.clock ? withClockFault(planFaults(schedule), { ...schedule, clock: options.clock }) : planFaults(schedule)
 }
@@ -293,7 +294,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       JSON.stringify({
         ttl: options.ttl,
         fencing: options.fencing,
-        ...(options.failover ? { failover: true, replicas: options.replicas ?? null } : {}),
+        ...(options.failover ? { failover: true, replicas: options.replicas ?? null, replicaNodes: options.replicaNodes ?? 1 } : {}),
         final,
         ...(semaphore
           ? { primitive: 'semaphore', semaphore, nodes: options.nodes }

@@ -20,6 +20,7 @@ export const FAULT_COLORS: Record<string, string> = {
   'failover-kill': '#c0392b',
   'failover-pause': '#8e44ad',
   'failover-isolate': '#d35400',
+  'failover-stale-replica': '#7d3c98',
 }
 
 /** Where things go: the time scale, the lanes, and the drawing's size. */
