@@ -41,11 +41,18 @@ local function holdReaders()
   if last then redis.call('PEXPIREAT', KEYS[2], last) end
 end
 
--- A retry of an attempt whose reply was lost gets its grant back.
+-- A retry of an attempt whose reply was lost gets its grant back. A writer holds alone, so the last
+-- fence is still its own; a reader gets a new fence: other readers may have been granted since, and
+-- the last fence is then theirs (its first fence never reached it).
 if (write and writer == token) or (not write and redis.call('ZSCORE', KEYS[2], token)) then
-  if write then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('ZADD', KEYS[2], nowMs + ttl, token); holdReaders() end
   leaveLine()
-  return withNode({1, redis.call('GET', KEYS[3]) or '0'}, ARGV[8], nowUs)
+  if write then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    return withNode({1, redis.call('GET', KEYS[3]) or '0'}, ARGV[8], nowUs)
+  end
+  redis.call('ZADD', KEYS[2], nowMs + ttl, token)
+  holdReaders()
+  return withNode({1, string.format('%.0f', nextFence(KEYS[3], nowUs, ARGV[3]))}, ARGV[8], nowUs)
 end
 
 if redis.call('EXISTS', KEYS[4]) == 1 then pruneQueue(KEYS[4], KEYS[5], nowMs) end

@@ -29,7 +29,7 @@ local token, ttl, waiter, limit = ARGV[1], tonumber(ARGV[2]), ARGV[4], tonumber(
 local permits = tonumber(ARGV[7])
 
 -- The slots: how many are free, the lowest `permits` free ones, this token's own (a retry after a
--- lost reply gets its grant back).
+-- lost reply gets its slots back, with a new fence).
 local free, lowest, own = 0, {}, {}
 for i = 1, limit do
   local holder = redis.call('GET', KEYS[4 + i])
@@ -82,7 +82,9 @@ if #own > 0 then
   for _, slot in ipairs(own) do redis.call('PEXPIRE', KEYS[5 + slot], ttl) end
   holdLimit()
   leaveLine()
-  return withNode({1, redis.call('GET', KEYS[1]) or '0', table.concat(own, ',')}, ARGV[9], nowUs)
+  -- A fence of its own, not the semaphore's last one: other permits may have been granted since
+  -- the lost attempt, and the last fence is then another holder's. Its first fence never reached it.
+  return withNode({1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), table.concat(own, ',')}, ARGV[9], nowUs)
 end
 
 -- The permits the `ahead` waiters first in line wait for: each at least 1, so only a line shorter
