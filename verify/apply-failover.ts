@@ -47,6 +47,13 @@ function holderSlot(t: FaultTargets, f: PlannedFault, grant: OpEvent | undefined
   return slot === undefined ? undefined : slots[slot]?.child ? slots[slot] : undefined
 }
 
+/** SIGSTOP (or SIGCONT) of a holder's worker process, marked in its slot. */
+function setFrozen(slot: Slot | undefined, frozen: boolean): void {
+  if (!slot) return
+  slot.child?.kill(frozen ? 'SIGSTOP' : 'SIGCONT')
+  slot.paused = frozen
+}
+
 /** The old primary replicating from the new one: Sentinel does this itself, but only 8 to 18 s later, so the harness sends what it would. */
 async function rejoin(group: SentinelGroup, old: RedisProcess, primary: RedisProcess): Promise<void> {
   await old.cli('REPLICAOF', primary.host, String(primary.port)).catch(() => '')
@@ -75,8 +82,7 @@ export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: Pl
   if (f.kind === 'failover-kill') await primary.kill9()
   else primary.pause()
   const slot = holderSlot(t, f, grant)
-  slot?.child?.kill('SIGSTOP')
-  if (slot) slot.paused = true
+  setFrozen(slot, true)
   replica.resume()
   const how = f.kind === 'failover-kill' ? 'killed -9' : 'paused'
   const held = grant ? `${grant.worker} granted ${grant.resource} fence ${grant.fence} while the replica was paused` : 'no grant while the replica was paused'
@@ -87,8 +93,7 @@ export async function applyFailover(t: FaultTargets, group: SentinelGroup, f: Pl
   else primary.resume()
   await rejoin(group, primary, promoted)
   await sleep(promotedAt + t.ttl / 2 - t.now())
-  slot?.child?.kill('SIGCONT')
-  if (slot) slot.paused = false
+  setFrozen(slot, false)
   note(
     t,
     f,
@@ -173,8 +178,7 @@ async function promoteStaleReplica(t: FaultTargets, group: SentinelGroup, f: Pla
   const grant = await grantAfter(t, t.now(), f.delayMs)
   // Frozen at once, while it holds the lock: the Sentinels take a second to count the acker down.
   const slot = holderSlot(t, f, grant)
-  slot?.child?.kill('SIGSTOP')
-  if (slot) slot.paused = true
+  setFrozen(slot, true)
   acker.pause()
   await group.waitForReplicaDown(acker)
   await primary.kill9()
@@ -192,13 +196,13 @@ async function promoteStaleReplica(t: FaultTargets, group: SentinelGroup, f: Pla
   const promoted = await group.waitForPromotion(primary)
   const promotedAt = t.now()
   acker.resume()
+  // Told first, waited for last: it full-syncs while the old primary restarts.
   await acker.cli('REPLICAOF', promoted.host, String(promoted.port)).catch(() => '')
   await primary.restart()
   await rejoin(group, primary, promoted)
   await group.waitForReplica(acker)
   await sleep(promotedAt + t.ttl / 2 - t.now())
-  slot?.child?.kill('SIGCONT')
-  if (slot) slot.paused = false
+  setFrozen(slot, false)
   note(
     t,
     f,
