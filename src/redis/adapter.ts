@@ -98,9 +98,11 @@ export const TRYAGAIN_BUDGET = 10_000
  * While a slot migrates, a multi-key command (every script here) whose keys are only partly on the
  * source node gets TRYAGAIN before anything runs: the lock key is there, the queue keys (often
  * absent) count as moved. That lasts until the whole slot has moved, which on a big slot or a
- * loaded machine takes longer than the clients' own retries (ioredis: 16 x 100 ms; node-redis:
- * none). Retry every 100 ms for up to TRYAGAIN_BUDGET ms; every caller bounds its own wait anyway.
+ * loaded machine takes longer than the clients' own retries (ioredis: 16 x 100 ms; node-redis and
+ * GLIDE: none). Retry every 100 ms for up to TRYAGAIN_BUDGET ms; every caller bounds its own wait anyway.
  */
+const RETRIED_IN_MIGRATION = /TRYAGAIN|- TryAgain: |- Moved: |Too many Cluster redirections/
+
 export async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
   const giveUpAt = performance.now() + TRYAGAIN_BUDGET
   for (;;) {
@@ -109,7 +111,9 @@ export async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
     } catch (err) {
       // ioredis reports its exhausted retries as "Too many Cluster redirections" (the last of them
       // may be the MOVED that ends the migration): a new call starts with a fresh budget.
-      if (!(err instanceof Error) || !/TRYAGAIN|Too many Cluster redirections/.test(err.message) || performance.now() >= giveUpAt) throw err
+      // GLIDE writes it "- TryAgain: …", and hands back a MOVED it met while its slot map was
+      // still the old one ("- Moved: …"; the script did not run there): asked again, it routes anew.
+      if (!(err instanceof Error) || !RETRIED_IN_MIGRATION.test(err.message) || performance.now() >= giveUpAt) throw err
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }

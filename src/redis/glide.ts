@@ -1,4 +1,4 @@
-import { leaving, type RedisAdapter, type SubscriberConnection } from './adapter.js'
+import { leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
 import { argvSender, scriptRunner } from './script-runner.js'
 
 /** The parts of Valkey GLIDE's `GlideClient` and `GlideClusterClient` (2.x) that fencelock uses. */
@@ -89,9 +89,12 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
   const internals = client as unknown as GlideInternals
   const isClosed = () => internals.isClosed === true
   // On a cluster, a command with a key goes to the primary of the key's slot (a script's WAIT, too:
-  // GLIDE keeps one connection per node, so it follows the script there in order).
+  // GLIDE keeps one connection per node, so it follows the script there in order). GLIDE hands a
+  // TRYAGAIN (a slot migrating under a script) back at once: retried as for every client (see
+  // retryTryAgain).
   const send = cluster
-    ? (args: string[], key?: string) => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } })
+    ? (args: string[], key?: string) =>
+        retryTryAgain(() => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }))
     : (args: string[]) => client.customCommand(args)
   // GLIDE's rewritten error replies are read back as Redis wrote them in the runner's own
   // rejection handlers: no extra handler (and promise) per call.
