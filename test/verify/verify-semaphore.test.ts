@@ -106,6 +106,32 @@ describe('the semaphore checker on hand-made histories', () => {
     const quorum = checkSemaphore({ events, final: final(3_000), ttl: 1_000, fencing: true, limit: 1, nodes: 3 })
     expect(quorum.semaphore!.excess.length).toBe(1)
   })
+
+  it('does not judge permits that a jump forward of the single node clock expired early (DESIGN.md 3), but does on a quorum and without a jump', () => {
+    // A 10-minute run: 3 permits of limit 2 for 26 ms right after the server clock jumped forward
+    // by 219.7 s (the node's permits are scored by its TIME: every one of them expired at once).
+    const jump = (time: number, phase: 'start' | 'end'): HistoryEvent => ({ kind: 'fault', phase, fault: 'clock', target: 'redis0', id: 1, time })
+    const permits = [
+      ...ok('w0', 1, 10, 100, 1_000),
+      ...work('w0', 1, 100, 11, 300),
+      ...ok('w1', 2, 250, 101, 1_250),
+      ...work('w1', 2, 101, 251, 280),
+      ...release('w1', 2, 101, 281),
+      ...release('w0', 1, 100, 301, false),
+      { kind: 'lost', worker: 'w0', pid: 1, resource: 'pool', fence: 100, reason: 'refused', time: 302 } as HistoryEvent,
+    ]
+    const input = { final: final(3_000), ttl: 1_000, fencing: true, limit: 1 }
+    const single = checkSemaphore({ ...input, events: sorted([jump(50, 'start'), jump(200, 'end'), ...permits]), nodes: 1 })
+    expect(single.semaphore!.excess).toEqual([])
+    expect(single.semaphore!.excused.map((x) => x.excusedBy)).toEqual(['clock redis0 (fault 1)'])
+    expect(single.semaphore!.insideExcess).toEqual([])
+    expect(single.violations.filter((v) => v.startsWith('(a)'))).toEqual([])
+    const quorum = checkSemaphore({ ...input, events: sorted([jump(50, 'start'), jump(200, 'end'), ...permits]), nodes: 3 })
+    expect(quorum.semaphore!.excess.length).toBe(1)
+    // The jump came after both permits were granted: it explains nothing.
+    const late = checkSemaphore({ ...input, events: sorted([jump(400, 'start'), jump(500, 'end'), ...permits]), nodes: 1 })
+    expect(late.semaphore!.excess.length).toBe(1)
+  })
 })
 
 describe.skipIf(!hasRedis)('npm run verify -- --primitive semaphore (quick form)', () => {
