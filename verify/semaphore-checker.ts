@@ -66,7 +66,28 @@ function permitEvents(ops: OpEvent[]) {
   return { extendsBy, extendsOk, extendsFailed, unitStarts, unitEnds }
 }
 
-/** (a) Permits believed valid at once: over the limit is a violation, unless an empty restart of the single node explains it. */
+/** Clocks of two processes of one machine (verify/history.ts `now`): a millisecond's doubt, and some. */
+const MARGIN_MS = 10
+
+/**
+ * When a single Redis node forgot permits it held, which nothing can count then: it restarted
+ * empty (from the kill to the restart), or its clock jumped forward (the jump: every permit is
+ * scored by the node's TIME, so all of them expired at once, DESIGN.md 3; the mutex checker
+ * excuses the same, verify/double-grants.ts). A stretch over the limit is excused when it holds a
+ * permit granted before that and one granted after it.
+ */
+function forgettings(faults: FaultEvent[]): { from: number; to: number; label: string }[] {
+  const endOf = (f: FaultEvent) => faults.find((g) => g.phase === 'end' && g.id === f.id)?.time ?? f.time
+  const restarts = faults
+    .filter((f) => f.fault === 'kill-redis' && f.phase === 'start')
+    .map((f) => ({ from: f.time, to: endOf(f), label: `kill-redis ${f.target} (fault ${f.id})` }))
+  const jumps = faults
+    .filter((f) => f.fault === 'clock' && f.phase === 'end')
+    .map((f) => ({ from: f.time, to: f.time, label: `clock ${f.target} (fault ${f.id})` }))
+  return [...restarts, ...jumps]
+}
+
+/** (a) Permits believed valid at once: over the limit is a violation, unless the single node forgot permits then (see `forgettings`). */
 function believedOverLimit(
   leases: LeaseInterval[],
   extendsBy: Map<string, Extension[]>,
@@ -82,23 +103,13 @@ function believedOverLimit(
     return { from: l.start, to: until, worker: l.worker, fence: l.fence, lease: l }
   })
   const { max: maxBelieved, excess: believedExcess } = excessOf(believed, limit)
-  // One Redis node restarted empty forgets the permits it held: nothing can count them then.
-  const restarts =
-    input.nodes === 1
-      ? faults
-          .filter((f) => f.fault === 'kill-redis' && f.phase === 'start')
-          .map((f) => ({
-            from: f.time,
-            to: faults.find((g) => g.phase === 'end' && g.id === f.id)?.time ?? f.time,
-            label: `kill-redis ${f.target} (fault ${f.id})`,
-          }))
-      : []
+  const forgotten = input.nodes === 1 ? forgettings(faults) : []
   const excess: Excess[] = []
   const excused: Excess[] = []
   for (const x of believedExcess) {
     const starts = x.permits.map((p) => believed.find((b) => b.fence === p.fence && b.worker === p.worker)?.from ?? Infinity)
-    const restart = restarts.find((r) => r.from < x.to && starts.some((s) => s < r.to))
-    if (restart) excused.push({ ...x, excusedBy: restart.label })
+    const cause = forgotten.find((r) => r.from < x.to && starts.some((s) => s < r.to + MARGIN_MS) && starts.some((s) => s > r.from - MARGIN_MS))
+    if (cause) excused.push({ ...x, excusedBy: cause.label })
     else excess.push(x)
   }
   if (excess.length) {
