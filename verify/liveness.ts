@@ -3,8 +3,14 @@
 import type { CheckResult, Recovery, Stall } from './check-result.js'
 import type { FaultEvent, OpEvent } from './history.js'
 
-/** How long after the heal (or a quiet fault's end) the resource must have been taken again, ms. */
-export const livenessBound = (ttl: number): number => ttl + 500
+/**
+ * How long after the heal (or a quiet fault's end) the resource must have been taken again, ms:
+ * one ttl (a paused holder's lease runs out) and a second for reconnect back-off and scheduling on
+ * a loaded machine (a quick run beside another test file took 1,562 ms with a 1 s ttl, against
+ * 290 ms alone on the same machine). A waiter that sleeps past the holder's ttl, or until its own
+ * wait ends, still exceeds it.
+ */
+export const livenessBound = (ttl: number): number => ttl + 1_000
 
 /** The ends of the faults that no other fault followed within `bound`: each a moment to recover from. */
 export function quietFaultEnds(faults: FaultEvent[], bound: number): FaultEvent[] {
