@@ -74,7 +74,9 @@ function semaphoreVerdictLines(check: CheckResult, sem: SemaphoreCheck): { label
   const afterHeal = check.liveness.afterHeal.map((r) => `${r.resource} ${r.ms === null ? 'never' : ms(r.ms)}`).join(', ')
   const probes = check.liveness.probes.map((p) => (p.ok ? ms(p.waited) : 'failed')).join(', ')
   const stall = check.liveness.stalls[0]
-  const excused = sem.excused.length ? `; ${sem.excused.length} more stretches not judged (a permit granted before the single Redis node restarted empty or its clock jumped forward)` : ''
+  const excused = sem.excused.length
+    ? `; ${sem.excused.length} more stretches not judged (a permit granted before the single Redis node restarted empty or its clock jumped forward)`
+    : ''
   return [
     {
       label: '(a) limit',

@@ -49,21 +49,25 @@ describe('--replica-nodes', () => {
 const long = process.env.FENCELOCK_LONG_TESTS === '1'
 
 describe.skipIf(!env)('npm run verify -- --mode failover --replica-nodes 2 (quick form)', () => {
-  it.runIf(long)('17b. two replicas: WAIT for one acknowledgement is not enough when the other replica is promoted; WAIT for both is', async () => {
-    // Seed 7's one failover: a grant acknowledged by one replica only (the other cut off), that one
-    // stopped, the primary killed, the replica that lacks the grant promoted. No clock fault here:
-    // the control must fail by the failover alone.
-    const options = { seed: STALE_QUICK_SEED, chaosMs: STALE_QUICK_MS, failover: true, replicaNodes: 2 as const, ttl: STALE_TTL, clock: false }
-    await quickVerify({ tag: 'verify failover2', guarded: 'fenced (replicas: 2)', options }, (fenced, control, result) => {
-      expect(fenced.stats.faults).toEqual({ 'failover-stale-replica': 1 })
-      expect(control.stats.faults).toEqual({ 'failover-stale-replica': 1 })
-      expect(fenced.stats.transfers).toBeGreaterThan(50)
-      // replicas: 2: the grant the stale replica would miss is refused, so the promotion loses nothing.
-      expect(fenced.doubleGrants).toEqual([])
-      expect(fenced.ok, fenced.violations.join(' | ')).toBe(true)
-      // replicas: 1: the one acknowledgement came from the replica that was not promoted.
-      expect(control.doubleGrants?.length).toBeGreaterThan(0)
-      expect(result.exitCode).toBe(0)
-    })
-  }, 240_000)
+  it.runIf(long)(
+    '17b. two replicas: WAIT for one acknowledgement is not enough when the other replica is promoted; WAIT for both is',
+    async () => {
+      // Seed 7's one failover: a grant acknowledged by one replica only (the other cut off), that one
+      // stopped, the primary killed, the replica that lacks the grant promoted. No clock fault here:
+      // the control must fail by the failover alone.
+      const options = { seed: STALE_QUICK_SEED, chaosMs: STALE_QUICK_MS, failover: true, replicaNodes: 2 as const, ttl: STALE_TTL, clock: false }
+      await quickVerify({ tag: 'verify failover2', guarded: 'fenced (replicas: 2)', options }, (fenced, control, result) => {
+        expect(fenced.stats.faults).toEqual({ 'failover-stale-replica': 1 })
+        expect(control.stats.faults).toEqual({ 'failover-stale-replica': 1 })
+        expect(fenced.stats.transfers).toBeGreaterThan(50)
+        // replicas: 2: the grant the stale replica would miss is refused, so the promotion loses nothing.
+        expect(fenced.doubleGrants).toEqual([])
+        expect(fenced.ok, fenced.violations.join(' | ')).toBe(true)
+        // replicas: 1: the one acknowledgement came from the replica that was not promoted.
+        expect(control.doubleGrants?.length).toBeGreaterThan(0)
+        expect(result.exitCode).toBe(0)
+      })
+    },
+    240_000,
+  )
 })
