@@ -122,6 +122,34 @@ describeRedis('wake-ups', (server) => {
       })
     }
 
+    it('a wait that begins while the pub/sub connection reconnects gets the lock: the reconnect is no refusal of SUBSCRIBE', async () => {
+      // node-redis 5 on Redis 7.0 (no CLIENT SETINFO): its reconnect put the handshake's CLIENT
+      // SETINFO ahead of the SUBSCRIBE asked for meanwhile, whose promise then got SETINFO's error,
+      // and the wait failed at once with "Redis refused the SUBSCRIBE" (found when a test after a
+      // connection reset shared its client).
+      const prefix = uniquePrefix('resubscribe')
+      const waiterClient = await t.adapter.connect(faults.url)
+      const holderLocks = createLocks({ redis: t.client.raw, prefix })
+      const waiterLocks = createLocks({ redis: waiterClient.raw, prefix })
+      try {
+        // A first wait opens the waiter's pub/sub connection.
+        const first = await holderLocks.acquire('first', { ttl: 5_000 })
+        const waitingFirst = waiterLocks.acquire('first', { ttl: 5_000, wait: 10_000 })
+        await waitUntil('the first waiter subscribed', async () => (await subscribers(keysOf(prefix, 'first').channel)) === 1)
+        await handOver(first, waitingFirst)
+        const held = await holderLocks.acquire('second', { ttl: 5_000 })
+        faults.resetAll()
+        const waiting = waiterLocks.acquire('second', { ttl: 5_000, wait: 10_000 })
+        waiting.catch(() => {})
+        await sleep(500)
+        const latency = await handOver(held, waiting)
+        expect(latency, `acquired ${Math.round(latency)} ms after the release`).toBeLessThan(2_000)
+      } finally {
+        await closeQuietly([waiterLocks, holderLocks])
+        await waiterClient.disconnect()
+      }
+    })
+
     it('a waiter that gives up (abort or deadline) just as the lock is handed to it leaves nothing behind: no orphaned lock, no queue place', async () => {
       const prefix = uniquePrefix('giveup-race')
       const other = await t.adapter.connect(server.url)
