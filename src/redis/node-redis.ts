@@ -177,7 +177,11 @@ function duplicateForPubSub(client: NodeRedisClientLike, closed: () => boolean):
     if (typeof pause !== 'number') return pause
     return Math.min(pause, PUBSUB_RETRY_CAP_MS) + Math.floor(Math.random() * 50)
   }
-  return client.duplicate({ socket: { ...socket, reconnectStrategy } })
+  // No CLIENT SETINFO in its handshake (node-redis 5's `disableClientInfo`; node-redis 4 ignores
+  // the option): on a server without it (Redis before 7.2), a reconnect put that command's error
+  // reply where a SUBSCRIBE asked for meanwhile read it as its own: a refusal of SUBSCRIBE, and the
+  // wait failed at once.
+  return client.duplicate({ socket: { ...socket, reconnectStrategy }, disableClientInfo: true })
 }
 
 /**
