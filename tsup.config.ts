@@ -42,7 +42,9 @@ export default defineConfig([
       // `tsc --init`'s `"types": []` since 5.9) still gets them, from the @types/node it has.
       banner: '/// <reference types="node" />',
     },
-    clean: true,
+    // No `clean`: its declaration step deletes every .d.ts and .d.cts in the output directory when
+    // it starts, and the redlock build below writes its own there at the same time (CI runs found
+    // dist/redlock.d.ts and .d.cts missing). `npm run build` empties dist/ before tsup instead.
     // No source maps: the output is not minified (a stack trace points at readable code with the
     // source's names), and maps with their sourcesContent were 60% of the package, for users of
     // --enable-source-maps alone.
