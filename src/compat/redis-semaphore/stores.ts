@@ -77,7 +77,7 @@ export function semaphoreStore(key: string, limit: number, permits: number): Sto
   }
 }
 
-/** The little redis-semaphore asked of a client ("ioredis-like": its tests pass ioredis-mock). */
+/** The little redis-semaphore asked of a client ("ioredis-like": any object with evalsha and eval). */
 interface EvalClient {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
   eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
@@ -104,8 +104,8 @@ const evalOn = (client: EvalClient): Exec => {
 
 /**
  * Runs scripts on `client` through its fencelock adapter (ioredis, iovalkey, node-redis: EVALSHA,
- * EVAL on NOSCRIPT, their failures typed); another ioredis-like client (ioredis-mock) through its
- * own evalsha / eval, as redis-semaphore accepted it.
+ * EVAL on NOSCRIPT, their failures typed); another ioredis-like client through its own evalsha /
+ * eval, as redis-semaphore accepted it (test/compat/redis-semaphore-eval-client.test.ts).
  */
 export function execOn(client: unknown): Exec {
   return connectionOf(client).exec
