@@ -30,7 +30,7 @@ export type Decode = (reply: never) => unknown
 export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode?: Decode) => Promise<unknown>
 
 /**
- * The typed binding of one script, generated from its header into src/lua/embedded.ts: `K` and `A`
+ * The typed binding of one script, generated from its header into src/lua/embedded/: `K` and `A`
  * are its KEYS and ARGV as labelled tuples (the header's names), `R` its reply shapes. The only
  * way TypeScript calls a script: no call site packs KEYS and ARGV by hand.
  */
