@@ -3,11 +3,8 @@
 // sent, so the key outlives it on the server: a grant before it means the server that granted the
 // second lease did not have the first one (a failover to a replica that lacked it), not a slow holder.
 import type { DoubleGrant, LeaseInterval } from './check-result.js'
-import type { FaultEvent, OpEvent } from './history.js'
+import { CLOCK_MARGIN_MS as MARGIN_MS, clockJumps, type FaultEvent, type OpEvent } from './history.js'
 import { leaseKey } from './lease-intervals.js'
-
-/** Clocks of two processes of one machine (verify/history.ts `now`): a millisecond's doubt, and some. */
-const MARGIN_MS = 10
 
 /**
  * Every pair of leases of one resource where the second was granted before the first's deadline
@@ -18,7 +15,7 @@ const MARGIN_MS = 10
 export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[], faults: FaultEvent[] = []): { grants: DoubleGrant[]; excused: DoubleGrant[] } {
   const releaseAsked = new Map<string, number>()
   for (const e of ops) if (e.f === 'release' && e.type === 'invoke') releaseAsked.set(leaseKey(e.pid, e.resource, e.fence), e.time)
-  const jumps = faults.filter((f) => f.fault === 'clock' && f.phase === 'end').map((f) => f.time)
+  const jumps = clockJumps(faults).map((f) => f.time)
   const grants: DoubleGrant[] = []
   const excused: DoubleGrant[] = []
   for (const a of leases) {

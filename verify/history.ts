@@ -31,6 +31,12 @@ export const clockOrigin: number = (() => {
 
 export const now = (): number => clockOrigin + performance.now()
 
+/** How far apart two processes of one machine may read `now` at one moment: a millisecond's doubt, and some. */
+export const CLOCK_MARGIN_MS = 10
+
+/** When a server clock jumped forward (the end of each clock fault): every key there expired early then (DESIGN.md 3). */
+export const clockJumps = (faults: readonly FaultEvent[]): FaultEvent[] => faults.filter((f) => f.fault === 'clock' && f.phase === 'end')
+
 /**
  * CLOCK_MONOTONIC in ms (`process.hrtime`), the same in every process of the machine. The semaphore
  * mode compares intervals of different processes to the millisecond (how many permits were

@@ -6,7 +6,7 @@
 import type { CheckResult, Excess, LeaseInterval, Overlap, SemaphoreCheck, WorkUnit } from './check-result.js'
 import { excessOf } from './excess.js'
 import { fenceOrder } from './fence-order.js'
-import type { FaultEvent, HistoryEvent, OpEvent } from './history.js'
+import { CLOCK_MARGIN_MS as MARGIN_MS, clockJumps, type FaultEvent, type HistoryEvent, type OpEvent } from './history.js'
 import { historyStats } from './history-stats.js'
 import { exitTimes, leaseIntervals, leaseKey } from './lease-intervals.js'
 import { livenessBound, quietFaultEnds, recoveredInTime, stallsOf } from './liveness.js'
@@ -66,9 +66,6 @@ function permitEvents(ops: OpEvent[]) {
   return { extendsBy, extendsOk, extendsFailed, unitStarts, unitEnds }
 }
 
-/** Clocks of two processes of one machine (verify/history.ts `now`): a millisecond's doubt, and some. */
-const MARGIN_MS = 10
-
 /**
  * When a single Redis node forgot permits it held, which nothing can count then: it restarted
  * empty (from the kill to the restart), or its clock jumped forward (the jump: every permit is
@@ -81,9 +78,7 @@ function forgettings(faults: FaultEvent[]): { from: number; to: number; label: s
   const restarts = faults
     .filter((f) => f.fault === 'kill-redis' && f.phase === 'start')
     .map((f) => ({ from: f.time, to: endOf(f), label: `kill-redis ${f.target} (fault ${f.id})` }))
-  const jumps = faults
-    .filter((f) => f.fault === 'clock' && f.phase === 'end')
-    .map((f) => ({ from: f.time, to: f.time, label: `clock ${f.target} (fault ${f.id})` }))
+  const jumps = clockJumps(faults).map((f) => ({ from: f.time, to: f.time, label: `clock ${f.target} (fault ${f.id})` }))
   return [...restarts, ...jumps]
 }
 
