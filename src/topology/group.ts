@@ -8,6 +8,17 @@ import type { AttemptRequest, NodeGrant, Primitive, Released } from './primitive
  */
 export const GROUP_CHUNK = 128
 
+/**
+ * A batch this full goes out at once, before its turn ends, while fewer than `EAGER_IN_FLIGHT`
+ * batch calls of its batcher are unanswered. Without it, 50 workers move in lock-step (one call of 50 in
+ * flight, the client idle while Redis runs it, then Redis idle while the client reads the answers);
+ * sent in eights, Redis runs the first eight while the client still reads the rest. With more calls
+ * unanswered, Redis is busy anyway, and the rest of the turn goes as one call per `GROUP_CHUNK`,
+ * which costs fewer calls (measured: docs/safety.md section 8).
+ */
+export const EAGER_BATCH = 8
+export const EAGER_IN_FLIGHT = 2
+
 interface Pending<Item, Answer> {
   readonly item: Item
   resolve(answer: Answer): void
@@ -35,6 +46,8 @@ export class Batcher<Item, Answer> {
   readonly #calls: BatchCalls<Item, Answer>
   #queue: Pending<Item, Answer>[] = []
   #scheduled = false
+  /** Batch (`many`) calls sent and not yet answered. */
+  #inFlight = 0
 
   constructor(calls: BatchCalls<Item, Answer>) {
     this.#calls = calls
@@ -55,7 +68,8 @@ export class Batcher<Item, Answer> {
           }
         : resolve
       this.#queue.push({ item, resolve: settle, reject })
-      if (!this.#scheduled) {
+      if (this.#queue.length >= EAGER_BATCH && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
+      else if (!this.#scheduled) {
         this.#scheduled = true
         queueMicrotask(this.#flush)
       }
@@ -64,7 +78,13 @@ export class Batcher<Item, Answer> {
 
   readonly #flush = (): void => {
     this.#scheduled = false
+    this.#send()
+  }
+
+  /** Sends what is queued (nothing when an eager send already took this turn's calls). */
+  #send(): void {
     const queue = this.#queue
+    if (queue.length === 0) return
     this.#queue = []
     if (queue.length === 1) return this.#one(queue[0]!)
     const key = this.#calls.key
@@ -101,8 +121,10 @@ export class Batcher<Item, Answer> {
     } catch (err) {
       sent = Promise.reject(err)
     }
+    this.#inFlight++
     sent.then(
       (answers) => {
+        this.#inFlight--
         for (let i = 0; i < chunk.length; i++) {
           const answer = answers[i]
           if (answer instanceof Error) chunk[i]!.reject(answer)
@@ -110,6 +132,7 @@ export class Batcher<Item, Answer> {
         }
       },
       (err: unknown) => {
+        this.#inFlight--
         for (const pending of chunk) pending.reject(err)
       },
     )

@@ -117,12 +117,12 @@ function behaviours(name: ServerName, locks: () => Locks, client: () => TestClie
     expect(await fencedSet(client().raw, 'v:row', 'new', lease.fence)).toBe(true)
     expect(await fencedSet(client().raw, 'v:row', 'stale', lease.fence - 1)).toBe(false)
     await lease.release()
-    // Ten acquisitions in one turn: one script call; each resource's fence grows from batch to batch.
+    // Ten acquisitions in one turn: two script calls (8 at once, 2 at the end of the turn); each resource's fence grows from batch to batch.
     // (Not necessarily distinct across resources: from 7.2 a script sees one TIME throughout.)
     const batch = () => Promise.all(Array.from({ length: 10 }, (_, i) => locks().tryAcquire(`v:batch:${i}`)))
     await redis().cli('CONFIG', 'RESETSTAT')
     const first = await batch()
-    expect(await scriptCalls(redis())).toBe(1)
+    expect(await scriptCalls(redis())).toBe(2)
     expect(first.every((l) => l?.held)).toBe(true)
     await Promise.all(first.map((l) => l!.release()))
     const again = await batch()

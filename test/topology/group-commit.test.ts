@@ -71,7 +71,7 @@ describeRedis('group commit', (server) => {
       await client?.quit()
     })
 
-    it('20 acquisitions of distinct keys in one turn make one script call, each with its own lease and fence; their releases make one more', async () => {
+    it('20 acquisitions of distinct keys in one turn make three script calls (8 sent at once, 8 more, the last 4 at the end of the turn), each with its own lease and fence; their releases as many', async () => {
       const prefix = uniquePrefix('group')
       const locks = open(prefix)
       // Loads the scripts first (a first call is an EVAL), so that the counts below are the batches'.
@@ -82,7 +82,7 @@ describeRedis('group commit', (server) => {
       const leases = await Promise.all(
         resources.map((name, i) => (i % 2 === 0 ? locks.acquire(name, { ttl: 10_000 }) : locks.tryAcquire(name, { ttl: 10_000 }))),
       )
-      expect(await scriptCalls(server.redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(3)
       expect(leases.every((l) => l?.held)).toBe(true)
       const held = leases as Lease[]
       expect(new Set(held.map((l) => l.token)).size).toBe(20)
@@ -93,11 +93,32 @@ describeRedis('group commit', (server) => {
 
       await server.redis.cli('CONFIG', 'RESETSTAT')
       expect(await Promise.all(held.map((l) => l.release()))).toEqual(held.map(() => true))
-      expect(await scriptCalls(server.redis)).toBe(1)
+      expect(await scriptCalls(server.redis)).toBe(3)
       for (const name of resources) expect(await client.command('EXISTS', mutexKeys(prefix, name).lock)).toBe(0)
       const again = await Promise.all(resources.map((name) => locks.acquire(name)))
       for (const [i, lease] of again.entries()) expect(lease.fence).toBeGreaterThan(fences[i]!)
       await Promise.all(again.map((l) => l.release()))
+      await locks.close()
+    })
+
+    it('100 acquisitions in one turn: 8 go at once, 8 more, and with two batches unanswered the other 84 share one call at the end of the turn', async () => {
+      const prefix = uniquePrefix('group-eager')
+      const locks = open(prefix)
+      await (await locks.acquire('warm')).release()
+      await Promise.all([(await locks.acquire('warm-a')).release(), locks.acquire('warm-b').then((l) => l.release())])
+      const direct = new Redis(server.url)
+      await logEverything(direct)
+      const leases = await Promise.all(names(100, 'e').map((name) => locks.tryAcquire(name, { ttl: 10_000 })))
+      const log = (await direct.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][]
+      // Each call's entries: its keys (4 per attempt) are its numkeys argument.
+      const sizes = log
+        .filter(([, , , args]) => args[0]?.toUpperCase() === 'EVALSHA' && args[1] === scripts.mutexAcquireMany.sha)
+        .map(([, , , args]) => Number(args[2]) / 4)
+        .reverse()
+      expect(sizes).toEqual([8, 8, 84])
+      expect(leases.every((l) => l?.held)).toBe(true)
+      await Promise.all(leases.map((l) => l!.release()))
+      direct.disconnect()
       await locks.close()
     })
 
@@ -113,7 +134,8 @@ describeRedis('group commit', (server) => {
 
       await server.redis.cli('CONFIG', 'RESETSTAT')
       const outcomes = await Promise.allSettled(resources.map((name) => locks.tryAcquire(name, { ttl: 10_000 })))
-      expect(await scriptCalls(server.redis)).toBe(1)
+      // The first 8 at once, the other 2 at the end of the turn.
+      expect(await scriptCalls(server.redis)).toBe(2)
       for (const [i, outcome] of outcomes.entries()) {
         if (i === 9) {
           expect(outcome.status).toBe('rejected')
@@ -334,16 +356,17 @@ describe.skipIf(!requireRedisOrSkip())('group commit in quorum mode', () => {
     await Promise.all((servers ?? []).map((s) => s.stop()))
   })
 
-  it('acquisitions of one turn make one acquire-many per node; each lease is its own', async () => {
+  it('acquisitions of one turn make acquire-manys per node (8 at once, the rest at the end of the turn); each lease is its own', async () => {
     locks = createLocks({ redis: clients as unknown as RedisClient[], prefix: uniquePrefix('group-quorum'), maxTtl: 2_000, ttl: 2_000 })
     await (await locks.acquire('warm', { ttl: 2_000 })).release()
     const watchers = servers.map((s) => new Redis(s.url))
     await Promise.all(watchers.map(logEverything))
     const leases = await Promise.all(names(10, 'q').map((name) => locks!.acquire(name, { ttl: 2_000 })))
     const runs = await Promise.all(watchers.map(async (w) => [await scriptRuns(w, scripts.mutexAcquireMany), await scriptRuns(w, scripts.mutexAcquire)]))
-    // Each node that was asked got the ten attempts in one call (a node may be left out once the
-    // outcome is decided without it, but the attempts go to every node at once).
-    expect(runs).toEqual(servers.map(() => [1, 0]))
+    // Each node got the ten attempts in two calls, the first 8 at once and the other 2 at the end of
+    // the turn (a node may be left out once the outcome is decided without it, but the attempts go
+    // to every node at once).
+    expect(runs).toEqual(servers.map(() => [2, 0]))
     expect(new Set(leases.map((l) => l.token)).size).toBe(10)
     expect(leases.every((l) => l.held)).toBe(true)
     await Promise.all(leases.map((l) => l.release()))
