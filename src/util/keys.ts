@@ -1,17 +1,22 @@
 /**
- * Key names of a resource built once and kept in a small cache: they would otherwise be rebuilt on
- * every call of the hot path. Cleared wholesale when full, which is cheaper than LRU bookkeeping
- * per call. Each primitive supplies its own layout (`make`).
+ * Key names of a resource built once and kept in a cache: they would otherwise be rebuilt on every
+ * call of the hot path. Two generations of `size` resources each, as a cheap stand-in for LRU: a
+ * resource found in the older generation moves to the newer; when the newer is full it becomes the
+ * older and the older is dropped. So the resources in use stay (up to `size` of them, more often up
+ * to twice that) while one-off resources pass through, with no bookkeeping per hit.
  */
-export function keyCache<K>(prefix: string, make: (prefix: string, resource: string) => K, size = 1_000): (resource: string) => K {
-  const cache = new Map<string, K>()
+export function keyCache<K>(prefix: string, make: (prefix: string, resource: string) => K, size = 4_096): (resource: string) => K {
+  let current = new Map<string, K>()
+  let previous = new Map<string, K>()
   return (resource) => {
-    let keys = cache.get(resource)
-    if (!keys) {
-      if (cache.size >= size) cache.clear()
-      keys = make(prefix, resource)
-      cache.set(resource, keys)
+    const found = current.get(resource)
+    if (found !== undefined) return found
+    const keys = previous.get(resource) ?? make(prefix, resource)
+    if (current.size >= size) {
+      previous = current
+      current = new Map()
     }
+    current.set(resource, keys)
     return keys
   }
 }
