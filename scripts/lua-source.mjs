@@ -32,7 +32,8 @@ export function luaFiles() {
 
 /**
  * A library file's top-level `local function name(...) ... end` blocks (one line, or up to a line
- * `end`), each with the comment lines right above it, by name, in order.
+ * `end`), each with the comment lines right above it and the bare `local a, b` declarations among
+ * them (the state a function keeps for one run of a script), by name, in order.
  */
 function functionsOf(source) {
   const blocks = new Map()
@@ -41,7 +42,7 @@ function functionsOf(source) {
     const m = /^local function (\w+)\(/.exec(lines[i])
     if (!m) continue
     let first = i
-    while (first > 0 && lines[first - 1].startsWith('--')) first--
+    while (first > 0 && (lines[first - 1].startsWith('--') || /^local \w+(, \w+)*$/.test(lines[first - 1]))) first--
     let last = i
     if (!/\bend$/.test(lines[i])) while (last < lines.length && lines[last] !== 'end') last++
     blocks.set(m[1], lines.slice(first, last + 1).join('\n'))

@@ -258,6 +258,28 @@ describeRedis('group commit', (server) => {
       expect(fences[1]).toBeGreaterThan(fences[0]!)
     })
 
+    it('mutex-acquire-many asks the server for the time once per call; 12 waiters queued by one call keep the order of its entries', async () => {
+      await client.command('SET', k('held').lock, 'other', 'PX', 5_000)
+      const waiters = Array.from({ length: 12 }, (_, i) => `w:${i + 1}`)
+      const resources = ['f1', 'f2', 'f3']
+      await client.command('CONFIG', 'RESETSTAT')
+      const replies = (await run(
+        scripts.mutexAcquireMany,
+        [...resources.flatMap(all), ...waiters.flatMap(() => all('held'))],
+        [...resources.flatMap((_, i) => [`t${i}`, 10_000, 60_000, '', 1_000, '', '']), ...waiters.flatMap((w) => ['t', 10_000, 60_000, w, 1_000, '', ''])],
+      )) as unknown[][]
+      const stats = String(await client.command('INFO', 'commandstats'))
+      expect(/cmdstat_time:calls=(\d+)/.exec(stats)?.[1]).toBe('1')
+      expect(replies.slice(0, 3).map((r) => r[0])).toEqual([1, 1, 1])
+      // The queue in entry order ("w:10" sorts before "w:2" as a string: equal scores would not keep it).
+      expect(await client.command('ZRANGE', k('held').queue, 0, -1)).toEqual(waiters)
+      const scores = ((await client.command('ZRANGE', k('held').queue, 0, -1, 'WITHSCORES')) as string[]).filter((_, i) => i % 2 === 1).map(Number)
+      for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeGreaterThan(scores[i - 1]!)
+      // The fences of one call: each above the server time the call began at, each its resource's own.
+      const fences = replies.slice(0, 3).map((r) => Number(r[1]))
+      expect(new Set(fences).size).toBe(3)
+    })
+
     it('mutex-acquire-many on a quorum node: each entry carries the node facts, as mutex-acquire does', async () => {
       const alone = (await run(scripts.mutexAcquire, all('a'), ['t1', 10_000, 60_000, 'w:1', 1_000, '123', 30_000])) as unknown[]
       await client.command('FLUSHALL')
