@@ -11,7 +11,18 @@ import { closeClients, connect } from './worker-clients.js'
 export type LatencyTask =
   | { type: 'floor'; url: string; n: number }
   | { type: 'latency'; lib: LibSpec; urls: string[]; n: number; warmup: number; prefix: string }
-  | { type: 'throughput'; lib: LibSpec; urls: string[]; concurrency: number; durationMs: number; prefix: string }
+  | {
+      type: 'throughput'
+      lib: LibSpec
+      urls: string[]
+      concurrency: number
+      /** Each worker cycles over this many keys of its own (1: one key each). */
+      keysPerWorker: number
+      /** The acquire's wait (0: one attempt, tryAcquire). */
+      wait: number
+      durationMs: number
+      prefix: string
+    }
   | { type: 'memory'; lib: LibSpec; urls: string[]; n: number; what: 'held' | 'waiter'; prefix: string }
 
 type Task = LatencyTask
@@ -120,13 +131,13 @@ interface SampledNode {
 const sampledBytes = (node: SampledNode): number => node.children.reduce((sum, child) => sum + sampledBytes(child), node.selfSize)
 
 async function throughput(task: Extract<Task, { type: 'throughput' }>) {
-  const lib = openLib(task.lib, await connect(task.urls))
+  const clients = await connect(task.urls)
+  const lib = openLib(task.lib, clients)
   let cycles = 0
   let stop = false
   const loop = async (w: number, counting: boolean) => {
-    const key = `${task.prefix}:${w}`
-    while (!stop) {
-      const held = await lib.acquire(key, 10_000, 5_000)
+    for (let i = 0; !stop; i++) {
+      const held = await lib.acquire(`${task.prefix}:${w}:${i % task.keysPerWorker}`, 10_000, task.wait)
       await held.release()
       if (counting) cycles++
     }
@@ -138,16 +149,32 @@ async function throughput(task: Extract<Task, { type: 'throughput' }>) {
   await Promise.all(warm)
   stop = false
   const wire0 = wireCount()
+  const redis0 = await redisCpuUs(clients[0]!)
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   const loops = Array.from({ length: task.concurrency }, (_, w) => loop(w, true))
   await sleep(task.durationMs)
   stop = true
   await Promise.all(loops)
   const elapsed = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  const redisUs = (await redisCpuUs(clients[0]!)) - redis0
   const wire = wireCount() - wire0
   await lib.close()
   await closeClients()
-  return { cyclesPerSec: (cycles / elapsed) * 1000, wirePerCycle: wire / cycles }
+  return {
+    cyclesPerSec: (cycles / elapsed) * 1000,
+    wirePerCycle: wire / cycles,
+    clientCpuUsPerCycle: (cpu.user + cpu.system) / cycles,
+    redisCpuUsPerCycle: redisUs / cycles,
+  }
+}
+
+/** The server's CPU time so far (user + sys), µs, from INFO cpu. */
+async function redisCpuUs(client: { info(section: string): Promise<string> }): Promise<number> {
+  const info = await client.info('cpu')
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN)
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6
 }
 
 /** Heap bytes per held lease or per waiter. Needs --expose-gc; the process is discarded afterwards. */

@@ -96,20 +96,45 @@ export interface ThroughputRow {
   label: string
   cyclesPerSec: number
   wirePerCycle: number
+  clientCpuUsPerCycle: number
+  redisCpuUsPerCycle: number
   rounds: number[]
 }
 
-export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Config): Promise<ThroughputRow[]> {
+/** One shape of B: how many workers, how many keys each cycles over, and whether it waits or tries once. */
+export interface ThroughputShape {
+  concurrency: number
+  keysPerWorker: number
+  /** 0: tryAcquire (one attempt); otherwise the acquire's wait. */
+  wait: number
+  /** Only these libraries (default: every single-node library and the reference row). */
+  libs?: readonly LibKind[]
+}
+
+export const B_SHAPES = {
+  /** 50 workers, one key each, acquire (waiting allowed). */
+  one: { concurrency: 50, keysPerWorker: 1, wait: 5_000 },
+  /** 50 workers, 100 keys each (5,000 in all), tryAcquire. */
+  hundred: { concurrency: 50, keysPerWorker: 100, wait: 0 },
+  /** 1,000 workers on 100,000 keys, tryAcquire: fencelock and the seed. */
+  scale: { concurrency: 1_000, keysPerWorker: 100, wait: 0, libs: ['fencelock', 'seed'] },
+} satisfies Record<string, ThroughputShape>
+
+export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Config, shape: ThroughputShape = B_SHAPES.one): Promise<ThroughputRow[]> {
   const [w] = await pool.take(1)
   const all = new Map<string, ThroughputRow[]>()
+  const libs = chosen(cfg, THROUGHPUT).filter((lib) => !shape.libs || shape.libs.includes(lib.kind))
+  const tag = `${shape.concurrency}x${shape.keysPerWorker}${shape.wait === 0 ? ' try' : ''}`
   for (let round = 0; round < cfg.latencyRounds; round++) {
-    for (const lib of chosen(cfg, THROUGHPUT)) {
+    for (const lib of libs) {
       const label = libLabel(lib)
-      const r = await w!.run<{ cyclesPerSec: number; wirePerCycle: number }>({
+      const r = await w!.run<Omit<ThroughputRow, 'lib' | 'label' | 'rounds'>>({
         type: 'throughput',
         lib,
         urls: [server.url],
-        concurrency: 50,
+        concurrency: shape.concurrency,
+        keysPerWorker: shape.keysPerWorker,
+        wait: shape.wait,
         durationMs: cfg.throughputMs,
         prefix: `b:${lib.kind}:${round}`,
       })
@@ -117,7 +142,7 @@ export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Con
       const list = all.get(label) ?? []
       list.push({ lib: lib.kind, label, ...r, rounds: [] })
       all.set(label, list)
-      log(`  B ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+      log(`  B ${tag} ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s`)
     }
   }
   return [...all.values()].map(medianRound)

@@ -77,6 +77,7 @@ export interface LockLib {
   /**
    * Waits for `key` the way an application would with this library: the library's own waiting,
    * and a new call whenever the library gives up (counted in `giveUps`), until `wait` ms passed.
+   * `wait` 0: one call (fencelock: `tryAcquire`).
    */
   acquire(key: string, ttl: number, wait: number): Promise<Held>
   /** How often the library gave up (LockError, ExecutionError, TimeoutError) and was called again. */
@@ -142,7 +143,9 @@ function openFencelock(spec: LibSpec, clients: Redis[], label: string): LockLib 
     label,
     giveUps: 0,
     async acquire(key, ttl, wait) {
-      const lease: Lease = await locks.acquire(key, { ttl, wait })
+      // wait 0: one attempt, as an application calls it (tryAcquire).
+      const lease: Lease | null = wait === 0 ? await locks.tryAcquire(key, { ttl }) : await locks.acquire(key, { ttl, wait })
+      if (!lease) throw new AcquireTimeout(`fencelock: ${key} is taken (tryAcquire)`)
       return { fence: lease.fence, release: () => lease.release() }
     },
     close: async () => {
@@ -248,7 +251,9 @@ function openRedisSemaphoreMutex(spec: LibSpec, clients: Redis[], label: string)
         // acquireTimeout: its default (10 s) unless the caller's budget is shorter.
         const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(spec.retry !== undefined ? { retryInterval: spec.retry } : {}) }
         const mutex = spec.kind === 'semaphore' ? new Mutex(clients[0]!, key, options) : new RedlockMutex(clients, key, options)
-        await mutex.acquire()
+        if (wait === 0) {
+          if (!(await mutex.tryAcquire())) throw new AcquireTimeout(`redis-semaphore: ${key} is taken (tryAcquire)`)
+        } else await mutex.acquire()
         return { fence: undefined, release: () => mutex.release() }
       }),
     close: async () => {},

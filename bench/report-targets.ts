@@ -3,6 +3,7 @@
 import type { ContendRow } from './contend-analysis.js'
 import type { MemoryRow } from './heap-memory.js'
 import type { IdleRow } from './idle.js'
+import type { ThroughputRow } from './latency.js'
 import { REFERENCE_KINDS } from './libs.js'
 import { costTargets } from './report-cost.js'
 import type { Results, Target } from './results.js'
@@ -15,28 +16,69 @@ const ms = (v: number | undefined) => fmt(v)
 const fl = (rows: { lib: string; label: string }[] | undefined) => rows?.find((x) => x.lib === 'fencelock')
 const seed = <T extends { lib: string }>(rows: T[] | undefined) => rows?.find((x) => x.lib === 'seed')
 
-function uncontendedTargets(r: Results, add: Add): void {
-  // Issue 12's targets: at least 0.9x the seed's cycles/s and at least every peer's; client CPU per
-  // cycle within 1.3x the seed's.
-  for (const s of ['A', 'B'] as const) {
-    const rows = (r[s] as { lib: string; label: string; telemetry?: boolean; cyclesPerSec: number }[] | undefined) ?? []
+/** Issue 20's throughput targets: against the seed and the fastest peer, by how much, per scenario. */
+const SPEED_TARGETS = { A: { seed: 0.95, peer: 0.9 }, B: { seed: 1.3, peer: 1.2 }, B100: { seed: 1.3, peer: 1.2 } } as const
+
+type SpeedRow = { lib: string; label: string; telemetry?: boolean; cyclesPerSec: number }
+
+function speedTargets(r: Results, add: Add): void {
+  for (const [s, want] of Object.entries(SPEED_TARGETS) as [keyof typeof SPEED_TARGETS, { seed: number; peer: number }][]) {
+    const rows = (r[s] as SpeedRow[] | undefined) ?? []
     const f = rows.find((x) => x.lib === 'fencelock' && !x.telemetry)
-    const sd = seed(r[s]) as { cyclesPerSec: number } | undefined
+    const sd = seed(rows)
     if (f && sd) {
       const ratio = f.cyclesPerSec / sd.cyclesPerSec
-      add(s, `cycles/s >= 0.9x seed (SET NX PX + EVAL)`, `${fmt(f.cyclesPerSec)} vs ${fmt(sd.cyclesPerSec)} = ${ratio.toFixed(2)}x`, ratio >= 0.9)
+      add(
+        s,
+        `cycles/s >= ${want.seed}x seed (SET NX PX + EVAL)`,
+        `${fmt(f.cyclesPerSec)} vs ${fmt(sd.cyclesPerSec)} = ${ratio.toFixed(2)}x`,
+        ratio >= want.seed,
+      )
     }
     const peers = rows.filter((x) => x.lib !== 'fencelock' && x !== sd && !REFERENCE_KINDS.has(x.lib))
     const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
     if (f && best) {
+      const ratio = f.cyclesPerSec / best.cyclesPerSec
       add(
         s,
-        'cycles/s >= the fastest peer',
-        `${fmt(f.cyclesPerSec)} vs ${fmt(best.cyclesPerSec)} (${best.label}) = ${(f.cyclesPerSec / best.cyclesPerSec).toFixed(2)}x`,
-        f.cyclesPerSec >= best.cyclesPerSec,
+        `cycles/s >= ${want.peer}x the fastest peer`,
+        `${fmt(f.cyclesPerSec)} vs ${fmt(best.cyclesPerSec)} (${best.label}) = ${ratio.toFixed(2)}x`,
+        ratio >= want.peer,
       )
     }
   }
+}
+
+/** B's CPU per cycle at or below the seed's (client and Redis), and the cost per cycle flat from 50 workers to 1,000. */
+function throughputCostTargets(r: Results, add: Add): void {
+  for (const s of ['B', 'B100'] as const) {
+    const f = fl(r[s]) as ThroughputRow | undefined
+    const sd = seed(r[s])
+    if (!f || !sd) continue
+    for (const [side, key] of [
+      ['client', 'clientCpuUsPerCycle'],
+      ['Redis', 'redisCpuUsPerCycle'],
+    ] as const) {
+      add(s, `${side} CPU µs per cycle <= the seed's`, `${fmt(f[key])} vs ${fmt(sd[key])} µs`, f[key] <= sd[key])
+    }
+  }
+  const small = fl(r.B100) as ThroughputRow | undefined
+  const big = fl(r.Bscale) as ThroughputRow | undefined
+  if (small && big) {
+    const cost = (x: ThroughputRow) => x.clientCpuUsPerCycle + x.redisCpuUsPerCycle
+    const ratio = cost(big) / cost(small)
+    add(
+      'Bscale',
+      'CPU per cycle (client + Redis) at 1,000 workers / 100,000 keys <= 1.5x 50 workers / 5,000 keys',
+      `${fmt(cost(big))} vs ${fmt(cost(small))} µs = ${ratio.toFixed(2)}x`,
+      ratio <= 1.5,
+    )
+  }
+}
+
+function uncontendedTargets(r: Results, add: Add): void {
+  speedTargets(r, add)
+  throughputCostTargets(r, add)
   const aPlain = r.A?.find((x) => x.lib === 'fencelock' && !x.telemetry)
   const aSeed = seed(r.A)
   if (aPlain && aSeed) {

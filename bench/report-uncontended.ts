@@ -101,14 +101,29 @@ export function latencyTables(r: Results): Table[] {
   return out
 }
 
+const B_TITLES = [
+  ['B', '50 concurrent workers in one process, one key each, acquire'],
+  ['B100', '50 concurrent workers, 100 keys each (5,000 in all), tryAcquire'],
+  ['Bscale', '1,000 concurrent workers on 100,000 keys, tryAcquire'],
+] as const
+
 export function throughputTables(r: Results): Table[] {
   const out: Table[] = []
-  const seedB = r.B?.find((x) => x.lib === 'seed')
-  if (r.B) {
+  for (const [id, what] of B_TITLES) {
+    const rows = r[id]
+    if (!rows) continue
+    const seed = rows.find((x) => x.lib === 'seed')
     out.push({
-      title: `B. Uncontended throughput: 50 concurrent workers in one process, own keys (median of ${r.B[0]?.rounds.length ?? 1} interleaved rounds)`,
-      head: ['library', 'cycles/s', 'vs seed', 'wire cmds/cycle'],
-      rows: r.B.map((x) => [x.label, fmt(x.cyclesPerSec), seedB ? `${(x.cyclesPerSec / seedB.cyclesPerSec).toFixed(2)}x` : '-', fmt(x.wirePerCycle)]),
+      title: `${id === 'B' ? 'B' : id}. Uncontended throughput: ${what} (median of ${rows[0]?.rounds.length ?? 1} interleaved rounds)`,
+      head: ['library', 'cycles/s', 'vs seed', 'client CPU µs/cycle', 'Redis CPU µs/cycle', 'wire cmds/cycle'],
+      rows: rows.map((x) => [
+        x.label,
+        fmt(x.cyclesPerSec),
+        seed ? `${(x.cyclesPerSec / seed.cyclesPerSec).toFixed(2)}x` : '-',
+        fmt(x.clientCpuUsPerCycle),
+        fmt(x.redisCpuUsPerCycle),
+        fmt(x.wirePerCycle),
+      ]),
     })
   }
   return out

@@ -25,6 +25,10 @@ export interface Results {
   floor?: FloorRow
   A?: LatencyRow[]
   B?: ThroughputRow[]
+  /** B with 100 keys per worker and tryAcquire. */
+  B100?: ThroughputRow[]
+  /** B at scale: 1,000 workers on 100,000 keys (fencelock and the seed). */
+  Bscale?: ThroughputRow[]
   C?: ContendRow[]
   D?: IdleRow[]
   E?: ContendRow[]

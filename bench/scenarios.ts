@@ -7,7 +7,7 @@ import { contendedHandoffs, E_CURVE, waitersScaleCurve } from './contention.js'
 import { costOverResources, handoffFloor, K_SIZES, redisMemoryPerResource, renewalsAtScale } from './cost.js'
 import { heapMemory } from './heap-memory.js'
 import { idleWaitingCost } from './idle.js'
-import { uncontendedLatency, uncontendedThroughput } from './latency.js'
+import { B_SHAPES, uncontendedLatency, uncontendedThroughput } from './latency.js'
 import { QUORUM_MAX_TTL, type LibSpec } from './libs.js'
 import type { Pool } from './pool.js'
 import { quorumLatencyAndContention } from './quorum.js'
@@ -61,8 +61,12 @@ export const SCENARIOS: readonly ScenarioStep[] = [
   { id: 'A', heading: () => 'A. uncontended latency', measure: async (b) => void (b.results.A = await uncontendedLatency(b.pool, b.main, b.cfg)) },
   {
     id: 'B',
-    heading: () => 'B. uncontended throughput, 50 concurrent workers',
-    measure: async (b) => void (b.results.B = await uncontendedThroughput(b.pool, b.main, b.cfg)),
+    heading: () => 'B. uncontended throughput: 50 workers (one key each; 100 keys each, tryAcquire), and 1,000 workers on 100,000 keys',
+    measure: async (b) => {
+      b.results.B = await uncontendedThroughput(b.pool, b.main, b.cfg, B_SHAPES.one)
+      b.results.B100 = await uncontendedThroughput(b.pool, b.main, b.cfg, B_SHAPES.hundred)
+      b.results.Bscale = await uncontendedThroughput(b.pool, b.main, b.cfg, B_SHAPES.scale)
+    },
   },
   {
     id: 'C',
