@@ -235,10 +235,11 @@ describeRedis('group commit', (server) => {
         alone.push(await run(scripts.mutexAcquire, all(name), args(token, waiter)).catch((err: Error) => ({ error: err.message })))
       const after = await state()
       await setup()
+      // The batch takes retention and grace once, then token, ttl, waiter, score and maxTtl per entry.
       const many = (await run(
         scripts.mutexAcquireMany,
         attempts.flatMap(([name]) => all(name)),
-        attempts.flatMap(([, token, waiter]) => args(token, waiter)),
+        [60_000, 1_000, ...attempts.flatMap(([, token, waiter]) => [token, 10_000, waiter, '', ''])],
       )) as unknown[]
       expect(alone.map(shape)).toEqual([
         [1, 'fence'],
@@ -266,7 +267,7 @@ describeRedis('group commit', (server) => {
       const replies = (await run(
         scripts.mutexAcquireMany,
         [...resources.flatMap(all), ...waiters.flatMap(() => all('held'))],
-        [...resources.flatMap((_, i) => [`t${i}`, 10_000, 60_000, '', 1_000, '', '']), ...waiters.flatMap((w) => ['t', 10_000, 60_000, w, 1_000, '', ''])],
+        [60_000, 1_000, ...resources.flatMap((_, i) => [`t${i}`, 10_000, '', '', '']), ...waiters.flatMap((w) => ['t', 10_000, w, '', ''])],
       )) as unknown[][]
       const stats = String(await client.command('INFO', 'commandstats'))
       expect(/cmdstat_time:calls=(\d+)/.exec(stats)?.[1]).toBe('1')
@@ -283,7 +284,7 @@ describeRedis('group commit', (server) => {
     it('mutex-acquire-many on a quorum node: each entry carries the node facts, as mutex-acquire does', async () => {
       const alone = (await run(scripts.mutexAcquire, all('a'), ['t1', 10_000, 60_000, 'w:1', 1_000, '123', 30_000])) as unknown[]
       await client.command('FLUSHALL')
-      const [many] = (await run(scripts.mutexAcquireMany, all('a'), ['t1', 10_000, 60_000, 'w:1', 1_000, '123', 30_000])) as unknown[][]
+      const [many] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
       expect(many!.length).toBe(alone.length)
       expect([many![0], many![3]]).toEqual([alone[0], alone[3]])
       expect(await client.command('ZRANGE', k('a').queue, 0, -1)).toEqual(['w:1'])
@@ -315,10 +316,11 @@ describeRedis('group commit', (server) => {
         alone.push(await run(scripts.mutexRelease, line(name), args(name, token)).catch((err: Error) => ({ error: err.message })))
       const after = await state()
       await setup()
+      // The batch takes grace once, then token and channel per lease.
       const many = (await run(
         scripts.mutexReleaseMany,
         leases.flatMap(([name]) => line(name)),
-        leases.flatMap(([name, token]) => args(name, token)),
+        [1_000, ...leases.flatMap(([name, token]) => [token, k(name).channel])],
       )) as unknown[]
       expect(alone.slice(0, 5)).toEqual([1, 0, 0, 1, 0])
       expect(alone[5]).toEqual({ error: expect.stringMatching(/WRONGTYPE/) })

@@ -53,10 +53,10 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
       mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? ''], (reply) => grantOf(reply, maxTtl)),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
-      const args: Arg[] = []
+      const args: [retention: Arg, grace: Arg, ...requests: Arg[]] = [retention, grace]
       for (const { resource, request } of attempts) {
         keys.push(...keysOf(resource).all)
-        args.push(request.token, request.ttl, retention, request.waiter, grace, request.score ?? '', request.maxTtl ?? '')
+        args.push(request.token, request.ttl, request.waiter, request.score ?? '', request.maxTtl ?? '')
       }
       const reply = await mutexAcquireMany.run(exec, keys, args)
       return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => grantOf(entry, attempts[i]!.request.maxTtl))
@@ -83,11 +83,11 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     },
     async releaseMany(exec, leases) {
       const keys: string[] = []
-      const args: Arg[] = []
+      const args: [grace: Arg, ...releases: Arg[]] = [grace]
       for (const { resource, token } of leases) {
         const k = keysOf(resource)
         keys.push(...k.line)
-        args.push(token, k.channel, grace)
+        args.push(token, k.channel)
       }
       return decodeEntries('mutex-release-many', await mutexReleaseMany.run(exec, keys, args), leases.length, decodeRelease)
     },
