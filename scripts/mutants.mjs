@@ -123,7 +123,9 @@ try {
     console.log(`| ${r.id} | ${r.file} | ${change.replace(/\|/g, '\\|')} | ${r.tests.join(', ')} | ${r.outcome} | ${r.seconds} s |`)
   }
   const survived = rows.filter((r) => r.outcome === 'SURVIVED').length
-  console.log(`\nmutants: ${rows.length - survived} of ${rows.length} killed${survived ? `, ${survived} SURVIVED` : ''}`)
+  const killed = rows.filter((r) => r.outcome === 'killed').length
+  const notApplied = rows.length - killed - survived
+  console.log(`\nmutants: ${killed} of ${rows.length} killed${survived ? `, ${survived} SURVIVED` : ''}${notApplied ? `, ${notApplied} NOT APPLIED` : ''}`)
   process.exitCode = broken ? 1 : 0
 } finally {
   rmSync(dir, { recursive: true, force: true })
