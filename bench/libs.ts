@@ -249,7 +249,12 @@ function openRedisSemaphoreMutex(spec: LibSpec, clients: Redis[], label: string)
     acquire: (key, ttl, wait) =>
       retrying(lib, key, wait, async () => {
         // acquireTimeout: its default (10 s) unless the caller's budget is shorter.
-        const options = { lockTimeout: ttl, acquireTimeout: Math.min(wait, 10_000), ...(spec.retry !== undefined ? { retryInterval: spec.retry } : {}) }
+        // wait 0: one attempt (an acquireTimeout of 0 would end its loop before the first attempt).
+        const options = {
+          lockTimeout: ttl,
+          ...(wait > 0 ? { acquireTimeout: Math.min(wait, 10_000) } : { acquireAttemptsLimit: 1 }),
+          ...(spec.retry !== undefined ? { retryInterval: spec.retry } : {}),
+        }
         const mutex = spec.kind === 'semaphore' ? new Mutex(clients[0]!, key, options) : new RedlockMutex(clients, key, options)
         if (wait === 0) {
           if (!(await mutex.tryAcquire())) throw new AcquireTimeout(`redis-semaphore: ${key} is taken (tryAcquire)`)
