@@ -2,7 +2,7 @@
 import { chosen, type Config } from './bench-config.js'
 import type { ContendRow } from './contend-analysis.js'
 import { contend } from './contention.js'
-import type { LatencyRow } from './latency.js'
+import type { LatencyRow, ThroughputRow } from './latency.js'
 import { libLabel, type LibSpec } from './libs.js'
 import type { Pool } from './pool.js'
 import type { Server } from './redis.js'
@@ -21,7 +21,39 @@ export interface QuorumResult {
   fencelock: string
   latency: LatencyRow[]
   contended: ContendRow[]
+  /** 50 concurrent workers in one process, one key each (issue 20's quorum target). */
+  throughput50?: ThroughputRow[]
   failures: { label: string; message: string }[]
+}
+
+/** 50 workers on one client per node, one key each, acquire+release: one row per library that ran. */
+async function quorumThroughput(pool: Pool, servers: Server[], cfg: Config, failures: QuorumResult['failures'], skip: (lib: LibSpec) => boolean) {
+  const rows: ThroughputRow[] = []
+  for (const lib of chosen(cfg, QUORUM)) {
+    if (skip(lib)) continue
+    try {
+      const [w] = await pool.take(1)
+      const r = await w!.run<Omit<ThroughputRow, 'lib' | 'label' | 'rounds'>>({
+        type: 'throughput',
+        lib,
+        urls: servers.map((s) => s.url),
+        concurrency: 50,
+        keysPerWorker: 1,
+        wait: 5_000,
+        durationMs: cfg.throughputMs,
+        prefix: `q50:${lib.kind}`,
+      })
+      rows.push({ lib: lib.kind, label: libLabel(lib), ...r, rounds: [r.cyclesPerSec] })
+      log(`  quorum 50 workers ${libLabel(lib)}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+    } catch (err) {
+      failures.push({ label: `${libLabel(lib)} (50 workers)`, message: String(err instanceof Error ? err.message : err) })
+      log(`  quorum 50 workers ${libLabel(lib)} FAILED: ${String(err)}`)
+      await pool.close()
+    } finally {
+      for (const s of servers) await s.admin.flushall().catch(() => {})
+    }
+  }
+  return rows
 }
 
 export async function quorumLatencyAndContention(pool: Pool, servers: Server[], cfg: Config): Promise<QuorumResult> {
@@ -70,5 +102,6 @@ export async function quorumLatencyAndContention(pool: Pool, servers: Server[], 
       for (const s of servers) await s.admin.flushall().catch(() => {})
     }
   }
-  return { fencelock, latency, contended, failures }
+  const throughput50 = await quorumThroughput(pool, servers, cfg, failures, (lib) => lib.kind === 'fencelock' && fencelock !== 'available')
+  return { fencelock, latency, contended, throughput50, failures }
 }

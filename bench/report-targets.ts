@@ -76,9 +76,26 @@ function throughputCostTargets(r: Results, add: Add): void {
   }
 }
 
+/** Issue 20: in quorum mode, 50 workers at least twice the fastest Redlock peer. */
+function quorumThroughputTarget(r: Results, add: Add): void {
+  const rows = r.quorum?.throughput50 ?? []
+  const f = fl(rows) as ThroughputRow | undefined
+  const peers = rows.filter((x) => x.lib !== 'fencelock')
+  const best = peers.reduce<ThroughputRow | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
+  if (!f || !best) return
+  const ratio = f.cyclesPerSec / best.cyclesPerSec
+  add(
+    'Q',
+    'quorum of 3, 50 workers: cycles/s >= 2x the fastest Redlock peer',
+    `${fmt(f.cyclesPerSec)} vs ${fmt(best.cyclesPerSec)} (${best.label}) = ${ratio.toFixed(2)}x`,
+    ratio >= 2,
+  )
+}
+
 function uncontendedTargets(r: Results, add: Add): void {
   speedTargets(r, add)
   throughputCostTargets(r, add)
+  quorumThroughputTarget(r, add)
   const aPlain = r.A?.find((x) => x.lib === 'fencelock' && !x.telemetry)
   const aSeed = seed(r.A)
   if (aPlain && aSeed) {
