@@ -2,7 +2,7 @@
 // cycles, and telemetry's cost) and B (throughput of 50 concurrent workers in one process).
 import { chosen, SINGLE, type Config } from './bench-config.js'
 import { libLabel, type LibKind, type LibSpec } from './libs.js'
-import type { Pool } from './pool.js'
+import type { Pool, Worker } from './pool.js'
 import { counters, delta, type Server } from './redis.js'
 
 /**
@@ -120,6 +120,28 @@ export const B_SHAPES = {
   scale: { concurrency: 1_000, keysPerWorker: 100, wait: 0, libs: ['fencelock', 'seed'] },
 } satisfies Record<string, ThroughputShape>
 
+/** One run of `shape` for `lib` on `urls` (one node, or the nodes of a quorum) in worker `w`: its row, `rounds` left empty. */
+export async function throughputRun(
+  w: Worker,
+  lib: LibSpec,
+  urls: string[],
+  shape: ThroughputShape,
+  durationMs: number,
+  prefix: string,
+): Promise<ThroughputRow> {
+  const r = await w.run<Omit<ThroughputRow, 'lib' | 'label' | 'rounds'>>({
+    type: 'throughput',
+    lib,
+    urls,
+    concurrency: shape.concurrency,
+    keysPerWorker: shape.keysPerWorker,
+    wait: shape.wait,
+    durationMs,
+    prefix,
+  })
+  return { lib: lib.kind, label: libLabel(lib), ...r, rounds: [] }
+}
+
 export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Config, shape: ThroughputShape = B_SHAPES.one): Promise<ThroughputRow[]> {
   const [w] = await pool.take(1)
   const all = new Map<string, ThroughputRow[]>()
@@ -127,22 +149,12 @@ export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Con
   const tag = `${shape.concurrency}x${shape.keysPerWorker}${shape.wait === 0 ? ' try' : ''}`
   for (let round = 0; round < cfg.latencyRounds; round++) {
     for (const lib of libs) {
-      const label = libLabel(lib)
-      const r = await w!.run<Omit<ThroughputRow, 'lib' | 'label' | 'rounds'>>({
-        type: 'throughput',
-        lib,
-        urls: [server.url],
-        concurrency: shape.concurrency,
-        keysPerWorker: shape.keysPerWorker,
-        wait: shape.wait,
-        durationMs: cfg.throughputMs,
-        prefix: `b:${lib.kind}:${round}`,
-      })
+      const row = await throughputRun(w!, lib, [server.url], shape, cfg.throughputMs, `b:${lib.kind}:${round}`)
       await server.admin.flushall()
-      const list = all.get(label) ?? []
-      list.push({ lib: lib.kind, label, ...r, rounds: [] })
-      all.set(label, list)
-      log(`  B ${tag} ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+      const list = all.get(row.label) ?? []
+      list.push(row)
+      all.set(row.label, list)
+      log(`  B ${tag} ${row.label} round ${round + 1}: ${Math.round(row.cyclesPerSec)} cycles/s`)
     }
   }
   return [...all.values()].map(medianRound)

@@ -2,7 +2,7 @@
 import { chosen, type Config } from './bench-config.js'
 import type { ContendRow } from './contend-analysis.js'
 import { contend } from './contention.js'
-import type { LatencyRow, ThroughputRow } from './latency.js'
+import { B_SHAPES, throughputRun, type LatencyRow, type ThroughputRow } from './latency.js'
 import { libLabel, type LibSpec } from './libs.js'
 import type { Pool } from './pool.js'
 import type { Server } from './redis.js'
@@ -33,18 +33,16 @@ async function quorumThroughput(pool: Pool, servers: Server[], cfg: Config, fail
     if (skip(lib)) continue
     try {
       const [w] = await pool.take(1)
-      const r = await w!.run<Omit<ThroughputRow, 'lib' | 'label' | 'rounds'>>({
-        type: 'throughput',
+      const row = await throughputRun(
+        w!,
         lib,
-        urls: servers.map((s) => s.url),
-        concurrency: 50,
-        keysPerWorker: 1,
-        wait: 5_000,
-        durationMs: cfg.throughputMs,
-        prefix: `q50:${lib.kind}`,
-      })
-      rows.push({ lib: lib.kind, label: libLabel(lib), ...r, rounds: [r.cyclesPerSec] })
-      log(`  quorum 50 workers ${libLabel(lib)}: ${Math.round(r.cyclesPerSec)} cycles/s`)
+        servers.map((s) => s.url),
+        B_SHAPES.one,
+        cfg.throughputMs,
+        `q50:${lib.kind}`,
+      )
+      rows.push({ ...row, rounds: [row.cyclesPerSec] })
+      log(`  quorum 50 workers ${row.label}: ${Math.round(row.cyclesPerSec)} cycles/s`)
     } catch (err) {
       failures.push({ label: `${libLabel(lib)} (50 workers)`, message: String(err instanceof Error ? err.message : err) })
       log(`  quorum 50 workers ${libLabel(lib)} FAILED: ${String(err)}`)

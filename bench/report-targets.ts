@@ -21,6 +21,10 @@ const SPEED_TARGETS = { A: { seed: 0.95, peer: 0.9 }, B: { seed: 1.3, peer: 1.2 
 
 type SpeedRow = { lib: string; label: string; telemetry?: boolean; cyclesPerSec: number }
 
+/** The row with the most cycles/s. */
+const fastest = <T extends { cyclesPerSec: number }>(rows: T[]): T | undefined =>
+  rows.reduce<T | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
+
 function speedTargets(r: Results, add: Add): void {
   for (const [s, want] of Object.entries(SPEED_TARGETS) as [keyof typeof SPEED_TARGETS, { seed: number; peer: number }][]) {
     const rows = (r[s] as SpeedRow[] | undefined) ?? []
@@ -35,8 +39,7 @@ function speedTargets(r: Results, add: Add): void {
         ratio >= want.seed,
       )
     }
-    const peers = rows.filter((x) => x.lib !== 'fencelock' && x !== sd && !REFERENCE_KINDS.has(x.lib))
-    const best = peers.reduce<(typeof peers)[number] | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
+    const best = fastest(rows.filter((x) => x.lib !== 'fencelock' && x !== sd && !REFERENCE_KINDS.has(x.lib)))
     if (f && best) {
       const ratio = f.cyclesPerSec / best.cyclesPerSec
       add(
@@ -80,8 +83,7 @@ function throughputCostTargets(r: Results, add: Add): void {
 function quorumThroughputTarget(r: Results, add: Add): void {
   const rows = r.quorum?.throughput50 ?? []
   const f = fl(rows) as ThroughputRow | undefined
-  const peers = rows.filter((x) => x.lib !== 'fencelock')
-  const best = peers.reduce<ThroughputRow | undefined>((a, b) => (!a || b.cyclesPerSec > a.cyclesPerSec ? b : a), undefined)
+  const best = fastest(rows.filter((x) => x.lib !== 'fencelock'))
   if (!f || !best) return
   const ratio = f.cyclesPerSec / best.cyclesPerSec
   add(

@@ -114,7 +114,7 @@ export function throughputTables(r: Results): Table[] {
     if (!rows) continue
     const seed = rows.find((x) => x.lib === 'seed')
     out.push({
-      title: `${id === 'B' ? 'B' : id}. Uncontended throughput: ${what} (median of ${rows[0]?.rounds.length ?? 1} interleaved rounds)`,
+      title: `${id}. Uncontended throughput: ${what} (median of ${rows[0]?.rounds.length ?? 1} interleaved rounds)`,
       head: ['library', 'cycles/s', 'vs seed', 'client CPU µs/cycle', 'Redis CPU µs/cycle', 'wire cmds/cycle'],
       rows: rows.map((x) => [
         x.label,

@@ -2,8 +2,8 @@
  * Key names of a resource built once and kept in a cache: they would otherwise be rebuilt on every
  * call of the hot path. Two generations of `size` resources each, as a cheap stand-in for LRU: a
  * resource found in the older generation moves to the newer; when the newer is full it becomes the
- * older and the older is dropped. So the resources in use stay (up to `size` of them, more often up
- * to twice that) while one-off resources pass through, with no bookkeeping per hit.
+ * older and the older is dropped. So a resource looked up again before `size` newer lookups have
+ * filled a generation stays, while one-off resources pass through, with no bookkeeping per hit.
  */
 export function keyCache<K>(prefix: string, make: (prefix: string, resource: string) => K, size = 4_096): (resource: string) => K {
   let current = new Map<string, K>()

@@ -276,7 +276,7 @@ describeRedis('group commit', (server) => {
       expect(await client.command('ZRANGE', k('held').queue, 0, -1)).toEqual(waiters)
       const scores = ((await client.command('ZRANGE', k('held').queue, 0, -1, 'WITHSCORES')) as string[]).filter((_, i) => i % 2 === 1).map(Number)
       for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeGreaterThan(scores[i - 1]!)
-      // The fences of one call: each above the server time the call began at, each its resource's own.
+      // The fences of one call: each its resource's own.
       const fences = replies.slice(0, 3).map((r) => Number(r[1]))
       expect(new Set(fences).size).toBe(3)
     })
