@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis'
 import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex } from 'redis-semaphore'
-import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../src/index.js'
+import type { Lease, Locks } from '../src/index.js'
+import { fencelock } from './library.js'
 import { mutexKeys } from '../src/primitives/mutex/mutex.js'
 import { mutexAcquire, mutexRelease } from '../src/lua/embedded.js'
 
@@ -128,9 +129,9 @@ function openFencelock(spec: LibSpec, clients: Redis[], label: string): LockLib 
   try {
     // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
     // have been up before it counts (bench/scenarios.ts waits for that after starting the nodes).
-    locks = clients.length === 1 ? createLocks({ redis: clients[0]! }) : createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
+    locks = clients.length === 1 ? fencelock.createLocks({ redis: clients[0]! }) : fencelock.createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
   } catch (err) {
-    if (err instanceof InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
+    if (err instanceof fencelock.InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
     throw err
   }
   // A subscriber that reads one field of each message, as a metrics exporter would.

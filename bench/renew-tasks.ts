@@ -6,7 +6,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
 import Redlock5 from 'redlock5'
 import { Mutex } from 'redis-semaphore'
-import { createLocks, type Lease } from '../src/index.js'
+import type { Lease } from '../src/index.js'
+import { fencelock } from './library.js'
 import { clock, sleep } from './stats.js'
 import { wireCount } from './wire.js'
 
@@ -66,7 +67,7 @@ async function settledHeap(): Promise<number> {
 function opener(kind: RenewKind, client: Redis, ttl: number, lost: { n: number }): { take(name: string): Promise<Holding>; close(): Promise<void> } {
   switch (kind) {
     case 'fencelock': {
-      const locks = createLocks({ redis: client })
+      const locks = fencelock.createLocks({ redis: client })
       return {
         async take(name) {
           const lease: Lease = await locks.acquire(name, { ttl, wait: 10_000, autoExtend: true })

@@ -2,7 +2,8 @@
 // redis-semaphore's `Semaphore`, so that the contended and idle tasks drive them like a lock.
 import type { Redis } from 'ioredis'
 import { Semaphore } from 'redis-semaphore'
-import { createLocks, type Lease } from '../src/index.js'
+import type { Lease } from '../src/index.js'
+import { fencelock } from './library.js'
 import { retrying, type LibKind, type LibSpec, type LockLib } from './libs.js'
 
 /** The libraries of scenario S: fencelock's semaphore and redis-semaphore's `Semaphore`. */
@@ -23,7 +24,7 @@ export function openSemaphore(spec: LibSpec, clients: Redis[], name: string, lim
   if (!first) throw new Error('openSemaphore: no Redis client')
   switch (spec.kind) {
     case 'fencelock': {
-      const locks = createLocks({ redis: first })
+      const locks = fencelock.createLocks({ redis: first })
       const pool = locks.semaphore(name, { limit })
       return {
         label,

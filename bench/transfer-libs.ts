@@ -2,7 +2,8 @@
 // lock against a mutex), in the shape of libs.ts: acquire as the library waits, release.
 import type { Redis } from 'ioredis'
 import Redlock5 from 'redlock5'
-import { createLocks, type Lease } from '../src/index.js'
+import type { Lease } from '../src/index.js'
+import { fencelock } from './library.js'
 import { AcquireTimeout } from './libs.js'
 import { clock } from './stats.js'
 
@@ -52,7 +53,7 @@ export function openPairLib(spec: PairSpec, client: Redis): PairLib {
   const label = pairLabel(spec)
   switch (spec.kind) {
     case 'fencelock-multi': {
-      const locks = createLocks({ redis: client })
+      const locks = fencelock.createLocks({ redis: client })
       return {
         label,
         giveUps: 0,
@@ -76,7 +77,7 @@ export function openPairLib(spec: PairSpec, client: Redis): PairLib {
       }
     }
     case 'fencelock-sorted': {
-      const locks = createLocks({ redis: client })
+      const locks = fencelock.createLocks({ redis: client })
       return {
         label,
         giveUps: 0,
@@ -152,7 +153,7 @@ export interface RwLib {
 }
 
 export function openRwLib(kind: RwKind, client: Redis, name: string): RwLib {
-  const locks = createLocks({ redis: client })
+  const locks = fencelock.createLocks({ redis: client })
   const rw = locks.readWrite(name)
   return {
     label: rwLabel(kind),
