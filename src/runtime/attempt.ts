@@ -3,7 +3,7 @@ import type { Attempt } from '../topology/backend.js'
 import { isPermanent, lateReply, noReplyError } from '../errors/failures.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { settleWithin } from '../util/alarms.js'
+import { settleInto, type Into } from '../util/alarms.js'
 import type { TryResult } from './waiter.js'
 
 /**
@@ -32,35 +32,33 @@ export function attemptOnce(context: LeaseContext, request: AttemptRequest): Pro
   const budget = ttl - drift(context, ttl)
   // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
   const limit = Math.max(0, Math.min(budget, request.deadline - start))
-  let attempt: Promise<Attempt>
-  try {
-    // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
-    attempt = context.backend.attempt(resource, token, ttl, request.id ?? '')
-  } catch (err) {
-    return Promise.reject(err)
+  const backend = context.backend
+  // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
+  const waiter = request.id ?? ''
+  // One promise from the reply (or its silence) to the result: the hot path of every attempt. A
+  // topology that hands the outcome down (attemptInto) makes none of its own for it.
+  const send = (into: Into<Attempt>): void => {
+    if (backend.attemptInto) backend.attemptInto(resource, token, ttl, waiter, into)
+    else void backend.attempt(resource, token, ttl, waiter).then(into.value, into.error)
   }
-  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
-  return settleWithin<Attempt, TryResult>(attempt, limit, Math.round(limit), {
+  return settleInto<Attempt, TryResult>(send, limit, Math.round(limit), {
     silent: () => {
-      // Still in flight: a lock that this late attempt is granted is released at once.
-      attempt.then(
-        (late) => {
-          if (late.acquired) void context.backend.release(resource, late.token).catch(() => {})
-        },
-        () => {},
-      )
       const error = noReplyError(
-        { kind: 'no-reply', ms: limit, clientError: context.backend.clientError?.() },
+        { kind: 'no-reply', ms: limit, clientError: backend.clientError?.() },
         '',
         ' (Redis down, paused or unreachable, or the client is reconnecting)',
       )
       return { error, permanent: false, silent: limit }
     },
+    // The reply came after the attempt gave up: a lock it was granted is released at once.
+    late: (late) => {
+      if (late.acquired) void backend.release(resource, late.token).catch(() => {})
+    },
     value: (outcome) => {
       try {
         if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
         if (performance.now() - start >= budget) {
-          void context.backend.release(resource, outcome.token).catch(() => {})
+          void backend.release(resource, outcome.token).catch(() => {})
           return { error: lateReply(resource), permanent: false }
         }
         const lease = new LeaseState(context, {

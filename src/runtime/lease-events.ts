@@ -21,21 +21,16 @@ export function reportExtend(kind: LockKind, lease: Reported, ttl: number, exten
   )
 }
 
-/** `fencelock:release` once `releasing` resolves, if anyone listens; `wasHeld`: the lease was still held when released. */
-export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: number, wasHeld: boolean, releasing: Promise<boolean>): void {
-  if (!events.release.hasSubscribers) return
-  releasing.then(
-    (released) =>
-      emit(events.release, () => ({
-        kind,
-        resource: lease.resource,
-        token: lease.token,
-        fence: lease.fence,
-        released: released && wasHeld,
-        heldMs: performance.now() - acquiredAt,
-      })),
-    () => {},
-  )
+/** `fencelock:release`, if anyone listens: Redis answered `released`; `wasHeld`: the lease was still held when released. */
+export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: number, wasHeld: boolean, released: boolean): void {
+  emit(events.release, () => ({
+    kind,
+    resource: lease.resource,
+    token: lease.token,
+    fence: lease.fence,
+    released: released && wasHeld,
+    heldMs: performance.now() - acquiredAt,
+  }))
 }
 
 /** `fencelock:lost`. */

@@ -7,6 +7,7 @@ import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease
 import { reportExtend, reportLost, reportRelease } from './lease-events.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
+import type { Into } from '../util/alarms.js'
 import { renewalTime } from './renewals.js'
 
 type State = 'held' | 'released' | 'lost'
@@ -154,14 +155,21 @@ export class LeaseState implements Lease {
     this.#state = 'released'
     this.#alarms.clear()
     this.#context.leases.delete(this)
-    let releasing: Promise<boolean>
-    try {
-      releasing = this.#context.backend.release(this.resource, this.token)
-    } catch (err) {
-      return Promise.reject(err) // as from an async function
+    const { backend, kind } = this.#context
+    const { resource, token } = this
+    const send = (into: Into<boolean>): void => {
+      if (backend.releaseInto) backend.releaseInto(resource, token, into)
+      else void backend.release(resource, token).then(into.value, into.error)
     }
-    if (as === 'release') reportRelease(this.#context.kind, this, this.#acquiredAt, wasHeld, releasing)
-    return releaseWithin(releasing, { resource: this.resource, left, ttl: this.#ttl, wasHeld, silence: (ms) => this.#silence(ms), gone: () => this.#gone() })
+    return releaseWithin(send, {
+      resource,
+      left,
+      ttl: this.#ttl,
+      wasHeld,
+      silence: (ms) => this.#silence(ms),
+      gone: () => this.#gone(),
+      answered: as === 'release' ? (released) => reportRelease(kind, this, this.#acquiredAt, wasHeld, released) : undefined,
+    })
   }
 
   /** Redis no longer had the held lease that was released: it was lost before. */

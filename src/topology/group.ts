@@ -1,4 +1,5 @@
 import type { Exec } from '../lua/binding.js'
+import type { Into } from '../util/alarms.js'
 import { clusterSlot } from '../util/keys.js'
 import type { AttemptRequest, NodeGrant, Primitive, Released } from './primitive.js'
 
@@ -58,22 +59,29 @@ export class Batcher<Item, Answer> {
   run<R>(item: Item, finish: (answer: Answer) => R): Promise<R>
   run<R>(item: Item, finish?: (answer: Answer) => R): Promise<R | Answer> {
     return new Promise<R | Answer>((resolve, reject) => {
-      const settle = finish
-        ? (answer: Answer) => {
-            try {
-              resolve(finish(answer))
-            } catch (err) {
-              reject(err)
-            }
+      if (!finish) return this.push(item, resolve, reject)
+      this.push(
+        item,
+        (answer) => {
+          try {
+            resolve(finish(answer))
+          } catch (err) {
+            reject(err)
           }
-        : resolve
-      this.#queue.push({ item, resolve: settle, reject })
-      if (this.#queue.length >= EAGER_BATCH && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
-      else if (!this.#scheduled) {
-        this.#scheduled = true
-        queueMicrotask(this.#flush)
-      }
+        },
+        reject,
+      )
     })
+  }
+
+  /** Queues `item`; its answer goes to `resolve` (or its failure to `reject`), no promise made for it. */
+  push(item: Item, resolve: (answer: Answer) => void, reject: (err: unknown) => void): void {
+    this.#queue.push({ item, resolve, reject })
+    if (this.#queue.length >= EAGER_BATCH && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
+    else if (!this.#scheduled) {
+      this.#scheduled = true
+      queueMicrotask(this.#flush)
+    }
   }
 
   readonly #flush = (): void => {
@@ -158,7 +166,24 @@ interface ReleaseCall {
 export interface GroupedCalls {
   acquire<R>(exec: Exec, resource: string, request: AttemptRequest, finish: (grant: NodeGrant) => R): Promise<R>
   release<R>(exec: Exec, resource: string, token: string, finish: (released: Released) => R): Promise<R>
+  /** `acquire` with the outcome handed to `into` (no promise made for it: the hot path). */
+  acquireInto<R>(exec: Exec, resource: string, request: AttemptRequest, finish: (grant: NodeGrant) => R, into: Into<R>): void
+  /** `release` with the outcome handed to `into`. */
+  releaseInto<R>(exec: Exec, resource: string, token: string, finish: (released: Released) => R, into: Into<R>): void
 }
+
+/** `finish(answer)` to `into.value`, or what `finish` threw to `into.error`. */
+const finishing =
+  <A, R>(finish: (answer: A) => R, into: Into<R>) =>
+  (answer: A): void => {
+    let result: R
+    try {
+      result = finish(answer)
+    } catch (err) {
+      return into.error(err)
+    }
+    into.value(result)
+  }
 
 export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): GroupedCalls {
   const { acquireMany, releaseMany, routeKey } = primitive
@@ -195,6 +220,12 @@ export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info
     release: releaser
       ? (exec, resource, token, finish) => releaser(exec).run({ resource, token }, finish)
       : (exec, resource, token, finish) => primitive.release(exec, resource, token).then(finish),
+    acquireInto: acquirer
+      ? (exec, resource, request, finish, into) => acquirer(exec).push({ resource, request }, finishing(finish, into), into.error)
+      : (exec, resource, request, finish, into) => void primitive.acquire(exec, resource, request).then(finishing(finish, into), into.error),
+    releaseInto: releaser
+      ? (exec, resource, token, finish, into) => releaser(exec).push({ resource, token }, finishing(finish, into), into.error)
+      : (exec, resource, token, finish, into) => void primitive.release(exec, resource, token).then(finishing(finish, into), into.error),
   }
 }
 

@@ -2,7 +2,7 @@ import type { Attempt, Backend } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
 import { groupedCalls } from './group.js'
-import type { Primitive } from './primitive.js'
+import type { NodeGrant, Primitive, Released } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
 
@@ -17,17 +17,26 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
   const exec = redis.evalScript
   const many = primitive.extendMany
   const routeKey = primitive.routeKey
+  const granted =
+    (token: string) =>
+    (grant: NodeGrant): Attempt => {
+      if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
+      if (grant.refusal) throw grant.refusal
+      return { acquired: false, retry: grant.retry }
+    }
+  const released =
+    (resource: string) =>
+    (reply: Released): boolean => {
+      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
+      return reply.released
+    }
   return {
     maxTtl,
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
     clientError: () => redis.clientError(),
-    attempt: (resource, token, ttl, waiter) =>
-      calls.acquire(exec, resource, { token, ttl, waiter }, (grant): Attempt => {
-        if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
-        if (grant.refusal) throw grant.refusal
-        return { acquired: false, retry: grant.retry }
-      }),
+    attempt: (resource, token, ttl, waiter) => calls.acquire(exec, resource, { token, ttl, waiter }, granted(token)),
+    attemptInto: (resource, token, ttl, waiter, into) => calls.acquireInto(exec, resource, { token, ttl, waiter }, granted(token), into),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
     ...(many && routeKey
       ? {
@@ -36,11 +45,8 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
           batchKey: redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
         }
       : {}),
-    release: (resource, token) =>
-      calls.release(exec, resource, token, (reply) => {
-        if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
-        return reply.released
-      }),
+    release: (resource, token) => calls.release(exec, resource, token, released(resource)),
+    releaseInto: (resource, token, into) => calls.releaseInto(exec, resource, token, released(resource), into),
     leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
     async inspect(resource) {
       return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)

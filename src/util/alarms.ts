@@ -200,12 +200,20 @@ export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(m
   })
 }
 
+/** Where an outcome goes without a promise between: the hot path hands it down (see `settleInto`). */
+export interface Into<T> {
+  value(value: T): void
+  error(err: unknown): void
+}
+
 /** What `settleWithin` makes of each outcome; a handler that throws rejects the settled promise. */
 export interface Settle<T, R> {
   value(value: T): R
   error(err: unknown): R
   /** No outcome within the limit (a later one is dropped). */
   silent(): R
+  /** A value that came after `silent` (absent: dropped). */
+  late?(value: T): void
 }
 
 /**
@@ -214,8 +222,23 @@ export interface Settle<T, R> {
  * `replyWithin(...).then(...)` makes two (and takes one more hop).
  */
 export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
+  return settleInto<T, R>((into) => void work.then(into.value, into.error), ms, lane, settle)
+}
+
+/**
+ * `settleWithin` for work that hands its outcome to `into` instead of making a promise: the only
+ * promise from the request to the caller's result is the one returned. The first of value, error
+ * and silence settles it; a value after the silence goes to `settle.late`, anything else later is
+ * dropped. `start` throwing rejects with what it threw.
+ */
+export function settleInto<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
   return new Promise<R>((resolve, reject) => {
+    /** Set once settled; `silenced`: by the silence (a value then is late). */
+    let settled = false
+    let silenced = false
     const alarm = new Alarm(() => {
+      settled = true
+      silenced = true
       try {
         resolve(settle.silent())
       } catch (err) {
@@ -223,8 +246,10 @@ export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, s
       }
     }, true)
     timeline.set(alarm, performance.now() + ms, lane)
-    work.then(
-      (value) => {
+    const into: Into<T> = {
+      value: (value) => {
+        if (settled) return silenced ? settle.late?.(value) : undefined
+        settled = true
         timeline.cancel(alarm)
         try {
           resolve(settle.value(value))
@@ -232,7 +257,9 @@ export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, s
           reject(err)
         }
       },
-      (failure: unknown) => {
+      error: (failure) => {
+        if (settled) return
+        settled = true
         timeline.cancel(alarm)
         try {
           resolve(settle.error(failure))
@@ -240,6 +267,13 @@ export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, s
           reject(err)
         }
       },
-    )
+    }
+    try {
+      start(into)
+    } catch (err) {
+      settled = true
+      timeline.cancel(alarm)
+      reject(err)
+    }
   })
 }
