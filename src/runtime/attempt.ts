@@ -35,12 +35,8 @@ export function attemptOnce(context: LeaseContext, request: AttemptRequest): Pro
   const backend = context.backend
   // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
   const waiter = request.id ?? ''
-  // One promise from the reply (or its silence) to the result: the hot path of every attempt. A
-  // topology that hands the outcome down (attemptInto) makes none of its own for it.
-  const send = (into: Into<Attempt>): void => {
-    if (backend.attemptInto) backend.attemptInto(resource, token, ttl, waiter, into)
-    else void backend.attempt(resource, token, ttl, waiter).then(into.value, into.error)
-  }
+  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
+  const send = (into: Into<Attempt>): void => backend.attempt(resource, token, ttl, waiter, into)
   return settleInto<Attempt, TryResult>(send, limit, Math.round(limit), {
     silent: () => {
       const error = noReplyError(

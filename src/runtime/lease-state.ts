@@ -7,7 +7,6 @@ import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease
 import { reportExtend, reportLost, reportRelease } from './lease-events.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
-import type { Into } from '../util/alarms.js'
 import { renewalTime } from './renewals.js'
 
 type State = 'held' | 'released' | 'lost'
@@ -157,11 +156,7 @@ export class LeaseState implements Lease {
     this.#context.leases.delete(this)
     const { backend, kind } = this.#context
     const { resource, token } = this
-    const send = (into: Into<boolean>): void => {
-      if (backend.releaseInto) backend.releaseInto(resource, token, into)
-      else void backend.release(resource, token).then(into.value, into.error)
-    }
-    return releaseWithin(send, {
+    return releaseWithin((into) => backend.releaseInto(resource, token, into), {
       resource,
       left,
       ttl: this.#ttl,

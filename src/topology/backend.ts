@@ -57,13 +57,12 @@ export interface Backend<Info = LockInfo> {
   isClosed(): boolean
   /** Why the client gets no reply, where it said so (its last 'error' since it was ready); absent in quorum mode, whose votes say it per node. */
   clientError?(): Error | undefined
-  /** One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. */
-  attempt(resource: string, token: string, ttl: number, waiter: string): Promise<Attempt>
   /**
-   * `attempt` with its outcome handed to `into` (value or error, once), no promise made for it: the
-   * hot path of every acquire. Absent: the runtime reads `attempt`'s promise.
+   * One atomic attempt; `waiter` ('' for none) joins the fair queue when the attempt fails. Its
+   * outcome is handed to `into` (value or error, once), no promise made for it: the hot path of
+   * every acquire.
    */
-  attemptInto?(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void
+  attempt(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void
   /**
    * True when extended, false when Redis says this lease no longer holds the lock. Rejects with
    * `LockLostError` when the lease is lost for another reason that is already certain (a quorum
@@ -80,8 +79,8 @@ export interface Backend<Info = LockInfo> {
   /** Leases with equal keys may share an `extendMany` call (a Redis Cluster slot; one key for one node). */
   batchKey?(resource: string): number
   release(resource: string, token: string): Promise<boolean>
-  /** `release` with its outcome handed to `into`, as `attemptInto` is to `attempt`. */
-  releaseInto?(resource: string, token: string, into: Into<boolean>): void
+  /** `release` with its outcome handed to `into`, no promise made for it (a lease's release). */
+  releaseInto(resource: string, token: string, into: Into<boolean>): void
   /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
   leave(resource: string, waiter: string): Promise<void>
   inspect(resource: string): Promise<Info>

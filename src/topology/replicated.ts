@@ -75,12 +75,7 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
       : undefined
   return {
     ...base,
-    attempt: (resource, token, ttl, waiter) => {
-      const call = { resource, request: { token, ttl, waiter } }
-      return attempts ? attempts.run(call) : attemptOne(call)
-    },
-    // Not the single node's: every grant here waits for its WAIT.
-    attemptInto: (resource, token, ttl, waiter, into) => {
+    attempt: (resource, token, ttl, waiter, into) => {
       const call = { resource, request: { token, ttl, waiter } }
       if (attempts) attempts.push(call, into.value, into.error)
       else void attemptOne(call).then(into.value, into.error)

@@ -35,8 +35,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
     clientError: () => redis.clientError(),
-    attempt: (resource, token, ttl, waiter) => calls.acquire(exec, resource, { token, ttl, waiter }, granted(token)),
-    attemptInto: (resource, token, ttl, waiter, into) => calls.acquireInto(exec, resource, { token, ttl, waiter }, granted(token), into),
+    attempt: (resource, token, ttl, waiter, into) => calls.acquireInto(exec, resource, { token, ttl, waiter }, granted(token), into),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
     ...(many && routeKey
       ? {

@@ -206,7 +206,7 @@ export interface Into<T> {
   error(err: unknown): void
 }
 
-/** What `settleWithin` makes of each outcome; a handler that throws rejects the settled promise. */
+/** What `settleInto` makes of each outcome; a handler that throws rejects the settled promise. */
 export interface Settle<T, R> {
   value(value: T): R
   error(err: unknown): R
@@ -217,19 +217,11 @@ export interface Settle<T, R> {
 }
 
 /**
- * `replyWithin` and its reading in one: `work`'s value, its failure, or its silence for `ms`,
- * each turned into the caller's result by `settle` as it comes. One promise on the hot path where
- * `replyWithin(...).then(...)` makes two (and takes one more hop).
- */
-export function settleWithin<T, R>(work: Promise<T>, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
-  return settleInto<T, R>((into) => void work.then(into.value, into.error), ms, lane, settle)
-}
-
-/**
- * `settleWithin` for work that hands its outcome to `into` instead of making a promise: the only
- * promise from the request to the caller's result is the one returned. The first of value, error
- * and silence settles it; a value after the silence goes to `settle.late`, anything else later is
- * dropped. `start` throwing rejects with what it threw.
+ * `replyWithin` and its reading in one, for work that hands its outcome to `into` instead of
+ * making a promise: the only promise from the request to the caller's result is the one returned
+ * (`replyWithin(...).then(...)` makes two, and takes one more hop). The first of value, error and
+ * silence for `ms` settles it, read by `settle`; a value after the silence goes to `settle.late`,
+ * anything else later is dropped. `start` throwing rejects with what it threw.
  */
 export function settleInto<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
   return new Promise<R>((resolve, reject) => {

@@ -53,7 +53,7 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
     ),
     isClosed: () => adapters.filter((a) => a.isClosed()).length > nodes.length - majority,
 
-    attempt: (resource, token, ttl, waiter) => attempt(q, resource, token, ttl, waiter),
+    attempt: (resource, token, ttl, waiter, into) => void attempt(q, resource, token, ttl, waiter).then(into.value, into.error),
 
     async extend(resource, token, ttl) {
       const results = await decided(
@@ -97,6 +97,10 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
       const refused = results.find((r) => r?.ok && r.value.refused !== undefined)
       if (refused?.ok) throw wakeRefused(resource, refused.value.refused!)
       return results.some((r) => r?.ok && r.value.released)
+    },
+
+    releaseInto(resource, token, into) {
+      void this.release(resource, token).then(into.value, into.error)
     },
 
     async leave(resource, waiter) {
