@@ -140,7 +140,9 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
     it('after the primary is killed and the replica promoted, the lock is still held there', async () => {
       const own = await startReplicated()
       const c = await connect(own.primary.url)
-      const set = createLocks({ redis: c.raw, replicas: REPLICAS, ttl: 1_000 })
+      // A ttl that outlasts the kill, the promotion and the new connection on a loaded machine (with
+      // 1 s the promoted node sometimes expired the lock before it was asked).
+      const set = createLocks({ redis: c.raw, replicas: REPLICAS, ttl: 4_000 })
       cleanup.push(async () => {
         await set.close()
         await c.close()
@@ -159,7 +161,7 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
       expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence })
       expect(await after.tryAcquire('r:failover')).toBeNull()
       // Once the lease's ttl is over, the next holder gets a larger fence from the promoted node.
-      const next = await after.acquire('r:failover', { wait: 2_000 })
+      const next = await after.acquire('r:failover', { wait: 6_000 })
       expect(next.fence).toBeGreaterThan(lease.fence)
       await next.release()
     })
