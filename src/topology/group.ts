@@ -1,7 +1,7 @@
 import type { Exec } from '../lua/binding.js'
 import type { Into } from '../util/alarms.js'
 import { clusterSlot } from '../util/keys.js'
-import type { AttemptRequest, NodeGrant, Primitive, Released } from './primitive.js'
+import type { AttemptRequest, ConfirmItem, LeaveItem, NodeGrant, Primitive, Released } from './primitive.js'
 
 /**
  * Most entries in one batch call: enough that 50 or 100 concurrent workers share a call, few
@@ -185,32 +185,37 @@ const finishing =
     into.value(result)
   }
 
+/** One `Batcher` per node (per `Exec`), made the first time that node is asked. */
+function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>): (exec: Exec) => Batcher<Item, Answer> {
+  const batchers = new Map<Exec, Batcher<Item, Answer>>()
+  return (exec) => {
+    let batcher = batchers.get(exec)
+    if (!batcher) batchers.set(exec, (batcher = new Batcher(make(exec))))
+    return batcher
+  }
+}
+
+/** On a Redis Cluster, the batch key of a call: its resource's slot (absent on one node: all may share). */
+const slotKey = (routeKey: (resource: string) => string, cluster: boolean): { key?: (call: { readonly resource: string }) => number } =>
+  cluster ? { key: (call) => clusterSlot(routeKey(call.resource)) } : {}
+
 export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): GroupedCalls {
   const { acquireMany, releaseMany, routeKey } = primitive
-  const grouping = routeKey !== undefined && (acquireMany !== undefined || releaseMany !== undefined)
-  const key = grouping && cluster ? (call: { readonly resource: string }) => clusterSlot(routeKey(call.resource)) : undefined
-  const perNode = <Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>) => {
-    const batchers = new Map<Exec, Batcher<Item, Answer>>()
-    return (exec: Exec): Batcher<Item, Answer> => {
-      let batcher = batchers.get(exec)
-      if (!batcher) batchers.set(exec, (batcher = new Batcher(make(exec))))
-      return batcher
-    }
-  }
+  const key = routeKey ? slotKey(routeKey, cluster) : {}
   const acquirer =
-    grouping && acquireMany
+    routeKey && acquireMany
       ? perNode<AcquireCall, NodeGrant>((exec) => ({
           one: (call) => primitive.acquire(exec, call.resource, call.request),
           many: (calls) => acquireMany.call(primitive, exec, calls),
-          ...(key ? { key } : {}),
+          ...key,
         }))
       : undefined
   const releaser =
-    grouping && releaseMany
+    routeKey && releaseMany
       ? perNode<ReleaseCall, Released>((exec) => ({
           one: (call) => primitive.release(exec, call.resource, call.token),
           many: (calls) => releaseMany.call(primitive, exec, calls),
-          ...(key ? { key } : {}),
+          ...key,
         }))
       : undefined
   return {
@@ -232,16 +237,36 @@ export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info
 const same = <T>(value: T): T => value
 
 /**
- * `primitive` with its acquisitions and releases grouped as `groupedCalls` groups them. A
- * primitive without `acquireMany`/`releaseMany`/`routeKey` is returned as it is.
+ * `primitive` with its acquisitions, releases, confirmations and departures grouped as
+ * `groupedCalls` groups the first two (a quorum's calls to one node in one turn share one script
+ * call of each). A primitive without `routeKey` or any batch script is returned as it is.
  */
 export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): Primitive<NodeInfo, Info> {
-  const { acquireMany, releaseMany, routeKey } = primitive
-  if (!routeKey || (!acquireMany && !releaseMany)) return primitive
+  const { acquireMany, releaseMany, confirmMany, leaveMany, routeKey } = primitive
+  if (!routeKey || (!acquireMany && !releaseMany && !confirmMany && !leaveMany)) return primitive
   const calls = groupedCalls(primitive, cluster)
+  const key = slotKey(routeKey, cluster)
+  const confirmer = confirmMany
+    ? perNode<ConfirmItem, boolean>((exec) => ({
+        one: (c) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter),
+        many: (items) => confirmMany.call(primitive, exec, items),
+        ...key,
+      }))
+    : undefined
+  const leaver = leaveMany
+    ? perNode<LeaveItem, unknown>((exec) => ({
+        one: (l) => primitive.leave(exec, l.resource, l.waiter),
+        many: (items) => leaveMany.call(primitive, exec, items),
+        ...key,
+      }))
+    : undefined
   return {
     ...primitive,
     ...(acquireMany ? { acquire: (exec, resource, request) => calls.acquire(exec, resource, request, same) } : {}),
     ...(releaseMany ? { release: (exec, resource, token) => calls.release(exec, resource, token, same) } : {}),
+    ...(confirmer ? { confirm: (exec, resource, token, fence, waiter) => confirmer(exec).run({ resource, token, fence, waiter }) } : {}),
+    ...(leaver ? { leave: (exec, resource, waiter) => leaver(exec).run({ resource, waiter }, ignore) } : {}),
   }
 }
+
+const ignore = (): void => {}

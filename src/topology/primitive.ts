@@ -32,6 +32,20 @@ export interface ExtendItem {
   readonly ttl: number
 }
 
+/** One confirmation of a batched `confirm` (`confirmMany`). */
+export interface ConfirmItem {
+  readonly resource: string
+  readonly token: string
+  readonly fence: number
+  readonly waiter: string
+}
+
+/** One waiter of a batched `leave` (`leaveMany`). */
+export interface LeaveItem {
+  readonly resource: string
+  readonly waiter: string
+}
+
 export interface AttemptRequest {
   readonly token: string
   readonly ttl: number
@@ -87,7 +101,11 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   acquireMany?(exec: Exec, attempts: readonly { readonly resource: string; readonly request: AttemptRequest }[]): Promise<(NodeGrant | Error)[]>
   /** `release` for several leases in ONE script call, as `acquireMany` is for `acquire`. */
   releaseMany?(exec: Exec, leases: readonly { readonly resource: string; readonly token: string }[]): Promise<(Released | Error)[]>
+  /** `confirm` for several leases in ONE script call, as `acquireMany` is for `acquire`. */
+  confirmMany?(exec: Exec, leases: readonly ConfirmItem[]): Promise<(boolean | Error)[]>
   leave(exec: Exec, resource: string, waiter: string): Promise<void>
+  /** `leave` for several waiters in ONE script call, as `acquireMany` is for `acquire`: each answer says whether that waiter was in line. */
+  leaveMany?(exec: Exec, waiters: readonly LeaveItem[]): Promise<(boolean | Error)[]>
   inspect(exec: Exec, resource: string): Promise<NodeInfo>
   /** Combines the nodes' views (one per node that answered) into what `inspect` shows. */
   merge(resource: string, views: readonly NodeInfo[], majority: number): Info

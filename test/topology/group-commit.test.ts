@@ -288,6 +288,15 @@ describeRedis('group commit', (server) => {
       expect(many!.length).toBe(alone.length)
       expect([many![0], many![3]]).toEqual([alone[0], alone[3]])
       expect(await client.command('ZRANGE', k('a').queue, 0, -1)).toEqual(['w:1'])
+      // Three entries of one call read the node's facts from one INFO, and each carries them.
+      await client.command('CONFIG', 'RESETSTAT')
+      const three = (await run(scripts.mutexAcquireMany, ['b', 'c', 'd'].flatMap(all), [
+        60_000,
+        1_000,
+        ...['b', 'c', 'd'].flatMap((n) => [`t-${n}`, 10_000, `w:${n}`, '123', 30_000]),
+      ])) as unknown[][]
+      expect(/cmdstat_info:calls=(\d+)/.exec(String(await client.command('INFO', 'commandstats')))?.[1]).toBe('1')
+      expect(three.map((r) => [r[0], r[3]])).toEqual(['b', 'c', 'd'].map(() => [1, alone[3]]))
     })
 
     it('mutex-release-many: held, expired, taken over, with a waiter to wake, a key of the wrong type', async () => {
@@ -327,6 +336,98 @@ describeRedis('group commit', (server) => {
       expect(many.slice(0, 5)).toEqual(alone.slice(0, 5))
       expect(many[5]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
       expect(await state()).toEqual(after)
+    })
+
+    it('mutex-confirm-many: held (fence raised or kept), not held, taken over, the waiter leaving its place, a key of the wrong type', async () => {
+      const setup = async () => {
+        await client.command('FLUSHALL')
+        await client.command('SET', k('a').lock, 'x', 'PX', 5_000)
+        await client.command('SET', k('a').fence, '10', 'PX', 5_000)
+        await client.command('SET', k('c').lock, 'other', 'PX', 5_000)
+        await client.command('SET', k('d').lock, 'y', 'PX', 5_000)
+        await client.command('SET', k('d').fence, '99', 'PX', 5_000)
+        await client.command('ZADD', k('d').queue, 1, 'w:1', 2, 'w:2')
+        await client.command('ZADD', k('d').queueExpiry, '9999999999999', 'w:1', '9999999999999', 'w:2')
+        await client.command('HSET', k('e').lock, 'f', 'v')
+      }
+      const confirms: [name: string, token: string, fence: number, waiter: string][] = [
+        ['a', 'x', 20, ''], // raised to 20
+        ['b', 'x', 5, ''], // not held
+        ['c', 'x', 5, ''], // taken over
+        ['d', 'y', 50, 'w:1'], // kept at 99; w:1 leaves the line
+        ['a', 'x', 15, ''], // stays at 20 (raised just before, in this batch)
+        ['e', 'v', 1, ''],
+      ]
+      const fences = async () => Promise.all('abd'.split('').map((n) => client.command('GET', k(n).fence)))
+      await setup()
+      const alone: unknown[] = []
+      for (const [name, token, fence, waiter] of confirms)
+        alone.push(await run(scripts.mutexConfirm, all(name), [token, fence, 60_000, waiter]).catch((err: Error) => ({ error: err.message })))
+      const after = [await state(), await fences()]
+      await setup()
+      // The batch takes retention once, then token, fence and waiter per lease.
+      const many = (await run(
+        scripts.mutexConfirmMany,
+        confirms.flatMap(([name]) => all(name)),
+        [60_000, ...confirms.flatMap(([, token, fence, waiter]) => [token, fence, waiter])],
+      )) as unknown[]
+      expect(alone.slice(0, 5)).toEqual([1, 0, 0, 1, 1])
+      expect(alone[5]).toEqual({ error: expect.stringMatching(/WRONGTYPE/) })
+      expect(many.slice(0, 5)).toEqual(alone.slice(0, 5))
+      expect(many[5]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
+      expect([await state(), await fences()]).toEqual(after)
+      expect(after[1]).toEqual(['20', null, '99'])
+    })
+
+    it('mutex-leave-many: in line or not, the lock free (the next waiter woken) or held, a key of the wrong type', async () => {
+      const setup = async () => {
+        await client.command('FLUSHALL')
+        for (const n of ['a', 'b']) {
+          await client.command('ZADD', k(n).queue, 1, 'i:1', 2, 'i:2')
+          await client.command('ZADD', k(n).queueExpiry, '9999999999999', 'i:1', '9999999999999', 'i:2')
+        }
+        await client.command('SET', k('b').lock, 'held', 'PX', 5_000)
+        await client.command('HSET', k('e').queueExpiry, 'f', 'v')
+      }
+      const leaves: [name: string, waiter: string][] = [
+        ['a', 'i:1'], // free: i:2 is woken
+        ['b', 'i:1'], // held: nobody is woken
+        ['c', 'i:1'], // not in line
+        ['a', 'i:1'], // left just before, in this batch
+        ['e', 'i:1'],
+      ]
+      const line = (name: string) => [k(name).lock, k(name).queue, k(name).queueExpiry]
+      const expiries = async () => Promise.all('ab'.split('').map((n) => client.command('ZRANGE', k(n).queueExpiry, 0, -1, 'WITHSCORES')))
+      const heard: string[] = []
+      const listener = new Redis(server.url)
+      await listener.psubscribe(`${k('a').channel}*`, `${k('b').channel}*`)
+      listener.on('pmessage', (_pattern, channel, message) => heard.push(`${channel} ${message}`))
+      await setup()
+      const alone: unknown[] = []
+      for (const [name, waiter] of leaves)
+        alone.push(await run(scripts.mutexLeave, line(name), [waiter, k(name).channel, 1_000]).catch((err: Error) => ({ error: err.message })))
+      const after = [await state(), (await expiries()).map((e) => (e as string[]).filter((_, i) => i % 2 === 0))]
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const heardAlone = [...heard]
+      await setup()
+      // The batch takes grace once, then waiter and channel per entry.
+      const many = (await run(
+        scripts.mutexLeaveMany,
+        leaves.flatMap(([name]) => line(name)),
+        [1_000, ...leaves.flatMap(([name, waiter]) => [waiter, k(name).channel])],
+      )) as unknown[]
+      expect(alone.slice(0, 4)).toEqual([1, 1, 0, 0])
+      expect(alone[4]).toEqual({ error: expect.stringMatching(/WRONGTYPE/) })
+      expect(many.slice(0, 4)).toEqual(alone.slice(0, 4))
+      expect(many[4]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
+      expect([await state(), (await expiries()).map((e) => (e as string[]).filter((_, i) => i % 2 === 0))]).toEqual(after)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      listener.disconnect()
+      // The free lock's next waiter was woken by both leaves of `a` (the second finds the lock free
+      // too), in each run alike; the held lock's never.
+      expect(heardAlone.length).toBe(2)
+      expect(heardAlone.every((m) => m.startsWith(k('a').channel))).toBe(true)
+      expect(heard.slice(2)).toEqual(heardAlone)
     })
   })
 })
@@ -394,6 +495,43 @@ describe.skipIf(!requireRedisOrSkip())('group commit in quorum mode', () => {
     expect(new Set(leases.map((l) => l.token)).size).toBe(10)
     expect(leases.every((l) => l.held)).toBe(true)
     await Promise.all(leases.map((l) => l.release()))
+    for (const w of watchers) w.disconnect()
+    await locks.close()
+    locks = undefined
+  }, 30_000)
+
+  it("the confirmations (and places given up) of one turn's winning attempts go to each node as confirm-manys and leave-manys, not one script call each", async () => {
+    const prefix = uniquePrefix('group-quorum-confirm')
+    locks = createLocks({ redis: clients as unknown as RedisClient[], prefix, maxTtl: 2_000, ttl: 2_000 })
+    // Every batch script loaded on every node first (a first call is an EVAL).
+    await Promise.all((await Promise.all(names(10, 'warm').map((name) => locks!.acquire(name, { ttl: 2_000 })))).map((l) => l.release()))
+    const watchers = servers.map((s) => new Redis(s.url))
+    await Promise.all(watchers.map(logEverything))
+    const leases = await Promise.all(names(10, 'c').map((name) => locks!.acquire(name, { ttl: 2_000 })))
+    // Late answers of a node left out of a decision still reach it: let them land.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const counts = await Promise.all(
+      watchers.map(async (w) => ({
+        confirm: await scriptRuns(w, scripts.mutexConfirm),
+        confirmMany: await scriptRuns(w, scripts.mutexConfirmMany),
+        leave: await scriptRuns(w, scripts.mutexLeave),
+        leaveMany: await scriptRuns(w, scripts.mutexLeaveMany),
+      })),
+    )
+    // Each lease was confirmed on a majority (2 or 3 nodes): 10 leases, at least 20 confirmations,
+    // sent in a handful of calls (8 at once, then the rest), none alone.
+    const calls = counts.reduce((sum, c) => sum + c.confirmMany + c.confirm, 0)
+    expect(counts.reduce((sum, c) => sum + c.confirm, 0)).toBe(0)
+    expect(calls).toBeGreaterThanOrEqual(2)
+    expect(calls).toBeLessThanOrEqual(9)
+    // A node left out of a decision has the waiter in its line (its grant keeps the place): it leaves
+    // there, in batches too (at most one leave-many per chunk of a turn), never one script call each.
+    expect(counts.reduce((sum, c) => sum + c.leave, 0)).toBe(0)
+    expect(leases.every((l) => l.held)).toBe(true)
+    expect(new Set(leases.map((l) => l.fence)).size).toBe(10)
+    await Promise.all(leases.map((l) => l.release()))
+    // Every waiter left every line: no queue is left behind on any node.
+    for (const w of watchers) expect([...(await w.keys(`${prefix}*Q`)), ...(await w.keys(`${prefix}*X`))]).toEqual([])
     for (const w of watchers) w.disconnect()
     await locks.close()
     locks = undefined

@@ -1,6 +1,7 @@
--- lib/mutex.lua: one mutex acquisition and one release, shared by the single scripts
--- (mutex-acquire, mutex-release) and their batch scripts (mutex-acquire-many, mutex-release-many),
--- so that an entry of a batch is decided exactly as its single script decides it. Keys and
+-- lib/mutex.lua: one mutex acquisition, one release and one waiter leaving, shared by the single
+-- scripts (mutex-acquire, mutex-release, mutex-leave) and their batch scripts (mutex-acquire-many,
+-- mutex-release-many, mutex-leave-many), so that an entry of a batch is decided exactly as its
+-- single script decides it. Keys and
 -- arguments come in as parameters: the scripts number their KEYS differently. Uses lib/queue.lua.
 
 -- One attempt to take a fair mutex (see mutex-acquire.lua for the arguments and the reply).
@@ -81,4 +82,15 @@ local function releaseMutex(lock, queue, expiry, token, channel, grace)
     if refused then return {1, refused} end
   end
   return 1
+end
+
+-- A waiter gives up its place; if the lock is free, the next one is woken (see mutex-leave.lua).
+local function leaveMutex(lock, queue, expiry, waiter, channel, grace)
+  local removed = redis.call('ZREM', queue, waiter)
+  redis.call('ZREM', expiry, waiter)
+  if redis.call('EXISTS', lock) == 0 then
+    local _, nowMs = serverNow()
+    wakeNext(queue, expiry, channel, tonumber(grace), nowMs)
+  end
+  return removed
 end

@@ -6,11 +6,17 @@
 -- (it does not count towards a quorum before), and its run_id (a change means it restarted).
 -- Redis counts uptime on its wall clock: after the clock stepped back past the server's start it
 -- is below zero, and the node counts as one that has just started (safe: it sits out).
+-- INFO is asked once per script run, as TIME is (see serverNow): a batch script of 128 entries
+-- reads the same uptime and run_id for each, as its entries run in the same instant.
+local infoUptime, infoRunId
 local function nodeInfo(maxTtl)
-  local info = redis.call('INFO', 'server')
-  local uptime = math.max(0, tonumber(string.match(info, 'uptime_in_seconds:(-?%d+)')) or 0)
-  local young = math.max(0, tonumber(maxTtl) - uptime * 1000)
-  return young, string.match(info, 'run_id:(%x+)')
+  if not infoUptime then
+    local info = redis.call('INFO', 'server')
+    infoUptime = math.max(0, tonumber(string.match(info, 'uptime_in_seconds:(-?%d+)')) or 0)
+    infoRunId = string.match(info, 'run_id:(%x+)')
+  end
+  local young = math.max(0, tonumber(maxTtl) - infoUptime * 1000)
+  return young, infoRunId
 end
 
 -- An acquire script's reply; on a quorum node (maxTtl given, not '') with the node's facts

@@ -11,10 +11,5 @@
 --         0: it was not
 --         (a refused PUBLISH is ignored: the woken waiter's own re-check covers it)
 --#include lib/queue.lua
-local removed = redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local _, nowMs = serverNow()
-  wakeNext(KEYS[2], KEYS[3], ARGV[2], tonumber(ARGV[3]), nowMs)
-end
-return removed
+--#include lib/mutex.lua
+return leaveMutex(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])

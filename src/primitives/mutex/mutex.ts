@@ -1,6 +1,17 @@
 import type { LockInfo } from '../../topology/backend.js'
 import { keyCache } from '../../util/keys.js'
-import { mutexAcquire, mutexAcquireMany, mutexConfirm, mutexExtend, mutexExtendMany, mutexLeave, mutexRelease, mutexReleaseMany } from '../../lua/embedded.js'
+import {
+  mutexAcquire,
+  mutexAcquireMany,
+  mutexConfirm,
+  mutexConfirmMany,
+  mutexExtend,
+  mutexExtendMany,
+  mutexLeave,
+  mutexLeaveMany,
+  mutexRelease,
+  mutexReleaseMany,
+} from '../../lua/embedded.js'
 import type { Arg, Reply } from '../../lua/binding.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
 import { decodeEntries, decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
@@ -36,9 +47,11 @@ function grantOf(reply: readonly (Reply | undefined)[], maxTtl: number | undefin
   return node ? { ...grant, node } : grant
 }
 
+const isOne = (reply: Reply): boolean => toNumber(reply) === 1
+
 /**
  * A fair mutex: one script call per acquire, extend and release on each node, or one for many
- * (acquireMany, releaseMany, extendMany), whose entries the single scripts' Lua decides.
+ * (acquireMany, releaseMany, extendMany, confirmMany, leaveMany), whose entries the single scripts' Lua decides.
  */
 export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
   const keysOf = keyCache(options.prefix, keysWithLists)
@@ -63,6 +76,15 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     },
     async confirm(exec, resource, token, fence, waiter) {
       return toNumber(await mutexConfirm.run(exec, keysOf(resource).all, [token, fence, retention, waiter])) === 1
+    },
+    async confirmMany(exec, leases) {
+      const keys: string[] = []
+      const args: [retention: Arg, ...confirms: Arg[]] = [retention]
+      for (const { resource, token, fence, waiter } of leases) {
+        keys.push(...keysOf(resource).all)
+        args.push(token, fence, waiter)
+      }
+      return decodeEntries('mutex-confirm-many', await mutexConfirmMany.run(exec, keys, args), leases.length, isOne)
     },
     async extend(exec, resource, token, ttl) {
       return toNumber(await mutexExtend.run(exec, [keysOf(resource).lock], [token, ttl])) === 1
@@ -94,6 +116,16 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     async leave(exec, resource, waiter) {
       const k = keysOf(resource)
       await mutexLeave.run(exec, k.line, [waiter, k.channel, grace])
+    },
+    async leaveMany(exec, waiters) {
+      const keys: string[] = []
+      const args: [grace: Arg, ...leaves: Arg[]] = [grace]
+      for (const { resource, waiter } of waiters) {
+        const k = keysOf(resource)
+        keys.push(...k.line)
+        args.push(waiter, k.channel)
+      }
+      return decodeEntries('mutex-leave-many', await mutexLeaveMany.run(exec, keys, args), waiters.length, isOne)
     },
     inspect: (exec, resource) => inspectLock(exec, keysOf(resource)),
     merge: mergeLock,
