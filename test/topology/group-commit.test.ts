@@ -288,6 +288,19 @@ describeRedis('group commit', (server) => {
       expect(many!.length).toBe(alone.length)
       expect([many![0], many![3]]).toEqual([alone[0], alone[3]])
       expect(await client.command('ZRANGE', k('a').queue, 0, -1)).toEqual(['w:1'])
+      // The grant keeps the waiter's place until its confirm: the line it started lives as long as it.
+      const until = Number(await client.command('ZSCORE', k('a').queueExpiry, 'w:1'))
+      expect(until).toBeGreaterThan(Date.now() + 10_000)
+      expect([await client.command('PEXPIRETIME', k('a').queue), await client.command('PEXPIRETIME', k('a').queueExpiry)]).toEqual([until, until])
+      // A second waiter granted later (the first left) in a line that still holds another waiter
+      // keeps the line alive as long as the longer-lived of the two.
+      await client.command('DEL', k('a').lock)
+      await client.command('ZADD', k('a').queue, 0, 'w:0')
+      await client.command('ZADD', k('a').queueExpiry, until + 60_000, 'w:0')
+      await client.command('ZREM', k('a').queue, 'w:1')
+      await client.command('ZREM', k('a').queueExpiry, 'w:1')
+      await run(scripts.mutexAcquire, all('a'), ['t2', 10_000, 60_000, 'w:2', 1_000, '-1', 30_000])
+      expect(await client.command('PEXPIRETIME', k('a').queue)).toBe(until + 60_000)
       // Three entries of one call read the node's facts from one INFO, and each carries them.
       await client.command('CONFIG', 'RESETSTAT')
       const three = (await run(scripts.mutexAcquireMany, ['b', 'c', 'd'].flatMap(all), [

@@ -1,8 +1,8 @@
 -- lib/mutex.lua: one mutex acquisition, one release and one waiter leaving, shared by the single
 -- scripts (mutex-acquire, mutex-release, mutex-leave) and their batch scripts (mutex-acquire-many,
 -- mutex-release-many, mutex-leave-many), so that an entry of a batch is decided exactly as its
--- single script decides it. Keys and
--- arguments come in as parameters: the scripts number their KEYS differently. Uses lib/queue.lua.
+-- single script decides it. Keys and arguments come in as parameters: the scripts number their
+-- KEYS differently. Uses lib/queue.lua.
 
 -- One attempt to take a fair mutex (see mutex-acquire.lua for the arguments and the reply).
 local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl)
@@ -12,14 +12,22 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
   local head = false
   local queued = redis.call('EXISTS', queue) == 1
   if queued then pruneQueue(queue, expiry, nowMs) end
+  -- A line that this waiter alone stands in, as it started it here (no queue key before: then no
+  -- queue expiry key either, the two hold the same waiters and expire together).
+  local alone = false
   -- On a quorum node the waiter takes its place before the head is looked up: its score may be the
   -- lowest even if this node hears from it last (scores come from the client, not from arrival here).
   if quorum and waiter ~= '' then
     if score == '' then score = string.format('%.0f', nowUs) end
     redis.call('ZADD', queue, 'NX', score, waiter)
+    alone = not queued
     queued = true
   end
-  if queued then head = redis.call('ZRANGE', queue, 0, 0)[1] or false end
+  if alone then
+    head = waiter
+  elseif queued then
+    head = redis.call('ZRANGE', queue, 0, 0)[1] or false
+  end
 
   -- The common case in one call: nobody ahead in line, and the lock is free.
   if (not head or head == waiter) and redis.call('SET', lock, token, 'NX', 'PX', ttl) then
@@ -28,7 +36,7 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
       -- Unlike on one node, the waiter keeps its place when granted: if the quorum fails and the
       -- grant is undone, it is still first in line here (mutex-confirm removes it on success).
       -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.
-      if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace)) end
+      if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace), alone) end
       return withNode({1, fence}, maxTtl, nowUs)
     end
     if head then

@@ -80,10 +80,10 @@ local function pruneQueue(queue, expiry, nowMs)
 end
 
 -- Keeps `waiter` in line until `untilMs` unless it attempts again; the queue keys live as long
--- as their longest-lived waiter.
-local function keepInLine(queue, expiry, waiter, untilMs)
+-- as their longest-lived waiter (`alone`: the waiter is the only one in line, so that is its own).
+local function keepInLine(queue, expiry, waiter, untilMs, alone)
   redis.call('ZADD', expiry, untilMs, waiter)
-  local last = redis.call('ZRANGE', expiry, -1, -1, 'WITHSCORES')[2]
+  local last = alone and untilMs or redis.call('ZRANGE', expiry, -1, -1, 'WITHSCORES')[2]
   redis.call('PEXPIREAT', queue, last)
   redis.call('PEXPIREAT', expiry, last)
 end

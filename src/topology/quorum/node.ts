@@ -1,4 +1,5 @@
 import type { RedisAdapter } from '../../redis/adapter.js'
+import { Alarm, cancelAlarm, setAlarm } from '../../util/alarms.js'
 
 /** Outcome of one call to one node, bounded by the node timeout. */
 export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boolean; error: unknown }
@@ -31,24 +32,28 @@ export class QuorumNode {
     this.redis = redis
   }
 
-  /** Runs `call` with a timeout; the call itself is not cancelled (its reply is simply ignored). */
+  /**
+   * Runs `call` with a timeout, on the shared timeline (no Node timer per call: a quorum makes
+   * several calls per node and lease); the call itself is not cancelled (its reply is simply ignored).
+   */
   run<T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }), ms)
+      const alarm = new Alarm(() => resolve({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }), true)
+      setAlarm(alarm, performance.now() + ms, Math.round(ms))
       let pending: Promise<T>
       try {
         pending = call(this.redis)
       } catch (error) {
-        clearTimeout(timer)
+        cancelAlarm(alarm)
         return resolve({ ok: false, timeout: false, error })
       }
       pending.then(
         (value) => {
-          clearTimeout(timer)
+          cancelAlarm(alarm)
           resolve({ ok: true, value })
         },
         (error: unknown) => {
-          clearTimeout(timer)
+          cancelAlarm(alarm)
           resolve({ ok: false, timeout: false, error })
         },
       )
