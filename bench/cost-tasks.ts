@@ -10,6 +10,9 @@ export type CostTask =
   | { type: 'floor-listen'; url: string; channel: string; ackKey: string }
   | { type: 'floor-publish'; url: string; channel: string; ackKey: string; n: number }
   | { type: 'floor-collect'; warmup: number }
+  | { type: 'ring-join'; url: string; prefix: string; index: number; procs: number; hops: number; doneKey: string }
+  | { type: 'ring-start'; url: string; prefix: string; doneKey: string; timeoutS: number }
+  | { type: 'ring-collect'; warmup: number }
   | { type: 'keyspace-open'; lib: LibSpec; urls: string[]; names: number; prefix: string; fill: boolean; concurrency: number; warmup: number }
   | { type: 'keyspace-run'; n: number }
   | { type: 'touch'; lib: LibSpec; urls: string[]; from: number; to: number; concurrency: number; prefix: string }
@@ -81,6 +84,60 @@ async function floorCollect(task: Extract<CostTask, { type: 'floor-collect' }>) 
   await closeAll()
   const samples = state.samples.slice(task.warmup)
   return { n: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100), errors: state.errors }
+}
+
+/** This process's member of a ring (see ringJoin): the samples it took. */
+let ringMember: { samples: number[]; errors: string[] } | undefined
+
+/**
+ * One of `procs` processes of the ring floor, all alive and subscribed as a lock's waiters are:
+ * subscribed to its own channel; on each message (the sender's clock and a hop count) it sends
+ * one GET on its other connection and records PUBLISH sent -> GET answered, as H does, then
+ * publishes to the next member (its own clock, the hop count + 1). One message is in flight at a
+ * time and every hop wakes another process, as every handoff of C does; the last hop ends the
+ * ring (RPUSH `doneKey`).
+ */
+async function ringJoin(task: Extract<CostTask, { type: 'ring-join' }>) {
+  const sub = await connect(task.url)
+  const cmd = await connect(task.url)
+  const state = { samples: [] as number[], errors: [] as string[] }
+  ringMember = state
+  const next = `${task.prefix}:${(task.index + 1) % task.procs}`
+  sub.on('message', (_channel: string, message: string) => {
+    const space = message.indexOf(' ')
+    const sent = Number(message.slice(0, space))
+    const hop = Number(message.slice(space + 1))
+    const pass = () => (hop + 1 < task.hops ? cmd.publish(next, `${clock()} ${hop + 1}`) : cmd.rpush(task.doneKey, '1'))
+    cmd.get('floor:value').then(
+      () => {
+        state.samples.push(clock() - sent)
+        return pass()
+      },
+      (err: unknown) => {
+        if (state.errors.length < 3) state.errors.push(String(err))
+        return pass()
+      },
+    )
+  })
+  await sub.subscribe(`${task.prefix}:${task.index}`)
+  return {}
+}
+
+/** Sends the ring's first message (to member 0) and waits for its last hop; missed: 1 if it never came. */
+async function ringStart(task: Extract<CostTask, { type: 'ring-start' }>) {
+  const pub = await connect(task.url)
+  const done = await connect(task.url)
+  await pub.publish(`${task.prefix}:0`, `${clock()} 0`)
+  const got = await done.blpop(task.doneKey, task.timeoutS)
+  return { missed: got ? 0 : 1 }
+}
+
+async function ringCollect(task: Extract<CostTask, { type: 'ring-collect' }>) {
+  const state = ringMember
+  if (!state) throw new Error('ring-collect before ring-join')
+  ringMember = undefined
+  await closeAll()
+  return { samples: state.samples.slice(task.warmup), errors: state.errors }
 }
 
 // ------------------------------------------------------------------ K
@@ -172,6 +229,12 @@ export async function costTask(task: CostTask): Promise<unknown> {
       return floorPublish(task)
     case 'floor-collect':
       return floorCollect(task)
+    case 'ring-join':
+      return ringJoin(task)
+    case 'ring-start':
+      return ringStart(task)
+    case 'ring-collect':
+      return ringCollect(task)
     case 'keyspace-open':
       return keyspaceOpen(task)
     case 'keyspace-run':

@@ -8,7 +8,7 @@ import { type Pool, Worker } from './pool.js'
 import { RENEW_LABELS, renewPeriod, type RenewKind } from './renew-tasks.js'
 import { type Counters, counters, delta, type Server } from './redis.js'
 import { SINGLE, type Config } from './bench-config.js'
-import { sleep } from './stats.js'
+import { percentile, sleep } from './stats.js'
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const chosen = <T extends { kind: string }>(cfg: Config, list: T[]): T[] => (cfg.libs ? list.filter((l) => cfg.libs?.has(l.kind)) : list)
@@ -45,6 +45,51 @@ export async function handoffFloor(pool: Pool, server: Server, cfg: Config): Pro
   await server.admin.flushall()
   log(`  H handoff floor: p50 ${r.p50.toFixed(3)} ms, p99 ${r.p99.toFixed(3)} ms over ${r.n} samples`)
   return { ...r, missed }
+}
+
+/** The handoff floor with `procs` processes alive, each hop waking the next (bench/cost-tasks.ts, ringJoin). */
+export interface RingFloor {
+  procs: number
+  n: number
+  p50: number
+  p99: number
+  max: number
+  /** 1 if the ring stopped (a message lost): its samples are the hops before. */
+  missed: number
+  errors: string[]
+}
+
+/** The processes alive at which the floor is measured: C's 8 and the 2 of E's smallest point. */
+export const RING_SIZES = [2, 8] as const
+
+/**
+ * The handoff floor with `procs` processes alive, as in C (8) and E's smallest point (2): a ring
+ * of processes passes one message along, each hop a PUBLISH that wakes the next process, which
+ * sends one GET; the sample is PUBLISH sent -> GET answered (H's measure, now with every process
+ * of the contended run alive and taking turns).
+ */
+export async function handoffRing(pool: Pool, server: Server, cfg: Config, procs: number): Promise<RingFloor> {
+  const workers = await pool.take(procs)
+  const hops = cfg.quick ? 800 : 4_000
+  const warmup = Math.ceil((cfg.quick ? 100 : 300) / procs)
+  const base = { url: server.url, prefix: `ring${procs}`, doneKey: `ring${procs}:done` }
+  await server.admin.set('floor:value', 'x')
+  await Promise.all(workers.map((w, index) => w.run({ type: 'ring-join', ...base, index, procs, hops })))
+  const { missed } = await workers[0]!.run<{ missed: number }>({ type: 'ring-start', ...base, timeoutS: 60 })
+  const parts = await Promise.all(workers.map((w) => w.run<{ samples: number[]; errors: string[] }>({ type: 'ring-collect', warmup })))
+  await server.admin.flushall()
+  const samples = parts.flatMap((p) => p.samples)
+  const row = {
+    procs,
+    n: samples.length,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    max: percentile(samples, 100),
+    missed,
+    errors: parts.flatMap((p) => p.errors),
+  }
+  log(`  H handoff floor, ${procs} processes alive: p50 ${row.p50.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms over ${row.n} samples`)
+  return row
 }
 
 // ------------------------------------------------------------------ K

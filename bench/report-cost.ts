@@ -9,6 +9,8 @@ import { fmt } from './stats.js'
 
 /** fencelock's handoff gap p50 (C) at most this many handoff floors. */
 export const FLOOR_MULTIPLE = 1.5
+/** Issue 20: fencelock's gap p50 with 8 processes at most this many floors measured with 8 processes alive. */
+export const RING_MULTIPLE = 2.5
 /** "Flat": the largest point of a curve within this factor of the smallest. */
 export const FLAT = 1.5
 /** L: commands per 100 leases per renewal period. */
@@ -44,11 +46,38 @@ function keyspaceRatios(r: Results) {
 
 const target = (id: string, text: string, measured: string, pass: boolean | null): Target => ({ id, target: text, measured, pass })
 
+/**
+ * fencelock's handoff gap with 2 processes (E's 2 x 1) and 8 (C), each against the floor measured
+ * with as many processes alive (Hring).
+ */
+function ringGaps(r: Results): { procs: number; gap: ContendRow; floor: NonNullable<Results['Hring']>[number] }[] {
+  const out = []
+  for (const floor of r.Hring ?? []) {
+    const gap =
+      floor.procs === 8
+        ? r.C?.find((row) => row.lib === 'fencelock')
+        : r.E?.find((row) => row.lib === 'fencelock' && row.procs === floor.procs && row.perProc === 1)
+    if (gap) out.push({ procs: floor.procs, gap, floor })
+  }
+  return out
+}
+
 /** C / H: fencelock's handoff gap in multiples of the handoff floor. */
 function floorTargets(r: Results): Target[] {
   const c = r.C?.find((row) => row.lib === 'fencelock')
   if (!c || !r.H) return []
   const m50 = c.gapP50 / r.H.p50
+  const rings = ringGaps(r).map(({ procs, gap, floor }) => {
+    const m = gap.gapP50 / floor.p50
+    return target(
+      procs === 8 ? 'C / H' : 'E / H',
+      procs === 8
+        ? `handoff gap p50 (8 processes) <= ${RING_MULTIPLE}x the floor with 8 processes alive`
+        : `handoff gap p50 (2 processes), in floors with 2 processes alive (reported)`,
+      `${fmt(gap.gapP50)} ms vs floor ${fmt(floor.p50)} ms = ${m.toFixed(2)}x`,
+      procs === 8 ? m <= RING_MULTIPLE : null,
+    )
+  })
   return [
     target(
       'C / H',
@@ -56,6 +85,7 @@ function floorTargets(r: Results): Target[] {
       `${fmt(c.gapP50)} ms vs floor ${fmt(r.H.p50)} ms = ${m50.toFixed(2)}x (p99: ${fmt(c.gapP99)} vs ${fmt(r.H.p99)} ms = ${(c.gapP99 / r.H.p99).toFixed(2)}x)`,
       m50 <= FLOOR_MULTIPLE,
     ),
+    ...rings,
   ]
 }
 
@@ -161,6 +191,31 @@ function handoffFloorTables(r: Results): Table[] {
       rows: [['PUBLISH sent by P -> GET answered in Q', String(h.n), fmt(h.p50), fmt(h.p99), fmt(h.max), String(h.missed)]],
       note: 'one message in flight at a time (Q acknowledges each with an RPUSH, not timed); ioredis; times on CLOCK_MONOTONIC, shared by the processes. A lock handoff does at least this: the release wakes the next waiter, which sends one command and gets its answer.',
     })
+    if (r.Hring?.length) {
+      out.push({
+        title: 'H. Handoff floor with the processes of a contended run alive: a ring, each hop waking the next process',
+        head: ['processes alive', 'samples', 'p50 ms', 'p99 ms', 'max ms', 'missed'],
+        rows: r.Hring.map((f) => [String(f.procs), String(f.n), fmt(f.p50), fmt(f.p99), fmt(f.max), String(f.missed)]),
+        note: "one message in flight: each process, woken by a PUBLISH, sends one GET and publishes to the next (PUBLISH sent -> GET answered, as above); 8 alive as in C, 2 as in E's smallest point.",
+      })
+      const gaps = ringGaps(r)
+      if (gaps.length)
+        out.push({
+          title: "fencelock's handoff gap against the floor with as many processes alive",
+          head: ['processes', 'gap p50 ms', 'floor p50 ms', 'x floor', 'gap p99 ms', 'floor p99 ms', 'target', 'result'],
+          rows: gaps.map(({ procs, gap, floor }) => [
+            String(procs),
+            fmt(gap.gapP50),
+            fmt(floor.p50),
+            x(gap.gapP50 / floor.p50),
+            fmt(gap.gapP99),
+            fmt(floor.p99),
+            procs === 8 ? `p50 <= ${RING_MULTIPLE}x` : 'reported',
+            procs === 8 ? metText(gap.gapP50 / floor.p50 <= RING_MULTIPLE) : '',
+          ]),
+          note: "8 processes: C's gap; 2 processes: E's 2 x 1 point (one waiter in each of two processes).",
+        })
+    }
     if (r.C) {
       out.push({
         title: 'C. Handoff gap in multiples of the handoff floor (8 processes, one key)',

@@ -1,6 +1,6 @@
 // One run of `npm run bench` as bench/results/*.json keeps it, and the shapes the report makes of
 // it: tables and targets.
-import type { HandoffFloor, KeyspaceRow, MemoryRedisRow, RenewRow } from './cost.js'
+import type { HandoffFloor, KeyspaceRow, MemoryRedisRow, RenewRow, RingFloor } from './cost.js'
 import type { ContendRow } from './contend-analysis.js'
 import type { MemoryRow } from './heap-memory.js'
 import type { IdleRow } from './idle.js'
@@ -35,6 +35,8 @@ export interface Results {
   F?: MemoryRow[]
   /** Handoff floor: pub/sub wake-up plus one round trip between two processes. */
   H?: HandoffFloor
+  /** The handoff floor with 2 and 8 processes alive, each hop waking the next (as C's and E's handoffs do). */
+  Hring?: RingFloor[]
   /** Uncontended cost over 10, 1,000 and 100,000 resources. */
   K?: KeyspaceRow[]
   /** Renewals at scale: one process holding many auto-extended leases. */

@@ -4,7 +4,7 @@
 import type { Config } from './bench-config.js'
 import { isTuned } from './bench-config.js'
 import { contendedHandoffs, E_CURVE, waitersScaleCurve } from './contention.js'
-import { costOverResources, handoffFloor, K_SIZES, redisMemoryPerResource, renewalsAtScale } from './cost.js'
+import { costOverResources, handoffFloor, handoffRing, K_SIZES, redisMemoryPerResource, RING_SIZES, renewalsAtScale } from './cost.js'
 import { heapMemory } from './heap-memory.js'
 import { idleWaitingCost } from './idle.js'
 import { B_SHAPES, uncontendedLatency, uncontendedThroughput } from './latency.js'
@@ -77,7 +77,11 @@ export const SCENARIOS: readonly ScenarioStep[] = [
     id: 'H',
     runs: (only) => only.has('H') || only.has('C'),
     heading: () => 'H. handoff floor: PUBLISH -> woken subscriber process -> one GET answered',
-    measure: async (b) => void (b.results.H = await handoffFloor(b.pool, b.main, b.cfg)),
+    measure: async (b) => {
+      b.results.H = await handoffFloor(b.pool, b.main, b.cfg)
+      b.results.Hring = []
+      for (const procs of RING_SIZES) b.results.Hring.push(await handoffRing(b.pool, b.main, b.cfg, procs))
+    },
   },
   {
     id: 'D',

@@ -40,6 +40,9 @@ async function handle(task: Task): Promise<unknown> {
     case 'floor-listen':
     case 'floor-publish':
     case 'floor-collect':
+    case 'ring-join':
+    case 'ring-start':
+    case 'ring-collect':
     case 'keyspace-open':
     case 'keyspace-run':
     case 'touch':
