@@ -98,7 +98,7 @@ const SAMPLE_BYTES = 64
  * (async_hooks: every promise created, exact) and bytes allocated on the JS heap (V8's sampling
  * heap profiler, every SAMPLE_BYTES on average: an estimate), each per cycle over MADE_CYCLES.
  */
-async function madePerCycle(cycle: (i: number) => Promise<unknown>): Promise<{ promisesPerCycle: number; heapBytesPerCycle: number }> {
+async function madePerCycle(cycle: (i: number) => Promise<unknown>): Promise<{ promisesPerCycle: number; heapBytesPerCycle: number; objectsPerCycle: number }> {
   let promises = 0
   const hook = createHook({
     init(_id, type) {
@@ -119,13 +119,22 @@ async function madePerCycle(cycle: (i: number) => Promise<unknown>): Promise<{ p
   const { profile } = await session.post('HeapProfiler.stopSampling')
   session.disconnect()
   const bytes = sampledBytes(profile.head)
-  return { promisesPerCycle: promises / MADE_CYCLES, heapBytesPerCycle: bytes / MADE_CYCLES }
+  const objects = sampledObjects((profile as { samples?: { size: number }[] }).samples ?? [])
+  return { promisesPerCycle: promises / MADE_CYCLES, heapBytesPerCycle: bytes / MADE_CYCLES, objectsPerCycle: objects / MADE_CYCLES }
 }
 
 interface SampledNode {
   selfSize: number
   children: SampledNode[]
 }
+
+/**
+ * The objects a sampling heap profile's samples stand for: the profiler samples an allocation of
+ * `size` bytes with probability 1 - e^(-size/SAMPLE_BYTES) (its sample points are a Poisson
+ * process), so each sample counts for 1 / that many objects of its size, as V8 itself scales the
+ * bytes of its call tree.
+ */
+const sampledObjects = (samples: readonly { size: number }[]): number => samples.reduce((sum, { size }) => sum + 1 / (1 - Math.exp(-size / SAMPLE_BYTES)), 0)
 
 /** The bytes a sampling heap profile's call tree attributes, all nodes together. */
 const sampledBytes = (node: SampledNode): number => node.children.reduce((sum, child) => sum + sampledBytes(child), node.selfSize)

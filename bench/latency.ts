@@ -43,6 +43,8 @@ export interface LatencyRow {
   promisesPerCycle?: number
   /** Bytes allocated on the JS heap per cycle (V8 sampling heap profiler: an estimate). */
   heapBytesPerCycle?: number
+  /** Objects allocated on the JS heap per cycle (the same samples, each scaled by its chance of being sampled: an estimate). */
+  objectsPerCycle?: number
   /** All rounds' cycles/s, in order; the row shows the median round. */
   rounds: number[]
   /** All rounds' client CPU µs per cycle, in order (A). */

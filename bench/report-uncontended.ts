@@ -42,6 +42,7 @@ export function latencyTables(r: Results): Table[] {
         'Redis CPU µs/cycle',
         'promises/cycle',
         'heap KB/cycle',
+        'objects/cycle',
       ],
       rows: r.A.map((x) => [
         x.label,
@@ -57,8 +58,9 @@ export function latencyTables(r: Results): Table[] {
         fmt(x.redisCpuUsPerCycle),
         x.promisesPerCycle === undefined ? '-' : fmt(x.promisesPerCycle),
         x.heapBytesPerCycle === undefined ? '-' : (x.heapBytesPerCycle / 1024).toFixed(1),
+        x.objectsPerCycle === undefined ? '-' : fmt(x.objectsPerCycle),
       ]),
-      note: 'latencies in ms; client CPU: process.cpuUsage (user+system) of the worker over the measured cycles, per cycle, every library alike; Redis CPU: INFO cpu delta of the server; promises/cycle: every promise created per cycle, the client library\'s and the caller\'s own await included (async_hooks, 500 more cycles after the timed ones); heap KB/cycle: bytes allocated on the JS heap per cycle (V8 sampling heap profiler at 64 bytes, 500 more cycles: an estimate). "+ telemetry subscriber": fencelock with a subscriber on every fencelock:* diagnostics channel.',
+      note: 'latencies in ms; client CPU: process.cpuUsage (user+system) of the worker over the measured cycles, per cycle, every library alike; Redis CPU: INFO cpu delta of the server; promises/cycle: every promise created per cycle, the client library\'s and the caller\'s own await included (async_hooks, 500 more cycles after the timed ones); heap KB/cycle: bytes allocated on the JS heap per cycle (V8 sampling heap profiler at 64 bytes, 500 more cycles: an estimate); objects/cycle: the objects those samples stand for (each sample of s bytes counts 1 / (1 - e^(-s/64)) objects: an estimate). "+ telemetry subscriber": fencelock with a subscriber on every fencelock:* diagnostics channel.',
     })
     const tel = telemetryCost(r)
     if (tel) {
