@@ -47,16 +47,12 @@ export async function handoffFloor(pool: Pool, server: Server, cfg: Config): Pro
   return { ...r, missed }
 }
 
-/** The handoff floor with `procs` processes alive, each hop waking the next (bench/cost-tasks.ts, ringJoin). */
-export interface RingFloor {
+/**
+ * The handoff floor with `procs` processes alive, each hop waking the next (bench/cost-tasks.ts,
+ * ringJoin); `missed` is 1 if the ring stopped (a message lost): its samples are the hops before.
+ */
+export interface RingFloor extends HandoffFloor {
   procs: number
-  n: number
-  p50: number
-  p99: number
-  max: number
-  /** 1 if the ring stopped (a message lost): its samples are the hops before. */
-  missed: number
-  errors: string[]
 }
 
 /** The processes alive at which the floor is measured: C's 8 and the 2 of E's smallest point. */
