@@ -1,5 +1,5 @@
 import type { RedisAdapter } from '../../redis/adapter.js'
-import { Alarm, cancelAlarm, setAlarm } from '../../util/alarms.js'
+import { settleInto, type Into } from '../../util/alarms.js'
 
 /** Outcome of one call to one node, bounded by the node timeout. */
 export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boolean; error: unknown }
@@ -33,30 +33,24 @@ export class QuorumNode {
   }
 
   /**
-   * Runs `call` with a timeout, on the shared timeline (no Node timer per call: a quorum makes
-   * several calls per node and lease); the call itself is not cancelled (its reply is simply ignored).
+   * Runs `call` with a timeout, on the shared timeline (`settleInto`: no Node timer per call, and
+   * a quorum makes several calls per node and lease); the call itself is not cancelled (its reply
+   * is simply ignored).
    */
   run<T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>> {
-    return new Promise((resolve) => {
-      const alarm = new Alarm(() => resolve({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }), true)
-      setAlarm(alarm, performance.now() + ms, Math.round(ms))
+    const start = (into: Into<T>): void => {
       let pending: Promise<T>
       try {
         pending = call(this.redis)
       } catch (error) {
-        cancelAlarm(alarm)
-        return resolve({ ok: false, timeout: false, error })
+        return into.error(error)
       }
-      pending.then(
-        (value) => {
-          cancelAlarm(alarm)
-          resolve({ ok: true, value })
-        },
-        (error: unknown) => {
-          cancelAlarm(alarm)
-          resolve({ ok: false, timeout: false, error })
-        },
-      )
+      pending.then(into.value, into.error)
+    }
+    return settleInto<T, NodeResult<T>>(start, ms, Math.round(ms), {
+      value: (value) => ({ ok: true, value }),
+      error: (error) => ({ ok: false, timeout: false, error }),
+      silent: () => ({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }),
     })
   }
 
