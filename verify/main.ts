@@ -41,7 +41,7 @@ export type { SemaphoreControl, VerifyOptions } from './options.js'
 
 export interface VerifyResult {
   fenced: { check: CheckResult; historyPath: string }
-  /** The last control run; `attempts` counts the runs it took to show a safety violation (or CONTROL_ATTEMPTS when none did). */
+  /** The last control run; `attempts` counts the runs it took to show its damage, see caughtDamage (or CONTROL_ATTEMPTS when none did). */
   control?: { check: CheckResult; historyPath: string; attempts: number }
   reportPath: string
   exitCode: number
@@ -241,8 +241,17 @@ function clockChecked(options: VerifyOptions, log: (s: string) => void): VerifyO
   return { ...options, clock: false }
 }
 
-/** A control run shows what it exists to show: a safety violation, (a), that the guarded run must not have. */
-const caughtDamage = (check: CheckResult): boolean => check.violations.some((v) => v.startsWith('(a)'))
+/** The clock step's own damage: fences not above ones granted before, or handed out twice (verify/fence-order.ts). */
+const FENCE_DAMAGE = /got a fence not above one granted before|fences handed out twice/
+
+/**
+ * A control run shows what it exists to show: a safety violation, (a), that the guarded run must
+ * not have; with server clock faults on, also the clock step's own, fences out of order. A step
+ * back can miss (no fence key was written while the clock was behind, so none expires early), and
+ * a control that missed it proves nothing about the checker's view of clocks: it is run again.
+ */
+export const caughtDamage = (check: Pick<CheckResult, 'violations'>, clock: boolean): boolean =>
+  check.violations.some((v) => v.startsWith('(a)')) && (!clock || check.violations.some((v) => FENCE_DAMAGE.test(v)))
 
 /** How many times the control run is tried before it counts as showing nothing. */
 export const CONTROL_ATTEMPTS = 3
@@ -270,8 +279,11 @@ async function controlRuns(
     control = { check: checkRun(options, kind, run, options.failover === true), historyPath, attempts: attempt }
     runs.push({ run, check: control.check, expect: 'violations' })
     log(`  control run done: ${control.check.violations.length} violation(s)${attempt > 1 ? ` (attempt ${attempt} of ${CONTROL_ATTEMPTS})` : ''}`)
-    if (caughtDamage(control.check)) break
-    if (attempt < CONTROL_ATTEMPTS) log('  the control run showed no safety violation (its faults missed the holders); running it again')
+    if (caughtDamage(control.check, options.clock === true)) break
+    if (attempt < CONTROL_ATTEMPTS)
+      log(
+        `  the control run showed no ${options.clock && caughtDamage(control.check, false) ? 'fences out of order (its clock step expired no fence key)' : 'safety violation (its faults missed the holders)'}; running it again`,
+      )
   }
   return control!
 }
@@ -339,8 +351,10 @@ function printVerdict(
       control.check,
       log,
     )
-  if (control && !caughtDamage(control.check))
-    log(`  ! ${control.attempts} control runs showed no safety violation: this checker could not fail under this schedule`)
+  if (control && !caughtDamage(control.check, options.clock === true))
+    log(
+      `  ! ${control.attempts} control runs showed no ${options.clock && caughtDamage(control.check, false) ? 'fences out of order' : 'safety violation'}: this checker could not fail under this schedule`,
+    )
   log(`  history: ${fenced.historyPath}${control ? `\n           ${control.historyPath}` : ''}`)
 }
 
@@ -383,7 +397,7 @@ export async function verify(asked: VerifyOptions): Promise<VerifyResult> {
     runs,
     runs.map((r) => r.run.options.historyPath),
   )
-  const controlCaught = control ? caughtDamage(control.check) : true
+  const controlCaught = control ? caughtDamage(control.check, options.clock === true) : true
   const exitCode = !fenced.check.ok ? 1 : !controlCaught ? 3 : 0
   printVerdict(log, options, kind, exitCode, fenced, control)
   log(`  report:  ${reportPath}`)
