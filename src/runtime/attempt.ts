@@ -26,6 +26,17 @@ export interface AttemptRequest {
  * reply grants is released at once.
  */
 export function attemptOnce(context: LeaseContext, request: AttemptRequest): Promise<TryResult> {
+  return attemptThen(context, request, same)
+}
+
+const same = (result: TryResult): TryResult => result
+
+/**
+ * `attemptOnce` with its result read by `then` in the handler that settles it: the promise
+ * returned holds what `then` returns (or adopts it, a promise), or rejects with what it throws.
+ * The acquire fast path hands its caller this one promise, not one more of its own.
+ */
+export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, then: (result: TryResult) => R | PromiseLike<R>): Promise<R> {
   const { resource, ttl } = request
   const start = performance.now()
   const token = request.retryToken ?? randomUUID()
@@ -37,42 +48,44 @@ export function attemptOnce(context: LeaseContext, request: AttemptRequest): Pro
   const waiter = request.id ?? ''
   // One promise from the reply (or its silence) to the result: the hot path of every attempt.
   const send = (into: Into<Attempt>): void => backend.attempt(resource, token, ttl, waiter, into)
-  return settleInto<Attempt, TryResult>(send, limit, Math.round(limit), {
+  /** The reply read: refused, too late to count on, or a lease (registered with the context). */
+  const granted = (outcome: Attempt): TryResult => {
+    try {
+      if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
+      if (performance.now() - start >= budget) {
+        void backend.release(resource, outcome.token).catch(() => {})
+        return { error: lateReply(resource), permanent: false }
+      }
+      const lease = new LeaseState(context, {
+        resource,
+        token: outcome.token,
+        fence: outcome.fence,
+        ttl,
+        start,
+        autoExtend: request.autoExtend ?? false,
+      })
+      context.leases.add(lease)
+      return { lease }
+    } catch (err) {
+      return { error: err, permanent: isPermanent(err), token }
+    }
+  }
+  return settleInto<Attempt, R | PromiseLike<R>>(send, limit, Math.round(limit), {
     silent: () => {
       const error = noReplyError(
         { kind: 'no-reply', ms: limit, clientError: backend.clientError?.() },
         '',
         ' (Redis down, paused or unreachable, or the client is reconnecting)',
       )
-      return { error, permanent: false, silent: limit }
+      return then({ error, permanent: false, silent: limit })
     },
     // The reply came after the attempt gave up: a lock it was granted is released at once.
     late: (late) => {
       if (late.acquired) void backend.release(resource, late.token).catch(() => {})
     },
-    value: (outcome) => {
-      try {
-        if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
-        if (performance.now() - start >= budget) {
-          void backend.release(resource, outcome.token).catch(() => {})
-          return { error: lateReply(resource), permanent: false }
-        }
-        const lease = new LeaseState(context, {
-          resource,
-          token: outcome.token,
-          fence: outcome.fence,
-          ttl,
-          start,
-          autoExtend: request.autoExtend ?? false,
-        })
-        context.leases.add(lease)
-        return { lease }
-      } catch (err) {
-        return { error: err, permanent: isPermanent(err), token }
-      }
-    },
+    value: (outcome) => then(granted(outcome)),
     // The attempt may have run before the connection failed: retry with the same token. (Not
     // after a timeout: that attempt is still in flight and its late grant is released above.)
-    error: (err: unknown): TryResult => ({ error: err, permanent: isPermanent(err), token }),
-  })
+    error: (err: unknown) => then({ error: err, permanent: isPermanent(err), token }),
+  }) as Promise<R>
 }

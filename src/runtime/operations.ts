@@ -6,7 +6,7 @@ import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import type { LeaseState } from './lease-state.js'
-import { attemptOnce } from './attempt.js'
+import { attemptOnce, attemptThen } from './attempt.js'
 import { NO_REPLY, replyWithin } from '../util/alarms.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
@@ -25,7 +25,7 @@ import {
   checkWait,
 } from '../util/validate.js'
 import { WaitQueues } from './wait.js'
-import { newWaiter, type AcquireStats, type TryResult } from './waiter.js'
+import { newWaiter, type AcquireCall, type AcquireStats, type TryResult } from './waiter.js'
 import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
@@ -109,7 +109,32 @@ export class Operations<Info> {
     return this.#acquire(resource, options, stats)
   }
 
-  async #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
+  /**
+   * Validation (a bad option rejects, as an async function would), then the fast path or the
+   * queue. Not an async function: uncontended, the caller gets the attempt's own promise, which
+   * settles with the lease in the handler that reads the reply (no promise more of its own).
+   */
+  #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
+    let call: AcquireCall
+    try {
+      call = this.#acquireCall(resource, options, stats)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    if (this.#waiting.has(resource)) {
+      if (stats) stats.contended = true // behind another acquire of this process
+      return this.#queued(call, undefined)
+    }
+    // Fast path: nobody in this process waits for it, so try at once (one script call).
+    // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
+    this.#waiting.begin(resource, call.id)
+    const request = { resource, ttl: call.ttl, id: call.id, autoExtend: call.autoExtend, deadline: call.deadline, retryToken: undefined }
+    if (!call.signal && !stats) return attemptThen(this.#leases, request, (first) => this.#afterFirst(call, first))
+    return this.#watchedFirst(call, attemptOnce(this.#leases, request))
+  }
+
+  /** The acquire's options read and checked; its waiter id when it may wait. */
+  #acquireCall(resource: string, options: AcquireOptions, stats: AcquireStats | undefined): AcquireCall {
     this.#checkName(resource)
     checkOptions(options, ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
@@ -121,38 +146,45 @@ export class Operations<Info> {
     if (signal?.aborted) throw new LockAbortedError(resource, signal.reason)
     const started = performance.now()
     const id = wait > 0 ? this.#runtime.nextWaiterId(this.#waiterTag) : undefined
-    let first: TryResult | undefined
-    if (!this.#waiting.has(resource)) {
-      // Fast path: nobody in this process waits for it, so try at once (one script call).
-      // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
-      this.#waiting.begin(resource, id)
-      const attempt = attemptOnce(this.#leases, { resource, ttl, id, autoExtend, deadline: wait > 0 ? started + wait : Infinity, retryToken: undefined })
-      if (stats) this.#count(stats, attempt)
-      const outcome = signal ? await unlessAborted(attempt, signal) : await attempt
-      if (outcome === ABORTED) {
-        // The caller hears at once; the attempt in flight is settled when its reply comes.
-        void attempt.then((late) => this.#giveBack(resource, id, late))
-        throw new LockAbortedError(resource, signal?.reason)
-      }
-      first = outcome
-      const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
-      if (done) this.#waiting.end(resource)
-      if ('lease' in first) return limitHold(first.lease, maxHold)
-      if ('error' in first && first.permanent) throw attemptError(resource, first)
-      if (wait === 0) {
-        if ('error' in first) throw attemptError(resource, first)
-        if (first.blocked) throw first.blocked
-        throw new LockTimeoutError(resource, performance.now() - started)
-      }
-    } else if (stats) {
-      stats.contended = true // behind another acquire of this process
+    return { resource, ttl, wait, signal, autoExtend, maxHold, started, id, stats, deadline: wait > 0 ? started + wait : Infinity }
+  }
+
+  /** The fast-path attempt counted (telemetry) and raced against the caller's signal. */
+  async #watchedFirst(call: AcquireCall, attempt: Promise<TryResult>): Promise<Lease> {
+    if (call.stats) this.#count(call.stats, attempt)
+    const outcome = call.signal ? await unlessAborted(attempt, call.signal) : await attempt
+    if (outcome === ABORTED) {
+      // The caller hears at once; the attempt in flight is settled when its reply comes.
+      void attempt.then((late) => this.#giveBack(call.resource, call.id, late))
+      throw new LockAbortedError(call.resource, call.signal?.reason)
     }
+    return this.#afterFirst(call, outcome)
+  }
+
+  /** The fast-path attempt's outcome: the lease, a typed error, or the queue. */
+  #afterFirst(call: AcquireCall, first: TryResult): Lease | Promise<Lease> {
+    const { resource, wait } = call
+    const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
+    if (done) this.#waiting.end(resource)
+    if ('lease' in first) return limitHold(first.lease, call.maxHold)
+    if ('error' in first && first.permanent) throw attemptError(resource, first)
+    if (wait === 0) {
+      if ('error' in first) throw attemptError(resource, first)
+      if (first.blocked) throw first.blocked
+      throw new LockTimeoutError(resource, performance.now() - call.started)
+    }
+    return this.#queued(call, first)
+  }
+
+  /** Waits in this process's queue for the resource (event-driven; `first`: its fast-path outcome). */
+  async #queued(call: AcquireCall, first: TryResult | undefined): Promise<Lease> {
+    const { id, resource, ttl, started, wait, signal, stats } = call
     const lease = await new Promise<LeaseState>((resolve, reject) => {
       const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, stats, resolve, reject })
       this.#waiting.enqueue(waiter, first)
     })
-    if (autoExtend) lease.setAutoExtend(true)
-    return limitHold(lease, maxHold)
+    if (call.autoExtend) lease.setAutoExtend(true)
+    return limitHold(lease, call.maxHold)
   }
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */

@@ -22,6 +22,23 @@ export interface AcquireStats {
   contended: boolean
 }
 
+/** One acquire's checked options, and what it decided before its first attempt. */
+export interface AcquireCall {
+  readonly resource: string
+  readonly ttl: number
+  readonly wait: number
+  readonly signal: AbortSignal | undefined
+  readonly autoExtend: boolean
+  readonly maxHold: number
+  /** `performance.now()` when it began. */
+  readonly started: number
+  /** Its waiter id (none when it may not wait). */
+  readonly id: string | undefined
+  readonly stats: AcquireStats | undefined
+  /** When the first attempt stops waiting for its reply. */
+  readonly deadline: number
+}
+
 /** An attempt unanswered for this long says Redis is in trouble, even when the wait deadline cut it short. */
 export const TELLING_SILENCE_MS = 50
 
