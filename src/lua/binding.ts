@@ -27,7 +27,25 @@ export type Decode = (reply: never) => unknown
  * WAIT). With `decode`, the promise holds what `decode` made of the reply (one promise per call
  * on the hot path instead of one more `.then` per layer); a `decode` that throws rejects it.
  */
-export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode?: Decode) => Promise<unknown>
+export interface Exec {
+  (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode?: Decode): Promise<unknown>
+  /**
+   * The same call, its decoded reply handed to `value` and its failure (or what `decode` threw) to
+   * `error`, with no promise made for it: the hot path of a lone acquire or release. Absent (an
+   * Exec that wraps another, as WAIT does): the caller uses the promise.
+   */
+  readonly into?: ExecInto
+}
+
+/** `Exec.into`: the reply read by `decode` goes to `value`, a failure to `error`; nothing is returned. */
+export type ExecInto = (
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly Arg[],
+  decode: Decode,
+  value: (decoded: unknown) => void,
+  error: (err: unknown) => void,
+) => void
 
 /**
  * The typed binding of one script, generated from its header into src/lua/embedded/: `K` and `A`
@@ -38,6 +56,8 @@ export interface Script<K extends readonly string[], A extends readonly Arg[], R
   run(exec: Exec, keys: K, args: A): Promise<R>
   /** The same, the reply read by `decode` in the handler that receives it. */
   run<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T): Promise<T>
+  /** The same, through `Exec.into`: what `decode` made of the reply goes to `value`, a failure to `error`. */
+  runInto<T>(exec: ExecInto, keys: K, args: A, decode: (reply: R) => T, value: (decoded: T) => void, error: (err: unknown) => void): void
 }
 
 /** What a script's binding answers. */
@@ -45,6 +65,10 @@ export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], inf
 
 export function script<K extends readonly string[], A extends readonly Arg[], R>(described: LuaScript): Script<K, A, R> {
   // The types carry the counts: nothing to check per call on the hot path.
-  const bound: Script<K, A, R> = { ...described, run: (exec: Exec, keys: K, args: A, decode?: Decode) => exec(bound, keys, args, decode) as Promise<never> }
+  const bound: Script<K, A, R> = {
+    ...described,
+    run: (exec: Exec, keys: K, args: A, decode?: Decode) => exec(bound, keys, args, decode) as Promise<never>,
+    runInto: (exec, keys, args, decode, value, error) => exec(bound, keys, args, decode as Decode, value as (decoded: unknown) => void, error),
+  }
   return bound
 }

@@ -1,4 +1,5 @@
-import type { Decode, LuaScript } from '../lua/index.js'
+import type { LuaScript } from '../lua/index.js'
+import type { Exec } from '../lua/binding.js'
 import { classify, type FailureKind } from '../errors/redis-failure.js'
 
 /** Receives pub/sub messages of one channel. */
@@ -15,8 +16,8 @@ export interface RedisAdapter {
   isClosed(): boolean
   /** The client's last 'error' event (ECONNREFUSED while it reconnects) since it was last ready: why a call gets no reply. */
   clientError(): Error | undefined
-  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache). */
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown>
+  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); with `into`, see Exec. */
+  readonly evalScript: Exec
   /** `evalScript` followed by a pipelined `WAIT count timeout`: the reply and the replicas that acknowledged. */
   evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
   /** A plain command (TIME, WAIT, INFO ...); `key` routes it on a cluster. */

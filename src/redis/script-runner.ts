@@ -1,4 +1,5 @@
 import type { Decode, LuaScript } from '../lua/index.js'
+import type { Exec, ExecInto } from '../lua/binding.js'
 import { isNoScript, isPermanentReplyError, leaving } from './adapter.js'
 import { MIN_SERVER, ServerVersionError } from '../errors/errors.js'
 import { classify } from '../errors/redis-failure.js'
@@ -47,8 +48,8 @@ export function argvSender(send: (args: string[], key?: string) => Promise<unkno
 }
 
 export interface ScriptRunner {
-  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply. */
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown>
+  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply. With `into` (see Exec). */
+  readonly evalScript: Exec & { readonly into: ExecInto }
   /** The same, with `WAIT numreplicas timeout` written right behind it: the reply and the acknowledgements. */
   evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
 }
@@ -98,20 +99,60 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
       return fail(err)
     }
   }
+  const evalScript = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown> => {
+    if (first(script)) return evalOnce(script, keys, args, decode)
+    let sent: Promise<unknown>
+    try {
+      sent = sender.evalsha(script.sha, keys, args)
+    } catch (err) {
+      return fail(err)
+    }
+    // Handlers instead of an async function, the reply decoded in the first: one promise per call.
+    return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
+      isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
+    )
+  }
+  // The same outcomes as evalScript's promise, handed over: a synchronous throw of the client, a
+  // NOSCRIPT resent as EVAL, a refusal read by scriptFailed, a decode that throws.
+  const evalOnceInto: ExecInto = (script, keys, args, decode, value, error) => {
+    let sent: Promise<unknown>
+    try {
+      sent = evalOnce(script, keys, args, decode)
+    } catch (err) {
+      return error(err)
+    }
+    sent.then(value, error)
+  }
+  const into: ExecInto = (script, keys, args, decode, value, error) => {
+    if (first(script)) return evalOnceInto(script, keys, args, decode, value, error)
+    let sent: Promise<unknown>
+    try {
+      sent = sender.evalsha(script.sha, keys, args)
+    } catch (err) {
+      return error(leaving(asRedisWrote(err), isClosed))
+    }
+    sent.then(
+      (reply) => {
+        let decoded: unknown
+        try {
+          decoded = decode(reply as never)
+        } catch (err) {
+          return error(err)
+        }
+        value(decoded)
+      },
+      (err: unknown) => {
+        if (isNoScript(asRedisWrote(err))) return evalOnceInto(script, keys, args, decode, value, error)
+        try {
+          void scriptFailed(err).then(undefined, error)
+        } catch (thrown) {
+          error(thrown)
+        }
+      },
+    )
+  }
   return {
-    evalScript(script, keys, args, decode) {
-      if (first(script)) return evalOnce(script, keys, args, decode)
-      let sent: Promise<unknown>
-      try {
-        sent = sender.evalsha(script.sha, keys, args)
-      } catch (err) {
-        return fail(err)
-      }
-      // Handlers instead of an async function, the reply decoded in the first: one promise per call.
-      return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
-        isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
-      )
-    },
+    evalScript: Object.assign(evalScript, { into }),
     async evalThenWait(script, keys, args, [count, timeout]) {
       const wait = ['WAIT', String(count), String(timeout)]
       try {

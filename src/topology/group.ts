@@ -29,6 +29,8 @@ interface Pending<Item, Answer> {
 /** How a `Batcher` sends: one item alone, several in one call, and which items may share a call. */
 export interface BatchCalls<Item, Answer> {
   one(item: Item): Promise<Answer>
+  /** `one` with the answer handed to `resolve` (a failure to `reject`), no promise made for it; absent: `one`. */
+  oneInto?(item: Item, resolve: (answer: Answer) => void, reject: (err: unknown) => void): void
   /** One answer per item, in order: its answer, or the error that item alone failed with. */
   many(items: readonly Item[]): Promise<readonly (Answer | Error)[]>
   /** Items with equal keys may share a `many` call (a Redis Cluster slot); absent: all may. */
@@ -113,6 +115,15 @@ export class Batcher<Item, Answer> {
   }
 
   #one(pending: Pending<Item, Answer>): void {
+    const oneInto = this.#calls.oneInto
+    if (oneInto) {
+      try {
+        oneInto(pending.item, pending.resolve, pending.reject)
+      } catch (err) {
+        pending.reject(err)
+      }
+      return
+    }
     let sent: Promise<Answer>
     try {
       sent = this.#calls.one(pending.item)
@@ -200,12 +211,15 @@ const slotKey = (routeKey: (resource: string) => string, cluster: boolean): { ke
   cluster ? { key: (call) => clusterSlot(routeKey(call.resource)) } : {}
 
 export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): GroupedCalls {
-  const { acquireMany, releaseMany, routeKey } = primitive
+  const { acquireMany, releaseMany, acquireInto, releaseInto, routeKey } = primitive
   const key = routeKey ? slotKey(routeKey, cluster) : {}
   const acquirer =
     routeKey && acquireMany
       ? perNode<AcquireCall, NodeGrant>((exec) => ({
           one: (call) => primitive.acquire(exec, call.resource, call.request),
+          ...(exec.into && acquireInto
+            ? { oneInto: (call, resolve, reject) => acquireInto.call(primitive, exec.into!, call.resource, call.request, resolve, reject) }
+            : {}),
           many: (calls) => acquireMany.call(primitive, exec, calls),
           ...key,
         }))
@@ -214,6 +228,9 @@ export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info
     routeKey && releaseMany
       ? perNode<ReleaseCall, Released>((exec) => ({
           one: (call) => primitive.release(exec, call.resource, call.token),
+          ...(exec.into && releaseInto
+            ? { oneInto: (call, resolve, reject) => releaseInto.call(primitive, exec.into!, call.resource, call.token, resolve, reject) }
+            : {}),
           many: (calls) => releaseMany.call(primitive, exec, calls),
           ...key,
         }))

@@ -1,4 +1,4 @@
-import type { Exec } from '../lua/binding.js'
+import type { Exec, ExecInto } from '../lua/binding.js'
 
 /**
  * What a node says about itself when a topology of several nodes asks (`AttemptRequest.maxTtl`),
@@ -76,6 +76,8 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** The token a lease is known by once `claim` was granted (a semaphore's permit names its slot). */
   leaseToken(token: string, claim: string): string
   acquire(exec: Exec, resource: string, request: AttemptRequest): Promise<NodeGrant>
+  /** `acquire` through `Exec.into`: the grant goes to `value`, a failure to `error`, no promise made (absent: `acquire`). */
+  acquireInto?(exec: ExecInto, resource: string, request: AttemptRequest, value: (grant: NodeGrant) => void, error: (err: unknown) => void): void
   /**
    * Makes a grant final on this node once a topology of several nodes settled on `fence` for it
    * (one node's grant is final as it is): while `token` (a lease token) holds it here, the fence
@@ -92,6 +94,8 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** A key of `resource` that `extendMany`, `acquireMany` and `releaseMany` touch: its cluster slot is the resource's. */
   routeKey?(resource: string): string
   release(exec: Exec, resource: string, token: string): Promise<Released>
+  /** `release` through `Exec.into`, as `acquireInto` is for `acquire`. */
+  releaseInto?(exec: ExecInto, resource: string, token: string, value: (released: Released) => void, error: (err: unknown) => void): void
   /**
    * `acquire` for several attempts in ONE script call (group commit, see topology/group.ts): one
    * answer per attempt, in order, each decided exactly as `acquire` would decide it alone (the

@@ -13,7 +13,7 @@ import {
   mutexReleaseMany,
 } from '../../lua/embedded.js'
 import type { Arg, Reply } from '../../lua/binding.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { AttemptRequest, NodeGrant, Primitive } from '../../topology/primitive.js'
 import { decodeEntries, decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type LockView, type MutexKeys } from '../lock.js'
 
@@ -60,12 +60,22 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
   // As strings once: the client would turn the numbers into strings on every call.
   const retention = String(options.fenceRetention)
   const grace = String(options.waiterGrace)
+  const acquireArgs = ({ token, ttl, waiter, score = '', maxTtl }: AttemptRequest): readonly [Arg, Arg, Arg, Arg, Arg, Arg, Arg] => [
+    token,
+    ttl,
+    retention,
+    waiter,
+    grace,
+    score,
+    maxTtl ?? '',
+  ]
   return {
     kind: 'mutex',
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
-    acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) =>
-      mutexAcquire.run(exec, keysOf(resource).all, [token, ttl, retention, waiter, grace, score, maxTtl ?? ''], (reply) => grantOf(reply, maxTtl)),
+    acquire: (exec, resource, request) => mutexAcquire.run(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl)),
+    acquireInto: (exec, resource, request, value, error) =>
+      mutexAcquire.runInto(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl), value, error),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
       const args: [retention: Arg, grace: Arg, ...requests: Arg[]] = [retention, grace]
@@ -104,6 +114,10 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     release: (exec, resource, token) => {
       const k = keysOf(resource)
       return mutexRelease.run(exec, k.line, [token, k.channel, grace], decodeRelease)
+    },
+    releaseInto: (exec, resource, token, value, error) => {
+      const k = keysOf(resource)
+      mutexRelease.runInto(exec, k.line, [token, k.channel, grace], decodeRelease, value, error)
     },
     async releaseMany(exec, leases) {
       const keys: string[] = []
