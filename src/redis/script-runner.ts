@@ -114,43 +114,14 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
   }
   // The same outcomes as evalScript's promise, handed over: a synchronous throw of the client, a
   // NOSCRIPT resent as EVAL, a refusal read by scriptFailed, a decode that throws.
-  const evalOnceInto: ExecInto = (script, keys, args, decode, value, error) => {
-    let sent: Promise<unknown>
-    try {
-      sent = evalOnce(script, keys, args, decode)
-    } catch (err) {
-      return error(err)
-    }
-    sent.then(value, error)
-  }
-  const into: ExecInto = (script, keys, args, decode, value, error) => {
-    if (first(script)) return evalOnceInto(script, keys, args, decode, value, error)
-    let sent: Promise<unknown>
-    try {
-      sent = sender.evalsha(script.sha, keys, args)
-    } catch (err) {
-      return error(leaving(asRedisWrote(err), isClosed))
-    }
-    sent.then(
-      (reply) => {
-        let decoded: unknown
-        try {
-          decoded = decode(reply as never)
-        } catch (err) {
-          return error(err)
-        }
-        value(decoded)
-      },
-      (err: unknown) => {
-        if (isNoScript(asRedisWrote(err))) return evalOnceInto(script, keys, args, decode, value, error)
-        try {
-          void scriptFailed(err).then(undefined, error)
-        } catch (thrown) {
-          error(thrown)
-        }
-      },
-    )
-  }
+  const into = handingOver({
+    sender,
+    first,
+    evalOnce,
+    scriptFailed,
+    isNoScript: (err) => isNoScript(asRedisWrote(err)),
+    failure: (err) => leaving(asRedisWrote(err), isClosed),
+  })
   return {
     evalScript: Object.assign(evalScript, { into }),
     async evalThenWait(script, keys, args, [count, timeout]) {
@@ -171,5 +142,60 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
         return scriptFailed(err)
       }
     },
+  }
+}
+
+/** What `Exec.into` needs of the runner: its sender and its steps, as evalScript uses them. */
+interface IntoSteps {
+  sender: ScriptSender
+  first(script: LuaScript): boolean
+  evalOnce(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode: Decode | undefined): Promise<unknown>
+  scriptFailed(raw: unknown): Promise<never> | never
+  isNoScript(err: unknown): boolean
+  /** A synchronous throw of the client, classified as evalScript would throw it. */
+  failure(err: unknown): unknown
+}
+
+/**
+ * The runner's `Exec.into`: the same outcomes as evalScript's promise, handed over: a synchronous
+ * throw of the client, a NOSCRIPT resent as EVAL, a refusal read by scriptFailed, a decode that throws.
+ */
+function handingOver({ sender, first, evalOnce, scriptFailed, isNoScript, failure }: IntoSteps): ExecInto {
+  const evalOnceInto: ExecInto = (script, keys, args, decode, value, error) => {
+    let sent: Promise<unknown>
+    try {
+      sent = evalOnce(script, keys, args, decode)
+    } catch (err) {
+      return error(err)
+    }
+    sent.then(value, error)
+  }
+  return (script, keys, args, decode, value, error) => {
+    if (first(script)) return evalOnceInto(script, keys, args, decode, value, error)
+    let sent: Promise<unknown>
+    try {
+      sent = sender.evalsha(script.sha, keys, args)
+    } catch (err) {
+      return error(failure(err))
+    }
+    sent.then(
+      (reply) => {
+        let decoded: unknown
+        try {
+          decoded = decode(reply as never)
+        } catch (err) {
+          return error(err)
+        }
+        value(decoded)
+      },
+      (err: unknown) => {
+        if (isNoScript(err)) return evalOnceInto(script, keys, args, decode, value, error)
+        try {
+          void scriptFailed(err).then(undefined, error)
+        } catch (thrown) {
+          error(thrown)
+        }
+      },
+    )
   }
 }
