@@ -20,6 +20,16 @@ export const GROUP_CHUNK = 128
 export const EAGER_BATCH = 8
 export const EAGER_IN_FLIGHT = 2
 
+/** How a `Batcher` flushes: `eager` (the default) sends a batch of `EAGER_BATCH` before its turn ends. */
+export interface BatchOptions {
+  /**
+   * false: every batch waits for the end of its turn. A quorum's client, which runs each operation
+   * on every node, is busier than any of its nodes: an eager send there only costs more socket
+   * writes, each of which wakes a node (measured: docs/safety.md section 8).
+   */
+  readonly eager?: boolean
+}
+
 interface Pending<Item, Answer> {
   readonly item: Item
   resolve(answer: Answer): void
@@ -51,9 +61,11 @@ export class Batcher<Item, Answer> {
   #scheduled = false
   /** Batch (`many`) calls sent and not yet answered. */
   #inFlight = 0
+  readonly #eagerBatch: number
 
-  constructor(calls: BatchCalls<Item, Answer>) {
+  constructor(calls: BatchCalls<Item, Answer>, options: BatchOptions = {}) {
     this.#calls = calls
+    this.#eagerBatch = options.eager === false ? Infinity : EAGER_BATCH
   }
 
   /** `item`'s answer, or what `finish` makes of it (read in the handler that settles it: no promise more). */
@@ -79,7 +91,7 @@ export class Batcher<Item, Answer> {
   /** Queues `item`; its answer goes to `resolve` (or its failure to `reject`), no promise made for it. */
   push(item: Item, resolve: (answer: Answer) => void, reject: (err: unknown) => void): void {
     this.#queue.push({ item, resolve, reject })
-    if (this.#queue.length >= EAGER_BATCH && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
+    if (this.#queue.length >= this.#eagerBatch && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
     else if (!this.#scheduled) {
       this.#scheduled = true
       queueMicrotask(this.#flush)
@@ -197,11 +209,11 @@ const finishing =
   }
 
 /** One `Batcher` per node (per `Exec`), made the first time that node is asked. */
-function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>): (exec: Exec) => Batcher<Item, Answer> {
+function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>, options?: BatchOptions): (exec: Exec) => Batcher<Item, Answer> {
   const batchers = new Map<Exec, Batcher<Item, Answer>>()
   return (exec) => {
     let batcher = batchers.get(exec)
-    if (!batcher) batchers.set(exec, (batcher = new Batcher(make(exec))))
+    if (!batcher) batchers.set(exec, (batcher = new Batcher(make(exec), options)))
     return batcher
   }
 }
@@ -210,30 +222,36 @@ function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>): 
 const slotKey = (routeKey: (resource: string) => string, cluster: boolean): { key?: (call: { readonly resource: string }) => number } =>
   cluster ? { key: (call) => clusterSlot(routeKey(call.resource)) } : {}
 
-export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): GroupedCalls {
+export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): GroupedCalls {
   const { acquireMany, releaseMany, acquireInto, releaseInto, routeKey } = primitive
   const key = routeKey ? slotKey(routeKey, cluster) : {}
   const acquirer =
     routeKey && acquireMany
-      ? perNode<AcquireCall, NodeGrant>((exec) => ({
-          one: (call) => primitive.acquire(exec, call.resource, call.request),
-          ...(exec.into && acquireInto
-            ? { oneInto: (call, resolve, reject) => acquireInto.call(primitive, exec.into!, call.resource, call.request, resolve, reject) }
-            : {}),
-          many: (calls) => acquireMany.call(primitive, exec, calls),
-          ...key,
-        }))
+      ? perNode<AcquireCall, NodeGrant>(
+          (exec) => ({
+            one: (call) => primitive.acquire(exec, call.resource, call.request),
+            ...(exec.into && acquireInto
+              ? { oneInto: (call, resolve, reject) => acquireInto.call(primitive, exec.into!, call.resource, call.request, resolve, reject) }
+              : {}),
+            many: (calls) => acquireMany.call(primitive, exec, calls),
+            ...key,
+          }),
+          options,
+        )
       : undefined
   const releaser =
     routeKey && releaseMany
-      ? perNode<ReleaseCall, Released>((exec) => ({
-          one: (call) => primitive.release(exec, call.resource, call.token),
-          ...(exec.into && releaseInto
-            ? { oneInto: (call, resolve, reject) => releaseInto.call(primitive, exec.into!, call.resource, call.token, resolve, reject) }
-            : {}),
-          many: (calls) => releaseMany.call(primitive, exec, calls),
-          ...key,
-        }))
+      ? perNode<ReleaseCall, Released>(
+          (exec) => ({
+            one: (call) => primitive.release(exec, call.resource, call.token),
+            ...(exec.into && releaseInto
+              ? { oneInto: (call, resolve, reject) => releaseInto.call(primitive, exec.into!, call.resource, call.token, resolve, reject) }
+              : {}),
+            many: (calls) => releaseMany.call(primitive, exec, calls),
+            ...key,
+          }),
+          options,
+        )
       : undefined
   return {
     acquire: acquirer
@@ -258,24 +276,30 @@ const same = <T>(value: T): T => value
  * `groupedCalls` groups the first two (a quorum's calls to one node in one turn share one script
  * call of each). A primitive without `routeKey` or any batch script is returned as it is.
  */
-export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean): Primitive<NodeInfo, Info> {
+export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): Primitive<NodeInfo, Info> {
   const { acquireMany, releaseMany, confirmMany, leaveMany, routeKey } = primitive
   if (!routeKey || (!acquireMany && !releaseMany && !confirmMany && !leaveMany)) return primitive
-  const calls = groupedCalls(primitive, cluster)
+  const calls = groupedCalls(primitive, cluster, options)
   const key = slotKey(routeKey, cluster)
   const confirmer = confirmMany
-    ? perNode<ConfirmItem, boolean>((exec) => ({
-        one: (c) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter),
-        many: (items) => confirmMany.call(primitive, exec, items),
-        ...key,
-      }))
+    ? perNode<ConfirmItem, boolean>(
+        (exec) => ({
+          one: (c) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter),
+          many: (items) => confirmMany.call(primitive, exec, items),
+          ...key,
+        }),
+        options,
+      )
     : undefined
   const leaver = leaveMany
-    ? perNode<LeaveItem, unknown>((exec) => ({
-        one: (l) => primitive.leave(exec, l.resource, l.waiter),
-        many: (items) => leaveMany.call(primitive, exec, items),
-        ...key,
-      }))
+    ? perNode<LeaveItem, unknown>(
+        (exec) => ({
+          one: (l) => primitive.leave(exec, l.resource, l.waiter),
+          many: (items) => leaveMany.call(primitive, exec, items),
+          ...key,
+        }),
+        options,
+      )
     : undefined
   return {
     ...primitive,

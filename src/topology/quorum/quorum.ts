@@ -34,10 +34,12 @@ export interface QuorumOptions {
  * shares a node with that one, so its fence is larger (docs/safety.md).
  */
 export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
-  // Per node: the acquisitions (and releases) one turn sends to a node share one script call there.
+  // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
+  // sent when the turn ends (not eagerly: here the client, not a node, is the busy side).
   const primitive = groupCommit(
     kind,
     adapters.some((a) => a.isCluster),
+    { eager: false },
   )
   const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
   const majority = Math.floor(nodes.length / 2) + 1
