@@ -390,6 +390,8 @@ describeRedis('group commit', (server) => {
       expect(many[5]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
       expect([await state(), await fences()]).toEqual(after)
       expect(after[1]).toEqual(['20', null, '99'])
+      // A fence kept (99 > 50) or raised lives for the retention from the write-back on (set up with 5 s).
+      for (const n of 'ad') expect(Number(await client.command('PTTL', k(n).fence))).toBeGreaterThan(5_000)
     })
 
     it('mutex-leave-many: in line or not, the lock free (the next waiter woken) or held, a key of the wrong type', async () => {

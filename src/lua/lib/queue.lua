@@ -32,13 +32,11 @@ local function withNode(reply, maxTtl, nowUs)
 end
 
 -- A quorum's fence written back: the fence key holds at least `fence` from now on, for `retention` ms.
+-- One SET ... GET in the common case (the quorum's fence is the largest, so at least this node's);
+-- a second SET puts back a larger fence found there.
 local function raiseFence(fenceKey, fence, retention)
-  local stored = tonumber(redis.call('GET', fenceKey) or '0')
-  if tonumber(fence) > stored then
-    redis.call('SET', fenceKey, fence, 'PX', retention)
-  else
-    redis.call('PEXPIRE', fenceKey, retention)
-  end
+  local stored = redis.call('SET', fenceKey, fence, 'PX', retention, 'GET')
+  if stored and tonumber(stored) > tonumber(fence) then redis.call('SET', fenceKey, stored, 'PX', retention) end
 end
 
 -- The confirm step of a topology of several nodes: it settled on `fence` for the grant that `token`
