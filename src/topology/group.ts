@@ -271,42 +271,65 @@ export function groupedCalls<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info
 
 const same = <T>(value: T): T => value
 
+/** A primitive with its calls grouped (see `groupCommit`), and its hot calls without a promise. */
+export interface GroupCommit<NodeInfo, Info> {
+  /** The primitive, each of its calls grouped where it has a batch script. */
+  readonly primitive: Primitive<NodeInfo, Info>
+  /** `primitive.acquire` with the outcome handed to `into` (no promise made for it: a quorum's hot path). */
+  acquireInto(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void
+  /** `primitive.release` with the outcome handed to `into`. */
+  releaseInto(exec: Exec, resource: string, token: string, into: Into<Released>): void
+  /** `primitive.confirm` with the outcome handed to `into`. */
+  confirmInto(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void
+}
+
 /**
  * `primitive` with its acquisitions, releases, confirmations and departures grouped as
  * `groupedCalls` groups the first two (a quorum's calls to one node in one turn share one script
- * call of each). A primitive without `routeKey` or any batch script is returned as it is.
+ * call of each). A primitive without `routeKey` or any batch script keeps its own calls.
  */
-export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): Primitive<NodeInfo, Info> {
+export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): GroupCommit<NodeInfo, Info> {
   const { acquireMany, releaseMany, confirmMany, leaveMany, routeKey } = primitive
-  if (!routeKey || (!acquireMany && !releaseMany && !confirmMany && !leaveMany)) return primitive
   const calls = groupedCalls(primitive, cluster, options)
-  const key = slotKey(routeKey, cluster)
-  const confirmer = confirmMany
-    ? perNode<ConfirmItem, boolean>(
-        (exec) => ({
-          one: (c) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter),
-          many: (items) => confirmMany.call(primitive, exec, items),
-          ...key,
-        }),
-        options,
-      )
-    : undefined
-  const leaver = leaveMany
-    ? perNode<LeaveItem, unknown>(
-        (exec) => ({
-          one: (l) => primitive.leave(exec, l.resource, l.waiter),
-          many: (items) => leaveMany.call(primitive, exec, items),
-          ...key,
-        }),
-        options,
-      )
-    : undefined
+  const ungrouped = !routeKey || (!acquireMany && !releaseMany && !confirmMany && !leaveMany)
+  const key = routeKey ? slotKey(routeKey, cluster) : {}
+  const confirmer =
+    confirmMany && !ungrouped
+      ? perNode<ConfirmItem, boolean>(
+          (exec) => ({
+            one: (c) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter),
+            many: (items) => confirmMany.call(primitive, exec, items),
+            ...key,
+          }),
+          options,
+        )
+      : undefined
+  const leaver =
+    leaveMany && !ungrouped
+      ? perNode<LeaveItem, unknown>(
+          (exec) => ({
+            one: (l) => primitive.leave(exec, l.resource, l.waiter),
+            many: (items) => leaveMany.call(primitive, exec, items),
+            ...key,
+          }),
+          options,
+        )
+      : undefined
   return {
-    ...primitive,
-    ...(acquireMany ? { acquire: (exec, resource, request) => calls.acquire(exec, resource, request, same) } : {}),
-    ...(releaseMany ? { release: (exec, resource, token) => calls.release(exec, resource, token, same) } : {}),
-    ...(confirmer ? { confirm: (exec, resource, token, fence, waiter) => confirmer(exec).run({ resource, token, fence, waiter }) } : {}),
-    ...(leaver ? { leave: (exec, resource, waiter) => leaver(exec).run({ resource, waiter }, ignore) } : {}),
+    primitive: ungrouped
+      ? primitive
+      : {
+          ...primitive,
+          ...(acquireMany ? { acquire: (exec, resource, request) => calls.acquire(exec, resource, request, same) } : {}),
+          ...(releaseMany ? { release: (exec, resource, token) => calls.release(exec, resource, token, same) } : {}),
+          ...(confirmer ? { confirm: (exec, resource, token, fence, waiter) => confirmer(exec).run({ resource, token, fence, waiter }) } : {}),
+          ...(leaver ? { leave: (exec, resource, waiter) => leaver(exec).run({ resource, waiter }, ignore) } : {}),
+        },
+    acquireInto: (exec, resource, request, into) => calls.acquireInto(exec, resource, request, same, into),
+    releaseInto: (exec, resource, token, into) => calls.releaseInto(exec, resource, token, same, into),
+    confirmInto: confirmer
+      ? (exec, resource, token, fence, waiter, into) => confirmer(exec).push({ resource, token, fence, waiter }, into.value, into.error)
+      : (exec, resource, token, fence, waiter, into) => void primitive.confirm(exec, resource, token, fence, waiter).then(into.value, into.error),
   }
 }
 

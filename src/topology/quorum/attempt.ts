@@ -1,7 +1,7 @@
 import { QuorumError, type NodeVote } from '../../errors/errors.js'
 import type { Attempt } from '../backend.js'
 import type { AttemptRequest, NodeGrant } from '../primitive.js'
-import { decided, execOf, leaveAll, undo, vote, type QuorumContext } from './calls.js'
+import { decided, execOf, leaveAll, onNodes, undo, vote, type QuorumContext } from './calls.js'
 import type { NodeResult, QuorumNode } from './node.js'
 
 /** The nodes that granted one claim (a mutex has one; a semaphore's claim is its slot). */
@@ -35,9 +35,9 @@ export async function attempt(q: QuorumContext<unknown>, resource: string, token
   const ms = q.nodeTimeout(ttl)
   const request: AttemptRequest = { token, ttl, waiter, score: q.book.scoreOf(waiter), maxTtl: q.maxTtl }
   const counts = new Map<QuorumNode, number>() // node -> ms until it counts
-  const results = await decided(
+  const results = await decided<NodeGrant>(
     q,
-    (node) => q.primitive.acquire(execOf(node), resource, request),
+    (node, into) => q.calls.acquireInto(execOf(node), resource, request, into),
     ms,
     (grant, node) => {
       const facts = grant.node
@@ -97,7 +97,7 @@ interface Won {
 /** The claim won a majority: its fence is confirmed on its nodes, and the lease exists once a majority did. */
 async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, waiter, claim, won, tally, ms }: Won): Promise<Attempt> {
   const leaseToken = q.primitive.leaseToken(token, claim)
-  const confirms = await Promise.all(won.nodes.map((node) => node.run(() => q.primitive.confirm(execOf(node), resource, leaseToken, won.fence, waiter), ms)))
+  const confirms = await onNodes<boolean>(won.nodes, (node, into) => q.calls.confirmInto(execOf(node), resource, leaseToken, won.fence, waiter, into), ms)
   if (confirms.filter((c) => c.ok && c.value).length >= q.majority) {
     // Other claims this token won elsewhere (a semaphore's nodes disagreed on the slot) are given back.
     if (tally.claims.size > 1)

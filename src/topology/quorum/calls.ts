@@ -1,5 +1,7 @@
 import { LockLostError, QuorumError, type NodeVote } from '../../errors/errors.js'
 import type { Exec } from '../../lua/binding.js'
+import type { Into } from '../../util/alarms.js'
+import type { GroupCommit } from '../group.js'
 import type { Primitive } from '../primitive.js'
 import type { QuorumNode, NodeResult } from './node.js'
 import type { WaiterBook } from './waiters.js'
@@ -11,6 +13,8 @@ export interface QuorumContext<Info> {
   /** How long a restarted node stays out of quorum counting (the longest ttl, unless QuorumOptions.restartWindow says otherwise). */
   readonly maxTtl: number
   readonly primitive: Primitive<unknown, Info>
+  /** The primitive's acquire, release and confirm without a promise each (the hot path). */
+  readonly calls: Omit<GroupCommit<unknown, Info>, 'primitive'>
   readonly book: WaiterBook
   /** Per-node timeout in ms for a given ttl (much smaller than the ttl). */
   readonly nodeTimeout: (ttl: number) => number
@@ -18,9 +22,27 @@ export interface QuorumContext<Info> {
 
 export const execOf = (node: QuorumNode): Exec => node.redis.evalScript
 
+/** `start` on each of `nodes` at once, each bounded by `ms`; one promise for all, resolved when every node answered or timed out. */
+export const onNodes = <T>(nodes: readonly QuorumNode[], start: (node: QuorumNode, into: Into<T>) => void, ms: number): Promise<NodeResult<T>[]> =>
+  new Promise((resolve) => {
+    const results: NodeResult<T>[] = new Array(nodes.length)
+    let pending = nodes.length
+    if (pending === 0) return resolve(results)
+    nodes.forEach((node, i) =>
+      node.runInto<T>(
+        (into) => start(node, into),
+        ms,
+        (result) => {
+          results[i] = result
+          if (--pending === 0) resolve(results)
+        },
+      ),
+    )
+  })
+
 /** `call` on every node at once, each bounded by `ms`; resolves when every node answered or timed out. */
 export const onEvery = <T>(q: QuorumContext<unknown>, call: (node: QuorumNode) => Promise<T>, ms: number): Promise<NodeResult<T>[]> =>
-  Promise.all(q.nodes.map((node) => node.run(() => call(node), ms)))
+  onNodes<T>(q.nodes, (node, into) => void call(node).then(into.value, into.error), ms)
 
 /**
  * Like `onEvery`, but resolves as soon as the outcome is decided: a majority of replies fall in
@@ -32,7 +54,7 @@ export const onEvery = <T>(q: QuorumContext<unknown>, call: (node: QuorumNode) =
  */
 export const decided = <T>(
   q: QuorumContext<unknown>,
-  call: (node: QuorumNode) => Promise<T>,
+  start: (node: QuorumNode, into: Into<T>) => void,
   ms: number,
   bucket: (value: T, node: QuorumNode) => string | undefined,
 ): Promise<(NodeResult<T> | undefined)[]> =>
@@ -43,10 +65,12 @@ export const decided = <T>(
     let pending = nodes.length
     let replied = 0
     let best = 0
+    let done = false
     nodes.forEach((node, i) => {
-      void node
-        .run(() => call(node), ms)
-        .then((result) => {
+      node.runInto<T>(
+        (into) => start(node, into),
+        ms,
+        (result) => {
           results[i] = result
           pending--
           if (result.ok) replied++
@@ -59,8 +83,12 @@ export const decided = <T>(
             buckets.set(key, count)
             best = Math.max(best, count)
           }
-          if (best >= majority || pending === 0 || (replied >= majority && best + pending < majority)) resolve([...results])
-        })
+          if (!done && (best >= majority || pending === 0 || (replied >= majority && best + pending < majority))) {
+            done = true
+            resolve([...results])
+          }
+        },
+      )
     })
   })
 

@@ -1,5 +1,5 @@
 import type { RedisAdapter } from '../../redis/adapter.js'
-import { settleInto, type Into } from '../../util/alarms.js'
+import { Alarm, cancelAlarm, setAlarm, type Into } from '../../util/alarms.js'
 
 /** Outcome of one call to one node, bounded by the node timeout. */
 export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boolean; error: unknown }
@@ -33,25 +33,37 @@ export class QuorumNode {
   }
 
   /**
-   * Runs `call` with a timeout, on the shared timeline (`settleInto`: no Node timer per call, and
-   * a quorum makes several calls per node and lease); the call itself is not cancelled (its reply
-   * is simply ignored).
+   * Runs `call` with a timeout (the call itself is not cancelled: its reply is simply ignored).
+   * See `runInto`, which this is with a promise.
    */
   run<T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>> {
-    const start = (into: Into<T>): void => {
-      let pending: Promise<T>
-      try {
-        pending = call(this.redis)
-      } catch (error) {
-        return into.error(error)
-      }
-      pending.then(into.value, into.error)
+    return new Promise((resolve) => this.runInto<T>((into) => void call(this.redis).then(into.value, into.error), ms, resolve))
+  }
+
+  /**
+   * `start` sends a call to this node and hands its outcome to `into`; `done` gets that outcome,
+   * or a timeout after `ms` (a later outcome is ignored), once. The limit sits on the shared
+   * timeline (no Node timer per call: a quorum makes several calls per node and lease), and no
+   * promise is made between the node's reply and `done`: the hot path of every quorum operation.
+   */
+  runInto<T>(start: (into: Into<T>) => void, ms: number, done: (result: NodeResult<T>) => void): void {
+    let settled = false
+    const alarm = new Alarm(() => {
+      settled = true
+      done({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) })
+    }, true)
+    setAlarm(alarm, performance.now() + ms, Math.round(ms))
+    const settle = (result: NodeResult<T>): void => {
+      if (settled) return
+      settled = true
+      cancelAlarm(alarm)
+      done(result)
     }
-    return settleInto<T, NodeResult<T>>(start, ms, Math.round(ms), {
-      value: (value) => ({ ok: true, value }),
-      error: (error) => ({ ok: false, timeout: false, error }),
-      silent: () => ({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) }),
-    })
+    try {
+      start({ value: (value) => settle({ ok: true, value }), error: (error) => settle({ ok: false, timeout: false, error }) })
+    } catch (error) {
+      settle({ ok: false, timeout: false, error })
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Backend } from '../backend.js'
 import { QuorumError } from '../../errors/errors.js'
 import { wakeRefused } from '../../errors/failures.js'
-import type { Primitive } from '../primitive.js'
+import type { Primitive, Released } from '../primitive.js'
 import { groupCommit } from '../group.js'
 import { QuorumNode } from './node.js'
 import { WaiterBook } from './waiters.js'
@@ -36,7 +36,7 @@ export interface QuorumOptions {
 export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
   // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
   // sent when the turn ends (not eagerly: here the client, not a node, is the busy side).
-  const primitive = groupCommit(
+  const { primitive, ...calls } = groupCommit(
     kind,
     adapters.some((a) => a.isCluster),
     { eager: false },
@@ -45,7 +45,7 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
   const majority = Math.floor(nodes.length / 2) + 1
   const maxTtl = options.maxTtl
   const book = new WaiterBook()
-  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
+  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, calls, book, nodeTimeout: options.nodeTimeout }
   return {
     maxTtl,
     wake: quorumWake(
@@ -58,9 +58,9 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
     attempt: (resource, token, ttl, waiter, into) => void attempt(q, resource, token, ttl, waiter).then(into.value, into.error),
 
     async extend(resource, token, ttl) {
-      const results = await decided(
+      const results = await decided<boolean>(
         q,
-        (node) => primitive.extend(execOf(node), resource, token, ttl),
+        (node, into) => void primitive.extend(execOf(node), resource, token, ttl).then(into.value, into.error),
         options.nodeTimeout(ttl),
         (extended) => (extended ? '' : undefined),
       )
@@ -82,9 +82,9 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
       : {}),
 
     async release(resource, token) {
-      const results = await decided(
+      const results = await decided<Released>(
         q,
-        (node) => primitive.release(execOf(node), resource, token),
+        (node, into) => calls.releaseInto(execOf(node), resource, token, into),
         options.nodeTimeout(maxTtl),
         (value) => (value.released ? '' : undefined),
       )
