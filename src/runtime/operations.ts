@@ -6,7 +6,7 @@ import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import type { LeaseState } from './lease-state.js'
-import { attemptOnce, attemptThen } from './attempt.js'
+import { attemptOnce, attemptThen, type AttemptRequest } from './attempt.js'
 import { NO_REPLY, replyWithin } from '../util/alarms.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
@@ -193,21 +193,32 @@ export class Operations<Info> {
     return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.#tryAcquire(resource, options, stats))
   }
 
-  async #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
-    this.#checkName(resource)
-    checkOptions(options, TRY_ACQUIRE_OPTIONS)
-    const ttl = this.#ttl(options.ttl)
-    const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
-    this.#runtime.checkOpen(this.#backend)
-    const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
-    const maxHold = options.maxHold === undefined ? this.#runtime.defaults.maxHold : checkMaxHold(options.maxHold)
-    const attempt = attemptOnce(this.#leases, { resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined })
-    if (stats) this.#count(stats, attempt)
-    const result = await attempt
-    if ('lease' in result) return limitHold(result.lease, maxHold)
-    if ('error' in result) throw attemptError(resource, result)
-    if (result.blocked) throw result.blocked
-    return null
+  #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
+    let request: AttemptRequest
+    let maxHold = Infinity
+    try {
+      this.#checkName(resource)
+      checkOptions(options, TRY_ACQUIRE_OPTIONS)
+      const ttl = this.#ttl(options.ttl)
+      const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
+      this.#runtime.checkOpen(this.#backend)
+      const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
+      maxHold = options.maxHold === undefined ? this.#runtime.defaults.maxHold : checkMaxHold(options.maxHold)
+      request = { resource, ttl, id: undefined, autoExtend, deadline: performance.now() + timeout, retryToken: undefined }
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const answer = (result: TryResult): Lease | null => {
+      if ('lease' in result) return limitHold(result.lease, maxHold)
+      if ('error' in result) throw attemptError(resource, result)
+      if (result.blocked) throw result.blocked
+      return null
+    }
+    // The attempt's own promise carries the answer (no async function of its own), as acquire's fast path.
+    if (!stats) return attemptThen(this.#leases, request, answer)
+    const attempt = attemptOnce(this.#leases, request)
+    this.#count(stats, attempt)
+    return attempt.then(answer)
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
