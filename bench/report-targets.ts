@@ -113,7 +113,9 @@ function uncontendedTargets(r: Results, add: Add): void {
   // The bench counts the same wrapper around every library (its async acquire, its `then`, the
   // loop's await), so the target is read as at most 4 more than the seed's count.
   if (aPlain?.promisesPerCycle !== undefined && aSeed?.promisesPerCycle !== undefined) {
-    const more = aPlain.promisesPerCycle - aSeed.promisesPerCycle
+    // Each count is whole promises over the same number of cycles: judge the difference as that
+    // ratio of whole numbers, not as its floating-point rest (11.002 - 7.002 = 4.000000000000001).
+    const more = Math.round((aPlain.promisesPerCycle - aSeed.promisesPerCycle) * 1e6) / 1e6
     add(
       'A',
       "promises per cycle <= the seed's + 4 (at most 8 where the seed's own calls make 4)",
