@@ -46,6 +46,16 @@ export interface LeaveItem {
   readonly waiter: string
 }
 
+/** Where a waiter stands in line after its grant is undone (`Primitive.undo`). */
+export interface UndoPlace {
+  /** Waiter id, or '' for a single attempt (nothing to put back). */
+  readonly waiter: string
+  /** Its queue score, the same on every node ('' for the node's time). */
+  readonly score: string
+  /** The attempt's ttl (ms): the place lives as long as a granted waiter's would (ttl plus the grace) unless it attempts again. */
+  readonly ttl: number
+}
+
 export interface AttemptRequest {
   readonly token: string
   readonly ttl: number
@@ -54,7 +64,9 @@ export interface AttemptRequest {
   /**
    * What a topology of several nodes adds (one node leaves both out). `score`: the waiter's place
    * in line, the same on every node so that all order the waiters alike (absent: the node's time);
-   * a waiter granted here then keeps its place until `confirm`, since the grant may be undone.
+   * a waiter granted here then keeps its place until `confirm`, since the grant may be undone (or,
+   * where the primitive has `undo`, the undo puts back a place that a grant with nobody in line
+   * did not write).
    */
   readonly score?: string
   /** Asks for the node's facts (`NodeGrant.node`): a node up for less than maxTtl ms does not count yet. */
@@ -108,6 +120,13 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** `confirm` for several leases in ONE script call, as `acquireMany` is for `acquire`. */
   confirmMany?(exec: Exec, leases: readonly ConfirmItem[]): Promise<(boolean | Error)[]>
   leave(exec: Exec, resource: string, waiter: string): Promise<void>
+  /**
+   * Gives back a grant that a topology of several nodes did not settle on (`token`'s lock here is
+   * deleted, the line woken if the lock is free), and puts `place.waiter` back in line with its
+   * `score` where its acquire took no place (see `AttemptRequest.score`), for as long as a granted
+   * waiter's place lives unless it attempts again. Absent: `release`, then `leave` with no waiter (its grants keep the place).
+   */
+  undo?(exec: Exec, resource: string, token: string, place: UndoPlace): Promise<void>
   /** `leave` for several waiters in ONE script call, as `acquireMany` is for `acquire`: each answer says whether that waiter was in line. */
   leaveMany?(exec: Exec, waiters: readonly LeaveItem[]): Promise<(boolean | Error)[]>
   inspect(exec: Exec, resource: string): Promise<NodeInfo>

@@ -287,8 +287,15 @@ describeRedis('group commit', (server) => {
       const [many] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
       expect(many!.length).toBe(alone.length)
       expect([many![0], many![3]]).toEqual([alone[0], alone[3]])
+      // A grant with nobody in line takes no place (mutex-undo puts it back if the quorum fails).
+      expect(await client.command('EXISTS', k('a').queue, k('a').queueExpiry)).toBe(0)
+      // A grant in a line keeps the waiter's place until its confirm: the line lives as long as it.
+      await client.command('FLUSHALL')
+      await client.command('ZADD', k('a').queue, 123, 'w:1')
+      await client.command('ZADD', k('a').queueExpiry, Date.now() + 1_000, 'w:1')
+      const [inLine] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
+      expect(inLine![0]).toBe(1)
       expect(await client.command('ZRANGE', k('a').queue, 0, -1)).toEqual(['w:1'])
-      // The grant keeps the waiter's place until its confirm: the line it started lives as long as it.
       const until = Number(await client.command('ZSCORE', k('a').queueExpiry, 'w:1'))
       expect(until).toBeGreaterThan(Date.now() + 10_000)
       expect([await client.command('PEXPIRETIME', k('a').queue), await client.command('PEXPIRETIME', k('a').queueExpiry)]).toEqual([until, until])

@@ -5,12 +5,22 @@
 -- KEYS differently. Uses lib/queue.lua.
 
 -- One attempt to take a fair mutex (see mutex-acquire.lua for the arguments and the reply).
-local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl)
+-- `lonePlace`: on a quorum node, a free lock with nobody in line is taken without the waiter
+-- writing its place in line (the mutex: its undo, mutex-undo, puts the place back where the
+-- quorum does not settle on the grant); false: the grant keeps the place until the confirm.
+local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl, lonePlace)
   local nowUs, nowMs = serverNow()
   local quorum = maxTtl ~= ''
 
   local head = false
   local queued = redis.call('EXISTS', queue) == 1
+  -- Nobody in line and the lock free: the common case in one call, and without the four writes of
+  -- a place (queue, its expiry, their PEXPIREATs) that mutex-confirm would remove again at once.
+  local free
+  if quorum and lonePlace and not queued then
+    if redis.call('SET', lock, token, 'NX', 'PX', ttl) then return withNode({1, nextFence(fenceKey, nowUs, retention)}, maxTtl, nowUs) end
+    free = false
+  end
   if queued then pruneQueue(queue, expiry, nowMs) end
   -- A line that this waiter alone stands in, as it started it here (no queue key before: then no
   -- queue expiry key either, the two hold the same waiters and expire together).
@@ -30,12 +40,13 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
   end
 
   -- The common case in one call: nobody ahead in line, and the lock is free.
-  if (not head or head == waiter) and redis.call('SET', lock, token, 'NX', 'PX', ttl) then
+  if (not head or head == waiter) and free ~= false and redis.call('SET', lock, token, 'NX', 'PX', ttl) then
     local fence = nextFence(fenceKey, nowUs, retention)
     if quorum then
       -- Unlike on one node, the waiter keeps its place when granted: if the quorum fails and the
       -- grant is undone, it is still first in line here (mutex-confirm removes it on success).
       -- Otherwise two waiters that each won some nodes would swap places and split the vote forever.
+      -- (A grant with nobody in line, above, writes no place: mutex-undo puts it back instead.)
       if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace), alone) end
       return withNode({1, fence}, maxTtl, nowUs)
     end
@@ -77,6 +88,26 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
     keepInLine(queue, expiry, waiter, nowMs + retry + tonumber(grace))
   end
   return withNode({0, retry}, maxTtl, nowUs)
+end
+
+-- A grant the quorum did not settle on is given back: the lock is deleted if `token` holds it, and
+-- `waiter` ('' for none) is in line again where its acquire left no place (see mutex-undo.lua).
+local function undoMutex(lock, queue, expiry, token, waiter, score, keep, channel, grace)
+  local nowUs, nowMs = serverNow()
+  local released = 0
+  if redis.call('GET', lock) == token then
+    redis.call('DEL', lock)
+    released = 1
+  end
+  if waiter ~= '' then
+    if score == '' then score = string.format('%.0f', nowUs) end
+    if redis.call('ZADD', queue, 'NX', score, waiter) == 1 then keepInLine(queue, expiry, waiter, nowMs + tonumber(keep)) end
+  end
+  if redis.call('EXISTS', lock) == 0 and redis.call('EXISTS', queue) == 1 then
+    pruneQueue(queue, expiry, nowMs)
+    wakeNext(queue, expiry, channel, tonumber(grace), nowMs)
+  end
+  return released
 end
 
 -- Deletes the lock if `token` holds it, then wakes the next waiter in line (see mutex-release.lua).

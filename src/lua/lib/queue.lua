@@ -46,7 +46,8 @@ end
 local function confirmHeld(lock, fenceKey, queue, expiry, token, fence, retention, waiter)
   if redis.call('GET', lock) ~= token then return 0 end
   raiseFence(fenceKey, fence, retention)
-  if waiter ~= '' then
+  -- A grant made with nobody in line kept no place (acquireMutex's lonePlace): one look, not two removals.
+  if waiter ~= '' and redis.call('EXISTS', queue) == 1 then
     redis.call('ZREM', queue, waiter)
     redis.call('ZREM', expiry, waiter)
   end

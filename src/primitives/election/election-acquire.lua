@@ -29,7 +29,7 @@
 -- Whether this token leads already (a retried attempt): decided before the grant, which cannot tell.
 local retried = redis.call('GET', KEYS[1]) == ARGV[1]
 -- The grant is a mutex's (the same queue, the same fence, the same retry); the term is the election's.
-local reply = acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+local reply = acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], false)
 if reply[1] ~= 1 then return reply end
 local quorum = ARGV[7] ~= ''
 

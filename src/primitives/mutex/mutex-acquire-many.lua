@@ -15,6 +15,6 @@ local out = {}
 local retention, grace = ARGV[1], ARGV[2]
 for i = 1, #KEYS / 4 do
   local k, a = 4 * i - 4, 5 * i - 3
-  out[i] = isolated(acquireMutex, KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], ARGV[a + 1], ARGV[a + 2], retention, ARGV[a + 3], grace, ARGV[a + 4], ARGV[a + 5])
+  out[i] = isolated(acquireMutex, KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], ARGV[a + 1], ARGV[a + 2], retention, ARGV[a + 3], grace, ARGV[a + 4], ARGV[a + 5], true)
 end
 return out

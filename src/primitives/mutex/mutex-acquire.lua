@@ -16,10 +16,12 @@
 -- Returns {1, fence, young?, runId?, now?}: acquired, fence = max(last fence + 1, server time in
 --                     microseconds); also when this token already holds the lock (a retry of an
 --                     attempt whose reply was lost): the expiry is reset to ttl and the fence is the
---                     one it was given. On a quorum node the waiter keeps its place until mutex-confirm.
+--                     one it was given. On a quorum node the waiter keeps its place until mutex-confirm,
+--                     but where nobody was in line and the lock was free it takes none (mutex-undo
+--                     puts it back if the quorum does not settle on the grant).
 --         {0, retry, young?, runId?, now?}: not acquired; retry = ms until it is worth trying again
 --                     (holder's PTTL, or until the waiter ahead of this one counts as gone)
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
-return acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], true)

@@ -11,6 +11,7 @@ import {
   mutexLeaveMany,
   mutexRelease,
   mutexReleaseMany,
+  mutexUndo,
 } from '../../lua/embedded.js'
 import type { Arg, Reply } from '../../lua/binding.js'
 import type { AttemptRequest, NodeGrant, Primitive } from '../../topology/primitive.js'
@@ -132,6 +133,10 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     async leave(exec, resource, waiter) {
       const k = keysOf(resource)
       await mutexLeave.run(exec, k.line, [waiter, k.channel, grace])
+    },
+    async undo(exec, resource, token, { waiter, score, ttl }) {
+      const k = keysOf(resource)
+      await mutexUndo.run(exec, k.line, [token, waiter, score, ttl + options.waiterGrace, k.channel, grace])
     },
     async leaveMany(exec, waiters) {
       const keys: string[] = []

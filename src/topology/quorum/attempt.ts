@@ -1,8 +1,11 @@
 import { QuorumError, type NodeVote } from '../../errors/errors.js'
 import type { Attempt } from '../backend.js'
-import type { AttemptRequest, NodeGrant } from '../primitive.js'
+import type { AttemptRequest, NodeGrant, UndoPlace } from '../primitive.js'
 import { decided, execOf, leaveAll, onNodes, undo, vote, type QuorumContext } from './calls.js'
 import type { NodeResult, QuorumNode } from './node.js'
+
+/** Where the waiter stands again if the grant is undone: its score on every node. */
+const placeOf = ({ waiter, score = '', ttl }: AttemptRequest): UndoPlace => ({ waiter, score, ttl })
 
 /** The nodes that granted one claim (a mutex has one; a semaphore's claim is its slot). */
 interface Claim {
@@ -50,9 +53,9 @@ export async function attempt(q: QuorumContext<unknown>, resource: string, token
   )
   const tally = tallyOf(q, results, counts)
   const [claim, won] = [...tally.claims].sort(([, a], [, b]) => b.counted - a.counted)[0] ?? ['', undefined]
-  if (won && won.counted >= q.majority) return confirmWon(q, resource, { token, waiter, claim, won, tally, ms })
+  if (won && won.counted >= q.majority) return confirmWon(q, resource, { token, waiter, claim, won, tally, ms, place: placeOf(request) })
   // Undo wherever it may have been granted: nodes that granted, and nodes not waited for.
-  if (tally.granted.length > 0 || results.some((r) => r === undefined)) undo(q, resource, token)
+  if (tally.granted.length > 0 || results.some((r) => r === undefined)) undo(q, resource, token, placeOf(request))
   // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
   if (tally.replied >= q.majority) return notWon(q, resource, waiter, ttl, sent, tally)
   throw new QuorumError(resource, 'acquire', tally.votes, q.majority)
@@ -92,10 +95,11 @@ interface Won {
   readonly won: Claim
   readonly tally: Tally
   readonly ms: number
+  readonly place: UndoPlace
 }
 
 /** The claim won a majority: its fence is confirmed on its nodes, and the lease exists once a majority did. */
-async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, waiter, claim, won, tally, ms }: Won): Promise<Attempt> {
+async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, waiter, claim, won, tally, ms, place }: Won): Promise<Attempt> {
   const leaseToken = q.primitive.leaseToken(token, claim)
   const confirms = await onNodes<boolean>(won.nodes, (node, into) => q.calls.confirmInto(execOf(node), resource, leaseToken, won.fence, waiter, into), ms)
   if (confirms.filter((c) => c.ok && c.value).length >= q.majority) {
@@ -110,7 +114,7 @@ async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, 
     }
     return { acquired: true, fence: won.fence, token: leaseToken }
   }
-  undo(q, resource, token)
+  undo(q, resource, token, place)
   const confirmVotes = won.nodes.map((node, i) => {
     const confirm = confirms[i]!
     return confirm.ok ? { node: node.index, outcome: confirm.value ? ('acquired' as const) : ('held' as const) } : vote(node, confirm, 'error')

@@ -2,7 +2,7 @@ import { LockLostError, QuorumError, type NodeVote } from '../../errors/errors.j
 import type { Exec } from '../../lua/binding.js'
 import type { Into } from '../../util/alarms.js'
 import type { GroupCommit } from '../group.js'
-import type { Primitive } from '../primitive.js'
+import type { Primitive, UndoPlace } from '../primitive.js'
 import type { QuorumNode, NodeResult } from './node.js'
 import type { WaiterBook } from './waiters.js'
 
@@ -100,17 +100,22 @@ export const leaveAll = (q: QuorumContext<unknown>, resource: string, waiter: st
   for (const node of q.nodes) if (!except.includes(node)) q.primitive.leave(execOf(node), resource, waiter).catch(() => {})
 }
 
-export const undo = (q: QuorumContext<unknown>, resource: string, token: string): void => {
+const NO_PLACE: UndoPlace = { waiter: '', score: '', ttl: 0 }
+
+export const undo = (q: QuorumContext<unknown>, resource: string, token: string, place: UndoPlace = NO_PLACE): void => {
   // Every node, including those that timed out: their acquire may still land. Each client sends
   // this release after the acquire on the same connection, so Redis runs them in that order.
   // Then every node wakes its line if the lock is free there: a grant undone on the few nodes
   // that gave it wakes only those, short of the majority a wake-up needs, and waiters it kept
-  // out would sleep until their re-check (the ttl) though nobody holds the lock.
+  // out would sleep until their re-check (the ttl) though nobody holds the lock. A primitive whose
+  // grants with nobody in line take no place puts the waiter's place back in the same call.
+  const primitive = q.primitive
   for (const node of q.nodes) {
-    q.primitive
-      .release(execOf(node), resource, token)
-      .then(() => q.primitive.leave(execOf(node), resource, ''))
-      .catch(() => {})
+    const exec = execOf(node)
+    const undone = primitive.undo
+      ? primitive.undo(exec, resource, token, place)
+      : primitive.release(exec, resource, token).then(() => primitive.leave(exec, resource, ''))
+    undone.catch(() => {})
   }
 }
 

@@ -21,6 +21,11 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
       [number, string | number, number, string, string]
     >
 
+  const serverMs = async () => {
+    const [s, us] = (await direct.client.time()) as unknown as [string | number, string | number]
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+  }
+
   it('reports the node as young until its uptime reaches maxTtl, and its run_id', async () => {
     const info = await direct.client.info('server')
     const runId = /run_id:(\w+)/.exec(info)![1]
@@ -47,6 +52,53 @@ describe.skipIf(!requireRedisOrSkip())('quorum scripts', () => {
     expect(await direct.client.zrange(keysOf('order')[2]!, 0, -1)).toEqual(['early', 'late'])
     expect(await run(scripts.mutexConfirm, keysOf('order'), ['y', fence, 60_000, 'early'])).toBe(1)
     expect(await direct.client.zrange(keysOf('order')[2]!, 0, -1)).toEqual(['late'])
+  })
+
+  it('a grant with nobody in line takes no place; mutex-undo gives it back and puts the waiter in line with its score, so two waiters that each won a node keep their order', async () => {
+    // Two nodes as two key spaces of this server: the scripts see only their keys.
+    const nodeA = resourceKeys('A:', 'split')
+    const nodeB = resourceKeys('B:', 'split')
+    const on = (k: typeof nodeA) => [k.lock, k.fence, k.queue, k.queueExpiry]
+    const acquireOn = (k: typeof nodeA, token: string, waiter: string, score: string) =>
+      run(scripts.mutexAcquire, on(k), [token, 5_000, 60_000, waiter, 2_000, score, 0]) as Promise<[number, string]>
+    // token, waiter, score, keep, channel, grace
+    const undoOn = (k: typeof nodeA, token: string, waiter: string, score: string) =>
+      run(scripts.mutexUndo, [k.lock, k.queue, k.queueExpiry], [token, waiter, score, 7_000, k.channel, 2_000])
+    // 'early' (score 1000) takes node A, 'late' (score 2000) node B, each with nobody in line there.
+    expect((await acquireOn(nodeA, 'e1', 'early', '1000'))[0]).toBe(1)
+    expect((await acquireOn(nodeB, 'l1', 'late', '2000'))[0]).toBe(1)
+    expect(await direct.client.exists(nodeA.queue, nodeA.queueExpiry, nodeB.queue, nodeB.queueExpiry)).toBe(0)
+    // Each is refused on the other's node and joins the line there.
+    expect((await acquireOn(nodeA, 'l1', 'late', '2000'))[0]).toBe(0)
+    expect((await acquireOn(nodeB, 'e1', 'early', '1000'))[0]).toBe(0)
+    // Neither has a majority of the two: each undoes its attempt on both nodes.
+    expect(await undoOn(nodeA, 'e1', 'early', '1000')).toBe(1)
+    expect(await undoOn(nodeB, 'e1', 'early', '1000')).toBe(0)
+    expect(await undoOn(nodeB, 'l1', 'late', '2000')).toBe(1)
+    expect(await undoOn(nodeA, 'l1', 'late', '2000')).toBe(0)
+    expect(await direct.client.exists(nodeA.lock, nodeB.lock)).toBe(0)
+    // Both stand in both lines again, in score order: 'late' is refused everywhere, 'early' granted.
+    for (const k of [nodeA, nodeB]) expect(await direct.client.zrange(k.queue, 0, -1)).toEqual(['early', 'late'])
+    // The lock is free: the head was woken, and keeps its place only the grace (2 s) unless it comes.
+    expect(Number(await direct.client.zscore(nodeA.queueExpiry, 'early')) - (await serverMs())).toBeLessThanOrEqual(2_000)
+    for (const k of [nodeA, nodeB]) expect((await acquireOn(k, 'l2', 'late', '2000'))[0]).toBe(0)
+    for (const k of [nodeA, nodeB]) expect((await acquireOn(k, 'e2', 'early', '1000'))[0]).toBe(1)
+    // A waiter already in line keeps its place as it was; an undo without a waiter only gives back.
+    const lateUntil = await direct.client.zscore(nodeA.queueExpiry, 'late')
+    expect(await undoOn(nodeA, 'l2', 'late', '2000')).toBe(0)
+    expect(await direct.client.zscore(nodeA.queueExpiry, 'late')).toBe(lateUntil)
+    expect(await undoOn(nodeA, 'e2', '', '')).toBe(1)
+    expect(await direct.client.exists(nodeA.lock)).toBe(0)
+    expect(await direct.client.zrange(nodeA.queue, 0, -1)).toEqual(['early', 'late'])
+    // Where another holds the lock, a place put back lives `keep` (7 s) unless the waiter comes.
+    const nodeC = resourceKeys('C:', 'split')
+    await direct.client.set(nodeC.lock, 'other', 'PX', 5_000)
+    expect(await undoOn(nodeC, 'c1', 'w', '5')).toBe(0)
+    const until = Number(await direct.client.zscore(nodeC.queueExpiry, 'w'))
+    expect(until - (await serverMs())).toBeGreaterThan(6_000)
+    expect(until - (await serverMs())).toBeLessThanOrEqual(7_000)
+    expect(await direct.client.pexpiretime(nodeC.queue)).toBe(until)
+    expect(await direct.client.get(nodeC.lock)).toBe('other')
   })
 
   it('gives a retry with the same token its grant back (the first reply was lost)', async () => {

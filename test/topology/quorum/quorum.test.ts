@@ -191,6 +191,25 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     await Promise.all(servers.map((s) => s.cli('DEL', key)))
   })
 
+  it('a waiter whose partial grant is undone stands in line on every node again, where its grant took no place too', async () => {
+    const key = 'fencelock:{q:undo-place}:L'
+    const queue = 'fencelock:{q:undo-place}:Q'
+    await servers[1]!.cli('SET', key, 'a', 'PX', '5000')
+    await servers[2]!.cli('SET', key, 'b', 'PX', '5000')
+    // Node 0 is free with nobody in line: it grants without a place; the other two refuse and queue it.
+    const waiting = locks.acquire('q:undo-place', { wait: 400 }).then(
+      () => 'acquired',
+      (err: unknown) => (err as Error).name,
+    )
+    await sleep(100)
+    expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
+    const lines = await Promise.all(servers.map((s) => s.cli('ZRANGE', queue, '0', '-1')))
+    expect(lines[0]).not.toBe('')
+    expect(lines).toEqual([lines[0], lines[0], lines[0]])
+    expect(await waiting).toBe('LockTimeoutError')
+    await Promise.all(servers.map((s) => s.cli('DEL', key)))
+  })
+
   it('fails with QuorumError listing every node when a majority is down, within the wait budget', async () => {
     servers[1]!.pause()
     servers[2]!.pause()

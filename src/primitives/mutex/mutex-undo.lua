@@ -1,0 +1,20 @@
+-- mutex-undo: give back a grant that a quorum did not settle on (a majority did not grant it, or did
+-- not confirm it): delete the lock if this token holds it, and put the waiter back in line where its
+-- acquire took the lock without writing a place (nobody was in line then), with the same score as on
+-- every other node, so that a retry finds it where it stood and two waiters that each won some nodes
+-- do not swap places; then wake the head of the line if the lock is free (undoMutex of lib/mutex.lua).
+-- KEYS[1] lock: the lock key
+-- KEYS[2] queue: the queue key (zset of waiters, see mutex-acquire.lua)
+-- KEYS[3] queueExpiry: the queue expiry key
+-- ARGV[1] token: the token of the grant given back
+-- ARGV[2] waiter: waiter id that keeps its place, or '' for a single attempt
+-- ARGV[3] score: the waiter's queue score (as mutex-acquire takes it), or '' for this node's time
+-- ARGV[4] keep: in ms, how long a place put back lives unless the waiter attempts again (its ttl
+--         plus the grace, as long as a granted waiter's place lived)
+-- ARGV[5] channel: pub/sub channel prefix of the resource (see mutex-release.lua)
+-- ARGV[6] grace: in ms, the woken waiter keeps its place only this long unless it comes
+-- Returns 1: the lock was held by this token and is deleted
+--         0: it was not (expired, never granted here): only the waiter's place was seen to
+--#include lib/queue.lua
+--#include lib/mutex.lua
+return undoMutex(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
