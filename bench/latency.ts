@@ -167,7 +167,7 @@ export async function uncontendedThroughput(pool: Pool, server: Server, cfg: Con
  * VM, load elsewhere can make loopback round trips faster (a busy CPU wakes up sooner), so the
  * best round measures the neighbours as much as the library.
  */
-function medianRound<T extends { cyclesPerSec: number; rounds: number[] }>(rows: T[]): T {
+export function medianRound<T extends { cyclesPerSec: number; rounds: number[] }>(rows: T[]): T {
   const sorted = [...rows].sort((a, b) => a.cyclesPerSec - b.cyclesPerSec)
   const mid = sorted[Math.floor((sorted.length - 1) / 2)]!
   return { ...mid, rounds: rows.map((r) => r.cyclesPerSec) }

@@ -2,7 +2,7 @@
 import { chosen, type Config } from './bench-config.js'
 import type { ContendRow } from './contend-analysis.js'
 import { contend } from './contention.js'
-import { B_SHAPES, throughputRun, type LatencyRow, type ThroughputRow } from './latency.js'
+import { B_SHAPES, medianRound, throughputRun, type LatencyRow, type ThroughputRow } from './latency.js'
 import { libLabel, type LibSpec } from './libs.js'
 import type { Pool } from './pool.js'
 import type { Server } from './redis.js'
@@ -26,32 +26,40 @@ export interface QuorumResult {
   failures: { label: string; message: string }[]
 }
 
-/** 50 workers on one client per node, one key each, acquire+release: one row per library that ran. */
+/**
+ * 50 workers on one client per node, one key each, acquire+release: one row per library that ran,
+ * the median of `latencyRounds` rounds that take the libraries in turn (as B does), so that a
+ * machine that changes speed within the minute moves every library alike.
+ */
 async function quorumThroughput(pool: Pool, servers: Server[], cfg: Config, failures: QuorumResult['failures'], skip: (lib: LibSpec) => boolean) {
-  const rows: ThroughputRow[] = []
-  for (const lib of chosen(cfg, QUORUM)) {
-    if (skip(lib)) continue
-    try {
-      const [w] = await pool.take(1)
-      const row = await throughputRun(
-        w!,
-        lib,
-        servers.map((s) => s.url),
-        B_SHAPES.one,
-        cfg.throughputMs,
-        `q50:${lib.kind}`,
-      )
-      rows.push({ ...row, rounds: [row.cyclesPerSec] })
-      log(`  quorum 50 workers ${row.label}: ${Math.round(row.cyclesPerSec)} cycles/s`)
-    } catch (err) {
-      failures.push({ label: `${libLabel(lib)} (50 workers)`, message: String(err instanceof Error ? err.message : err) })
-      log(`  quorum 50 workers ${libLabel(lib)} FAILED: ${String(err)}`)
-      await pool.close()
-    } finally {
-      for (const s of servers) await s.admin.flushall().catch(() => {})
+  const all = new Map<string, ThroughputRow[]>()
+  const failed = new Set<LibSpec>()
+  for (let round = 0; round < cfg.latencyRounds; round++) {
+    for (const lib of chosen(cfg, QUORUM)) {
+      if (skip(lib) || failed.has(lib)) continue
+      try {
+        const [w] = await pool.take(1)
+        const row = await throughputRun(
+          w!,
+          lib,
+          servers.map((s) => s.url),
+          B_SHAPES.one,
+          cfg.throughputMs,
+          `q50:${lib.kind}:${round}`,
+        )
+        all.set(row.label, [...(all.get(row.label) ?? []), row])
+        log(`  quorum 50 workers ${row.label} round ${round + 1}: ${Math.round(row.cyclesPerSec)} cycles/s`)
+      } catch (err) {
+        failed.add(lib)
+        failures.push({ label: `${libLabel(lib)} (50 workers)`, message: String(err instanceof Error ? err.message : err) })
+        log(`  quorum 50 workers ${libLabel(lib)} FAILED: ${String(err)}`)
+        await pool.close()
+      } finally {
+        for (const s of servers) await s.admin.flushall().catch(() => {})
+      }
     }
   }
-  return rows
+  return [...all.values()].map(medianRound)
 }
 
 export async function quorumLatencyAndContention(pool: Pool, servers: Server[], cfg: Config): Promise<QuorumResult> {
