@@ -10,7 +10,20 @@ import { closeClients, connect } from './worker-clients.js'
 
 export type LatencyTask =
   | { type: 'floor'; url: string; n: number }
-  | { type: 'latency'; lib: LibSpec; urls: string[]; n: number; warmup: number; prefix: string }
+  | {
+      type: 'latency'
+      lib: LibSpec
+      urls: string[]
+      n: number
+      warmup: number
+      prefix: string
+      /**
+       * false: no promise count or heap sample after the timed cycles. Both switch on V8 machinery
+       * (promise hooks, the inspector's sampling heap profiler) that deoptimizes the code warmed so
+       * far, so a timed run that follows them in this process would measure the re-warming.
+       */
+      made?: boolean
+    }
   | {
       type: 'throughput'
       lib: LibSpec
@@ -73,7 +86,7 @@ async function latency(task: Extract<Task, { type: 'latency' }>) {
   const elapsed = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
   const wire = wireCount() - wire0
-  const made = await madePerCycle((i) => lib.acquire(`${task.prefix}:made:${i}`, 10_000, 5_000).then((held) => held.release()))
+  const made = task.made === false ? {} : await madePerCycle((i) => lib.acquire(`${task.prefix}:made:${i}`, 10_000, 5_000).then((held) => held.release()))
   await lib.close()
   await closeClients()
   return {

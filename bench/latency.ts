@@ -60,7 +60,7 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
   // colder JIT than the rest (in a quick run, one round, it made fencelock's CPU per cycle ~1.5x;
   // in one process fencelock's CPU per cycle still fell from 189 to 73 µs over its first ~10,000).
   for (const lib of chosen(cfg, LATENCY)) {
-    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(3_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}` })
+    await w!.run({ type: 'latency', lib, urls: [server.url], n: Math.min(3_000, cfg.latencyN), warmup: 0, prefix: `a:warm:${lib.kind}`, made: false })
     await server.admin.flushall()
   }
   for (let round = 0; round < cfg.latencyRounds; round++) {
@@ -77,6 +77,7 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
         n: cfg.latencyN,
         warmup: Math.min(500, cfg.latencyN / 5),
         prefix: `a:${lib.kind}:${round}`,
+        made: false,
       })
       // Server CPU over warm-up and measurement alike, per cycle: the cost of the scripts themselves.
       const used = delta(await counters(server), before)
@@ -85,12 +86,36 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
       const list = all.get(label) ?? []
       list.push({ lib: lib.kind, label, ...(lib.telemetry ? { telemetry: true } : {}), ...r, rounds: [] })
       all.set(label, list)
-      log(
-        `  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle, ${r.promisesPerCycle ?? '?'} promises/cycle`,
-      )
+      log(`  A ${label} round ${round + 1}: ${Math.round(r.cyclesPerSec)} cycles/s, ${r.clientCpuUsPerCycle.toFixed(1)} µs client CPU/cycle`)
     }
   }
-  return [...all.values()].map((rounds) => ({ ...medianRound(rounds), cpuRounds: rounds.map((x) => x.clientCpuUsPerCycle) }))
+  // Promises and heap per cycle last, one pass per library: they deoptimize what the JIT had warmed
+  // (promise hooks, the sampling heap profiler), so no timed round may follow them in this process.
+  const made = new Map<string, Pick<LatencyRow, 'promisesPerCycle' | 'heapBytesPerCycle' | 'objectsPerCycle'>>()
+  for (const lib of chosen(cfg, LATENCY)) {
+    const r = await w!.run<Pick<LatencyRow, 'promisesPerCycle' | 'heapBytesPerCycle' | 'objectsPerCycle'>>({
+      type: 'latency',
+      lib,
+      urls: [server.url],
+      // Its own timed cycles (not used) re-warm the code the previous library's pass deoptimized,
+      // so the heap sample sees what optimized code allocates, as in a running service.
+      n: Math.min(2_000, cfg.latencyN),
+      warmup: 0,
+      prefix: `a:made:${lib.kind}`,
+    })
+    const { promisesPerCycle, heapBytesPerCycle, objectsPerCycle } = r
+    made.set(libLabel(lib), {
+      ...(promisesPerCycle === undefined ? {} : { promisesPerCycle }),
+      ...(heapBytesPerCycle === undefined ? {} : { heapBytesPerCycle }),
+      ...(objectsPerCycle === undefined ? {} : { objectsPerCycle }),
+    })
+    await server.admin.flushall()
+  }
+  return [...all.entries()].map(([label, rounds]) => ({
+    ...medianRound(rounds),
+    ...made.get(label),
+    cpuRounds: rounds.map((x) => x.clientCpuUsPerCycle),
+  }))
 }
 
 export interface ThroughputRow {
