@@ -91,9 +91,10 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
   }
   // Promises and heap per cycle last, one pass per library: they deoptimize what the JIT had warmed
   // (promise hooks, the sampling heap profiler), so no timed round may follow them in this process.
-  const made = new Map<string, Pick<LatencyRow, 'promisesPerCycle' | 'heapBytesPerCycle' | 'objectsPerCycle'>>()
+  type Made = Required<Pick<LatencyRow, 'promisesPerCycle' | 'heapBytesPerCycle' | 'objectsPerCycle'>>
+  const made = new Map<string, Made>()
   for (const lib of chosen(cfg, LATENCY)) {
-    const r = await w!.run<Pick<LatencyRow, 'promisesPerCycle' | 'heapBytesPerCycle' | 'objectsPerCycle'>>({
+    const r = await w!.run<Made>({
       type: 'latency',
       lib,
       urls: [server.url],
@@ -103,12 +104,8 @@ export async function uncontendedLatency(pool: Pool, server: Server, cfg: Config
       warmup: 0,
       prefix: `a:made:${lib.kind}`,
     })
-    const { promisesPerCycle, heapBytesPerCycle, objectsPerCycle } = r
-    made.set(libLabel(lib), {
-      ...(promisesPerCycle === undefined ? {} : { promisesPerCycle }),
-      ...(heapBytesPerCycle === undefined ? {} : { heapBytesPerCycle }),
-      ...(objectsPerCycle === undefined ? {} : { objectsPerCycle }),
-    })
+    // Only the three counts: the pass's own timings must not replace the median round's.
+    made.set(libLabel(lib), { promisesPerCycle: r.promisesPerCycle, heapBytesPerCycle: r.heapBytesPerCycle, objectsPerCycle: r.objectsPerCycle })
     await server.admin.flushall()
   }
   return [...all.entries()].map(([label, rounds]) => ({

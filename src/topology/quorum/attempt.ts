@@ -53,7 +53,7 @@ export async function attempt(q: QuorumContext<unknown>, resource: string, token
   )
   const tally = tallyOf(q, results, counts)
   const [claim, won] = [...tally.claims].sort(([, a], [, b]) => b.counted - a.counted)[0] ?? ['', undefined]
-  if (won && won.counted >= q.majority) return confirmWon(q, resource, { token, waiter, claim, won, tally, ms, place: placeOf(request) })
+  if (won && won.counted >= q.majority) return confirmWon(q, resource, { request, claim, won, tally, ms })
   // Undo wherever it may have been granted: nodes that granted, and nodes not waited for.
   if (tally.granted.length > 0 || results.some((r) => r === undefined)) undo(q, resource, token, placeOf(request))
   // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
@@ -89,17 +89,16 @@ function tallyOf(q: QuorumContext<unknown>, results: Replies, counts: ReadonlyMa
 }
 
 interface Won {
-  readonly token: string
-  readonly waiter: string
+  readonly request: AttemptRequest
   readonly claim: string
   readonly won: Claim
   readonly tally: Tally
   readonly ms: number
-  readonly place: UndoPlace
 }
 
 /** The claim won a majority: its fence is confirmed on its nodes, and the lease exists once a majority did. */
-async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, waiter, claim, won, tally, ms, place }: Won): Promise<Attempt> {
+async function confirmWon(q: QuorumContext<unknown>, resource: string, { request, claim, won, tally, ms }: Won): Promise<Attempt> {
+  const { token, waiter } = request
   const leaseToken = q.primitive.leaseToken(token, claim)
   const confirms = await onNodes<boolean>(won.nodes, (node, into) => q.calls.confirmInto(execOf(node), resource, leaseToken, won.fence, waiter, into), ms)
   if (confirms.filter((c) => c.ok && c.value).length >= q.majority) {
@@ -114,7 +113,7 @@ async function confirmWon(q: QuorumContext<unknown>, resource: string, { token, 
     }
     return { acquired: true, fence: won.fence, token: leaseToken }
   }
-  undo(q, resource, token, place)
+  undo(q, resource, token, placeOf(request))
   const confirmVotes = won.nodes.map((node, i) => {
     const confirm = confirms[i]!
     return confirm.ok ? { node: node.index, outcome: confirm.value ? ('acquired' as const) : ('held' as const) } : vote(node, confirm, 'error')
