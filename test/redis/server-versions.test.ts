@@ -180,7 +180,10 @@ function operations(name: ServerName, server: string, target: { readonly redis: 
       c.on('error', () => {})
       return c
     })
-    const locks = createLocks({ redis: clients, maxTtl, ttl: maxTtl, quorum: { nodeTimeout: 250 } })
+    // The run_id rule needs the client to have seen each node's run_id before the restart: a reply
+    // later than the node timeout is ignored, run_id and all (under a loaded CI machine one came
+    // later than 250 ms, and that node then counted on its uptime alone, as it safely may).
+    const locks = createLocks({ redis: clients, maxTtl, ttl: maxTtl, quorum: { nodeTimeout: 900 } })
     try {
       await mature(nodes, maxTtl)
       const first = await locks.acquire('q', { wait: 3_000 })
