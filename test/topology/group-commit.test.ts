@@ -485,7 +485,10 @@ describe.skipIf(!requireRedisOrSkip())('group commit on a Redis Cluster', () => 
     // Each lease has its own resource's fence, larger than that resource's last one. Fences are per
     // resource: two nodes' scripts that run within the same few microseconds may give two resources
     // of different slots the same number, so only the fences of one slot (one script) are compared.
-    for (const [i, lease] of leases.entries()) expect(lease.fence).toBeGreaterThan(first[i]!.fence)
+    for (const [i, lease] of leases.entries()) {
+      expect(lease.fence).toBeGreaterThan(first[i]!.fence)
+      expect((await locks.inspect(lease.resource)).fence).toBe(lease.fence)
+    }
     for (const group of bySlot.values()) {
       const fences = group.map((name) => leases[resources.indexOf(name)]!.fence)
       expect(new Set(fences).size).toBe(group.length)
