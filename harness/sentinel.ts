@@ -46,7 +46,10 @@ export interface SentinelGroup {
   waitForPromotion(old: RedisProcess, timeoutMs?: number): Promise<RedisProcess>
   /** Until every Sentinel counts replica `node` down (`s_down`): a failover then does not choose it. */
   waitForReplicaDown(node: RedisProcess, timeoutMs?: number): Promise<void>
-  /** Until `node` replicates from the current primary with its link up (Sentinel reconfigured it). */
+  /**
+   * Until `node` replicates from the current primary with its link up. While it is told to follow
+   * no primary or another one, it is told REPLICAOF the current primary again (once a second).
+   */
   waitForReplica(node: RedisProcess, timeoutMs?: number): Promise<void>
   /** kill -9 of everything, temporary directories removed. */
   stop(): Promise<void>
@@ -106,7 +109,11 @@ async function replicaFlags(via: RedisProcess, sentinelPort: number, port: numbe
 }
 
 async function linkedTo(node: RedisProcess, primaryPort: number): Promise<boolean> {
-  const info = await node.cli('INFO', 'replication').catch(() => '')
+  return linked(await node.cli('INFO', 'replication').catch(() => ''), primaryPort)
+}
+
+/** An INFO replication reply of a replica of `primaryPort` with its link up. */
+function linked(info: string, primaryPort: number): boolean {
   return info.includes('role:slave') && info.includes(`master_port:${primaryPort}`) && info.includes('master_link_status:up')
 }
 
@@ -188,12 +195,28 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
     },
     async waitForReplica(node, timeoutMs = 15_000) {
       const deadline = performance.now() + timeoutMs
+      let told = 0
+      let seen = ''
       while (performance.now() < deadline) {
         const p = await primary().catch(() => undefined)
-        if (p && p !== node && (await linkedTo(node, p.port))) return
+        if (p && p !== node) {
+          seen = await node.cli('INFO', 'replication').catch((err: unknown) => String(err))
+          if (linked(seen, p.port)) return
+          // Not (or no longer) told to follow this primary: a REPLICAOF sent while the node was still
+          // starting, or one Sentinel overrode, is lost. Tell it again, as Sentinel would, sooner.
+          if (!seen.includes(`master_port:${p.port}`) && performance.now() - told > 1_000) {
+            told = performance.now()
+            await node.cli('REPLICAOF', p.host, String(p.port)).catch(() => '')
+          }
+        }
         await sleep(50)
       }
-      throw new Error(`the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms`)
+      const state = seen
+        .split('\n')
+        .filter((line) => /^(role|master_port|master_link_status|master_sync_in_progress|master_link_down_since_seconds):/.test(line.trim()))
+      throw new Error(
+        `the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms (${state.map((l) => l.trim()).join(', ') || 'no INFO'})`,
+      )
     },
     stop,
   }
