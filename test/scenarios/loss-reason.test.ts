@@ -19,21 +19,30 @@ interface DefaultClient {
   close(): void
 }
 
-/** An 'error' listener, as every user adds, that also tells when the client reports ECONNREFUSED. */
-function refusals(client: { on(event: 'error', listener: (err: unknown) => void): unknown }): () => Promise<void> {
+/**
+ * An 'error' listener, as every user adds, that also tells when the client reports ECONNREFUSED. A
+ * wait that runs out names what the client did report meanwhile (its errors, and whether it became
+ * ready again), so that a slow or missing refusal says which it was.
+ */
+function refusals(client: { on(event: 'error' | 'ready', listener: (err: unknown) => void): unknown }): () => Promise<void> {
   const waiting: (() => void)[] = []
+  const seen: string[] = []
   client.on('error', (err) => {
     const { code, message } = (err ?? {}) as { code?: string; message?: string }
+    seen.push(code ?? message ?? String(err))
     if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message ?? '')) for (const wake of waiting.splice(0)) wake()
   })
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the client reported no ECONNREFUSED within 5 s')), 5_000)
+  client.on('ready', () => void seen.push('ready'))
+  return () => {
+    seen.length = 0
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the client reported no ECONNREFUSED within 10 s; it reported: ${seen.join(', ') || 'nothing'}`)), 10_000)
       waiting.push(() => {
         clearTimeout(timer)
         resolve()
       })
     })
+  }
 }
 
 /** Each client library at its default options; only an 'error' listener, as every user adds. */
