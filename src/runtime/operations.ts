@@ -1,13 +1,13 @@
 import type { Backend } from '../topology/backend.js'
 import { reportAcquire, unreported } from './acquire-report.js'
-import { LockAbortedError, LockLostError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
-import { attemptError, noReply, redisFailure } from '../errors/failures.js'
+import { LockAbortedError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
+import { attemptError } from '../errors/failures.js'
 import { keyCache } from '../util/keys.js'
 import { holding, type Lease } from './lease.js'
-import { drift, type LeaseContext } from './lease-context.js'
+import type { LeaseContext } from './lease-context.js'
 import type { LeaseState } from './lease-state.js'
 import { attemptOnce, attemptThen, type AttemptRequest } from './attempt.js'
-import { NO_REPLY, replyWithin } from '../util/alarms.js'
+import { extendByToken, inspectBounded, releaseByToken, type ByToken } from './by-token.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
@@ -48,6 +48,7 @@ export class Operations<Info> {
   readonly #leases: LeaseContext
   readonly #waiterTag: string
   readonly #kind: LockKind
+  readonly #byToken: ByToken<Info>
 
   /** `kind` names the primitive in telemetry; `waiterTag` ends its waiter ids (a reader, a writer). */
   readonly #checkName: (value: unknown) => string
@@ -71,6 +72,7 @@ export class Operations<Info> {
       kind,
       leases: runtime.leases,
     }
+    this.#byToken = { runtime, backend, leases: this.#leases }
     this.#waiting = new WaitQueues({
       wake: backend.wake,
       subscribing: () => runtime.retainWake(backend),
@@ -232,11 +234,7 @@ export class Operations<Info> {
     this.#checkName(resource)
     checkToken(token)
     this.#runtime.checkOpen(this.#backend)
-    // A lease of this instance: release it as such, so its timers stop and its state is right.
-    const local = this.#leaseOf(resource, token)
-    if (local) return local.release()
-    // Bounded like lease.release(): a Redis that does not answer must not hold the caller forever.
-    return this.#bounded(`release lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.release(resource, token))
+    return releaseByToken(this.#byToken, resource, token)
   }
 
   async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
@@ -244,29 +242,13 @@ export class Operations<Info> {
     checkToken(token)
     const ms = this.#ttl(ttl)
     this.#runtime.checkOpen(this.#backend)
-    const local = this.#leaseOf(resource, token)
-    if (local) {
-      try {
-        await local.extend(ms)
-        return true
-      } catch (err) {
-        if (err instanceof LockLostError) return false
-        throw err
-      }
-    }
-    // A reply later than the new ttl minus drift extends nothing the caller can count on. A lease
-    // the backend already knows lost (a quorum majority silent) is not extended: false, as refused.
-    const extending = this.#backend.extend(resource, token, ms).catch((err: unknown) => {
-      if (err instanceof LockLostError) return false
-      throw err
-    })
-    return this.#bounded(`extend lock "${resource}"`, ms - drift(this.#leases, ms), extending)
+    return extendByToken(this.#byToken, resource, token, ms)
   }
 
   async inspect(resource: string): Promise<Info> {
     this.#checkName(resource)
     this.#runtime.checkOpen(this.#backend)
-    return this.#bounded(`inspect lock "${resource}"`, Math.min(this.#runtime.defaults.ttl, 10_000), this.#backend.inspect(resource))
+    return inspectBounded(this.#byToken, resource)
   }
 
   /** Telemetry: one more attempt sent; the first one tells whether the lock was taken. */
@@ -287,22 +269,5 @@ export class Operations<Info> {
     this.#waiting.end(resource)
     if ('lease' in late) late.lease.giveBack()
     else if (id !== undefined) void this.#backend.leave(resource, id).catch(() => {})
-  }
-
-  #leaseOf(resource: string, token: string): LeaseState | undefined {
-    for (const lease of this.#runtime.leases) if (lease.token === token && lease.resource === resource && lease.context === this.#leases) return lease
-    return undefined
-  }
-
-  /** `work`, or a typed error if it fails or has no answer within `limit` ms. */
-  async #bounded<T>(what: string, limit: number, work: Promise<T>): Promise<T> {
-    let outcome: T | typeof NO_REPLY
-    try {
-      outcome = await replyWithin(work, Math.max(1, limit))
-    } catch (err) {
-      throw redisFailure(what, err)
-    }
-    if (outcome === NO_REPLY) throw noReply(what, limit, this.#backend.clientError?.())
-    return outcome
   }
 }
