@@ -9,7 +9,7 @@ import path from 'node:path'
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 5_000
 const CLUSTER_TIMEOUT_MS = 20_000
-const OUTPUT_TAIL_BYTES = 4_096
+const OUTPUT_TAIL_BYTES = 16_384
 // Cluster lookups ask node after node; a paused node must not stall them for long.
 const QUERY_TIMEOUT_MS = 1_500
 
@@ -31,6 +31,8 @@ export interface RedisProcess {
   restart(): Promise<void>
   /** `redis-cli -p PORT ...args`, trimmed stdout; rejects on a Redis error reply. */
   cli(...args: string[]): Promise<string>
+  /** The last lines the current process wrote to its log (stdout and stderr), for error messages. */
+  log(): string
 }
 
 export interface RedisCluster {
@@ -141,6 +143,8 @@ function redisCli(port: number, args: string[], timeoutMs: number): Promise<stri
 // ------------------------------------------------- process bookkeeping
 
 const live = new Set<ChildProcess>()
+/** The tail of each server process's output (see `RedisProcess.log`). */
+const outputs = new WeakMap<ChildProcess, () => string>()
 const tempDirs = new Set<string>()
 let exitHookInstalled = false
 
@@ -235,6 +239,7 @@ async function spawnServer(port: number, dir: string, extra: string[], server: s
   }
   child.stdout?.on('data', collect)
   child.stderr?.on('data', collect)
+  outputs.set(child, () => tail)
   // A leaked server must not keep the test process alive; the exit hook kills it.
   child.unref()
   ;(child.stdout as unknown as net.Socket | null)?.unref()
@@ -296,6 +301,9 @@ function makeHandle(port: number, dir: string, extra: string[], first: ChildProc
     },
     cli(...args: string[]) {
       return redisCli(port, args, 10_000)
+    },
+    log() {
+      return outputs.get(child)?.() ?? ''
     },
   }
   return handle

@@ -1,7 +1,7 @@
 // A primary, one replica (or two) and three real `redis-server --sentinel` processes watching them,
 // with short timeouts so a failover takes about a second: for tests and the fault harness's failover mode.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { faketimeEnv, serverClock, type ServerClock } from './faketime.js'
@@ -51,6 +51,8 @@ export interface SentinelGroup {
    * no primary or another one, it is told REPLICAOF the current primary again (once a second).
    */
   waitForReplica(node: RedisProcess, timeoutMs?: number): Promise<void>
+  /** What the Sentinels logged of roles and failovers so far (`+switch-master`, `+sdown`, ...), each line after its Sentinel's port. */
+  events(): string[]
   /** kill -9 of everything, temporary directories removed. */
   stop(): Promise<void>
 }
@@ -58,6 +60,27 @@ export interface SentinelGroup {
 interface SentinelProcess {
   port: number
   child: ChildProcess
+}
+
+const sentinelLog = (dir: string, port: number) => path.join(dir, `sentinel-${port}.log`)
+
+/** A log's last `count` lines that match `pattern` (none when it cannot be read). */
+function lastLines(text: string, pattern: RegExp, count: number): string[] {
+  return text
+    .split('\n')
+    .filter((line) => pattern.test(line))
+    .slice(-count)
+}
+
+/** The `+event`/`-event` lines (roles and failovers) of each Sentinel's log, after its port; a log not there yet has none. */
+function sentinelEvents(dir: string, sentinels: readonly SentinelProcess[]): string[] {
+  return sentinels.flatMap((s) => {
+    let text = ''
+    try {
+      text = readFileSync(sentinelLog(dir, s.port), 'utf8')
+    } catch {}
+    return lastLines(text, / [+-][a-z]/, Number.POSITIVE_INFINITY).map((line) => `${s.port} ${line}`)
+  })
 }
 
 async function startSentinel(dir: string, primary: RedisProcess): Promise<SentinelProcess> {
@@ -69,6 +92,7 @@ async function startSentinel(dir: string, primary: RedisProcess): Promise<Sentin
       `port ${port}`,
       `bind ${HOST}`,
       `dir ${dir}`,
+      `logfile ${sentinelLog(dir, port)}`,
       `sentinel monitor ${SENTINEL_MASTER} ${primary.host} ${primary.port} 2`,
       `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${DOWN_AFTER_MS}`,
       `sentinel failover-timeout ${SENTINEL_MASTER} ${FAILOVER_TIMEOUT_MS}`,
@@ -214,10 +238,18 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
       const state = seen
         .split('\n')
         .filter((line) => /^(role|master_port|master_link_status|master_sync_in_progress|master_link_down_since_seconds):/.test(line.trim()))
+      // Who changed its role is in its own log ("MASTER MODE enabled (user request from ...)") and the Sentinels'.
+      const roles = lastLines(
+        node.log(),
+        /MASTER MODE|REPLICAOF|SLAVE OF|Connecting to MASTER|MASTER <-> REPLICA sync: (Finished|Master accepted)|Error condition/,
+        15,
+      )
       throw new Error(
-        `the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms (${state.map((l) => l.trim()).join(', ') || 'no INFO'})`,
+        `the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms (${state.map((l) => l.trim()).join(', ') || 'no INFO'}); ` +
+          `its log:\n${roles.join('\n')}\nthe Sentinels' last events:\n${sentinels.flatMap((x) => lastLines(sentinelEvents(dir, [x]).join('\n'), /./, 15)).join('\n')}`,
       )
     },
+    events: () => sentinelEvents(dir, sentinels),
     stop,
   }
   // All three must know every replica before a failover can pick it.
