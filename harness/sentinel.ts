@@ -10,8 +10,13 @@ import { defaultServer, freePort, pingRaw, startRedis, trackChild, type RedisPro
 const HOST = '127.0.0.1'
 /** The name the Sentinels monitor the primary under (`new Redis({ sentinels, name })`). */
 export const SENTINEL_MASTER = 'fencelock'
-/** How long a primary may be silent before a Sentinel thinks it down. */
-export const DOWN_AFTER_MS = 500
+/**
+ * How long a primary may be silent before a Sentinel thinks it down. Well above a Sentinel's 1 s
+ * ping period: after a switch it re-makes its link to the new primary at most once a second, and
+ * at 500 ms it counted nearly every just-promoted primary down and failed over again (promoting
+ * the old primary back, restarted empty), whenever the machine was loaded.
+ */
+export const DOWN_AFTER_MS = 2_000
 const FAILOVER_TIMEOUT_MS = 2_000
 
 /** Worker slots that get a Redis user of their own (`workerUser`) on the data nodes. */
@@ -208,7 +213,7 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
       }
       throw new Error(`the Sentinels promoted no replica within ${timeoutMs} ms`)
     },
-    async waitForReplicaDown(node, timeoutMs = 5_000) {
+    async waitForReplicaDown(node, timeoutMs = 10_000) {
       const deadline = performance.now() + timeoutMs
       while (performance.now() < deadline) {
         const flags = await Promise.all(sentinels.map((s) => replicaFlags(a, s.port, node.port)))
