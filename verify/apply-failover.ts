@@ -176,7 +176,7 @@ async function promoteStaleReplica(t: FaultTargets, group: SentinelGroup, f: Pla
   stale.pause()
   if (addr) await primary.cli('CLIENT', 'KILL', 'ADDR', addr).catch(() => '')
   const grant = await grantAfter(t, t.now(), f.delayMs)
-  // Frozen at once, while it holds the lock: the Sentinels take a second to count the acker down.
+  // Frozen at once, while it holds the lock: the Sentinels take two seconds to count the acker down.
   const slot = holderSlot(t, f, grant)
   setFrozen(slot, true)
   acker.pause()

@@ -115,7 +115,7 @@ export function planFaults(options: ScheduleOptions): PlannedFault[] {
 /**
  * Failover mode: failovers one after another, kills (-9) and pauses of the primary, and every
  * third a partition that leaves the primary with one client; with two replicas, every failover is
- * the stale replica's (verify/apply-failover.ts). `duration` is the budget a failover gets (a Sentinel promotion takes 1 to 5 s here),
+ * the stale replica's (verify/apply-failover.ts). `duration` is the budget a failover gets (a Sentinel promotion takes 3 to 5 s here),
  * `delayMs` how long the replica stays paused waiting for a grant it will miss.
  */
 function planFailovers(options: ScheduleOptions): PlannedFault[] {
