@@ -1,6 +1,11 @@
 import type { RedisAdapter } from '../../redis/adapter.js'
 import { Alarm, cancelAlarm, setAlarm, type Into } from '../../util/alarms.js'
 
+/** An alarm this late came due during a stall of this process, not of the node. */
+const STALLED_MS = 20
+/** The most a stall of this process adds to a call's limit, once: enough for a reply to a call sent just now. */
+const GRACE_MS = 50
+
 /** Outcome of one call to one node, bounded by the node timeout. */
 export type NodeResult<T> = { ok: true; value: T } | { ok: false; timeout: boolean; error: unknown }
 
@@ -48,9 +53,24 @@ export class QuorumNode {
    */
   runInto<T>(start: (into: Into<T>) => void, ms: number, done: (result: NodeResult<T>) => void): void {
     let settled = false
+    // A limit that came due while this process stalled (a GC pause, a long synchronous task) says
+    // nothing of the node: its reply may sit unread (Node runs due timers before it reads the
+    // sockets), or the call may have gone out only after the stall (a batch). Such a call gets one
+    // short grace, and silence is only concluded after a turn of the loop has read the sockets. A
+    // reply that comes then counts: whoever reads it measures validity from before the call was sent.
+    let graced = false
     const alarm = new Alarm(() => {
-      settled = true
-      done({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) })
+      const now = performance.now()
+      const late = now - alarm.due
+      if (late > STALLED_MS && !graced) {
+        graced = true
+        return setAlarm(alarm, now + Math.min(ms, late, GRACE_MS), Math.round(ms))
+      }
+      setImmediate(() => {
+        if (settled) return
+        settled = true
+        done({ ok: false, timeout: true, error: new NodeTimeoutError(ms, this.redis.clientError()) })
+      })
     }, true)
     setAlarm(alarm, performance.now() + ms, Math.round(ms))
     const settle = (result: NodeResult<T>): void => {
