@@ -26,8 +26,10 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  */
 // fencelock/redis-semaphore (dist/redis-semaphore.{js,cjs}: 58 kB each unpacked) and fencelock/redlock
 // (dist/redlock.{js,cjs}, bundling the runtime and topologies they use) raised both: measured 244 kB
-// packed / 1.02 MB with the first, 292 kB / 1.2 MB with the second alone.
-const MAX_PACKED = 380_000
+// packed / 1.02 MB with the first, 292 kB / 1.2 MB with the second alone. 6 Dec 2026: 380.4 kB
+// packed, 1.567 MB unpacked (the quorum stall grace in four bundles, and its docs), so 390 kB: still
+// far below what source maps, a second library copy or src/ would add.
+const MAX_PACKED = 390_000
 const MAX_UNPACKED = 1_600_000
 
 interface Packed {
