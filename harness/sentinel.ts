@@ -1,5 +1,5 @@
 // A primary, one replica (or two) and three real `redis-server --sentinel` processes watching them,
-// with short timeouts so a failover takes about a second: for tests and the fault harness's failover mode.
+// with short timeouts so a failover takes a few seconds: for tests and the fault harness's failover mode.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -13,8 +13,9 @@ export const SENTINEL_MASTER = 'fencelock'
 /**
  * How long a primary may be silent before a Sentinel thinks it down. Well above a Sentinel's 1 s
  * ping period: after a switch it re-makes its link to the new primary at most once a second, and
- * at 500 ms it counted nearly every just-promoted primary down and failed over again (promoting
- * the old primary back, restarted empty), whenever the machine was loaded.
+ * at 500 ms it counted the just-promoted primary down after most switches (every switch of
+ * test/harness/sentinel.test.ts) and could fail over again, promoting the old primary back,
+ * restarted empty.
  */
 export const DOWN_AFTER_MS = 2_000
 const FAILOVER_TIMEOUT_MS = 2_000
