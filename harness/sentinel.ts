@@ -70,7 +70,7 @@ interface SentinelProcess {
 
 const sentinelLog = (dir: string, port: number) => path.join(dir, `sentinel-${port}.log`)
 
-/** A log's last `count` lines that match `pattern` (none when it cannot be read). */
+/** The last `count` lines of `text` that match `pattern`. */
 function lastLines(text: string, pattern: RegExp, count: number): string[] {
   return text
     .split('\n')
@@ -85,7 +85,10 @@ function sentinelEvents(dir: string, sentinels: readonly SentinelProcess[]): str
     try {
       text = readFileSync(sentinelLog(dir, s.port), 'utf8')
     } catch {}
-    return lastLines(text, / [+-][a-z]/, Number.POSITIVE_INFINITY).map((line) => `${s.port} ${line}`)
+    return text
+      .split('\n')
+      .filter((line) => / [+-][a-z]/.test(line))
+      .map((line) => `${s.port} ${line}`)
   })
 }
 
@@ -252,7 +255,7 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
       )
       throw new Error(
         `the node on port ${node.port} did not rejoin as a replica within ${timeoutMs} ms (${state.map((l) => l.trim()).join(', ') || 'no INFO'}); ` +
-          `its log:\n${roles.join('\n')}\nthe Sentinels' last events:\n${sentinels.flatMap((x) => lastLines(sentinelEvents(dir, [x]).join('\n'), /./, 15)).join('\n')}`,
+          `its log:\n${roles.join('\n')}\nthe Sentinels' last events:\n${sentinels.flatMap((x) => sentinelEvents(dir, [x]).slice(-15)).join('\n')}`,
       )
     },
     events: () => sentinelEvents(dir, sentinels),

@@ -5,8 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { DOWN_AFTER_MS, startSentinelGroup } from '../../harness/sentinel.js'
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+import { sleep } from '../../harness/util.js'
 const FAILOVERS = 3
 
 describe.skipIf(!requireRedisOrSkip())('Sentinel group harness', () => {

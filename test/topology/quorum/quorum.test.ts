@@ -127,10 +127,10 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     }
     // Each on a lease of its own: two stalls of 600 ms would outlast the 1 s lease itself.
     // tryAcquire: one attempt (acquire would try again after the timeouts, and hide them).
-    const acquired = (await stalled(() => locks.tryAcquire('q:stall')))!
+    const acquired = await stalled(() => locks.tryAcquire('q:stall'))
     expect(acquired?.remaining).toBeGreaterThan(0)
     expect(await other.tryAcquire('q:stall')).toBeNull()
-    await acquired.release()
+    await acquired!.release()
     const extended = await locks.acquire('q:stall')
     await stalled(() => extended.extend(MAX_TTL))
     expect(extended.held).toBe(true)
