@@ -1,11 +1,11 @@
 // What the renewal tests check about a batch of leases once some of them lost their locks.
 import { expect } from 'vitest'
 import { LockLostError, type Lease } from '../src/index.js'
-import { sleep, waitUntil } from './util.js'
+import { sleep, until } from './util.js'
 
 /** Waits until the `lost` leases are aborted, one more renewal or two, then: exactly those, each 'refused'. */
 export async function expectExactlyLost(leases: readonly Lease[], lost: ReadonlySet<number>, ttl: number): Promise<void> {
-  await waitUntil('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), 3 * ttl)
+  await until('the lost leases to abort', () => [...lost].every((i) => leases[i]!.signal.aborted), { timeout: 3 * ttl })
   await sleep(ttl) // and nothing else goes with them over another renewal or two
   for (const [i, lease] of leases.entries()) {
     if (lost.has(i)) {

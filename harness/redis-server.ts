@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { sleep } from './until.js'
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 5_000
@@ -123,8 +124,6 @@ function probePid(port: number, timeoutMs = 250): Promise<number | undefined> {
     socket.on('error', () => done(undefined))
   })
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 function run(cmd: string, args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {

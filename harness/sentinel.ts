@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { faketimeEnv, serverClock, type ServerClock } from './faketime.js'
 import { defaultServer, freePort, pingRaw, startRedis, trackChild, type RedisProcess } from './redis-server.js'
+import { sleep } from './until.js'
 
 const HOST = '127.0.0.1'
 /** The name the Sentinels monitor the primary under (`new Redis({ sentinels, name })`). */
@@ -31,8 +32,6 @@ const USER_ARGS = [
   ...Array.from({ length: WORKER_SLOTS }, (_, slot) => ['--user', workerUser(slot), 'on', `>${workerUser(slot)}`, '~*', '&*', '+@all']).flat(),
   ...['--user', 'harness', 'on', '>harness', '~*', '&*', '+@all'],
 ]
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export interface SentinelGroup {
   /** The data nodes (the first is the primary at start); which one is the primary changes with each failover (see `primary()`). */

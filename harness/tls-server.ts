@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Redis } from 'ioredis'
-import { waitUntil } from './util.js'
+import { until } from './util.js'
 import { freePort } from './redis-server.js'
 
 /** True if openssl runs; false with a printed reason outside CI; throws in CI. */
@@ -88,7 +88,7 @@ export async function startTlsRedis(auth: string[], probe: { username?: string; 
   })
   client.on('error', () => {})
   try {
-    await waitUntil('redis-server answers over TLS', async () => (await client.ping().catch(() => '')) === 'PONG', 10_000, 100)
+    await until('redis-server answers over TLS', async () => (await client.ping().catch(() => '')) === 'PONG', { timeout: 10_000, every: 100 })
   } catch (err) {
     stop()
     throw err

@@ -2,27 +2,19 @@
 import type { Locks } from '../src/index.js'
 import type { TestClient } from './clients.js'
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+import { sleep, until } from './until.js'
 
-/** Polls `check` every `everyMs` until it returns true; rejects with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5_000, everyMs = 10): Promise<number> {
-  const started = performance.now()
-  for (;;) {
-    if (await check()) return performance.now() - started
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)
-    await sleep(everyMs)
-  }
-}
+export { sleep, until, type UntilOptions } from './until.js'
 
-/** Waits until `locks` sees `resource` free with nobody queued; rejects (as waitUntil) after `timeoutMs`. */
-export const untilFree = (locks: Pick<Locks, 'inspect'>, resource: string, timeoutMs: number): Promise<number> =>
-  waitUntil(
+/** Waits until `locks` sees `resource` free with nobody queued; rejects (as `until`) after `timeoutMs`. */
+export const untilFree = (locks: Pick<Locks, 'inspect'>, resource: string, timeoutMs: number): Promise<true> =>
+  until(
     `${resource} is free with nobody queued`,
     async () => {
       const info = await locks.inspect(resource)
       return !info.held && info.waiters === 0
     },
-    timeoutMs,
+    { timeout: timeoutMs },
   )
 
 /** Redis key names of a resource (mirrors src/util/keys.ts; the tests check Redis directly). */

@@ -18,6 +18,7 @@ import {
 } from '../../src/index.js'
 import { scripts } from '../../src/lua/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { sleep } from '../../harness/until.js'
 
 interface Adapter {
   name: string
@@ -44,7 +45,6 @@ const adapters: Adapter[] = [
   },
 ]
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let unique = 0
 const name = (base: string) => `${base}-${++unique}`
 

@@ -23,6 +23,7 @@ import {
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { sleep } from '../../harness/until.js'
 
 const seed = process.env.FC_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FC_SEED)
 const replay = process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }
@@ -31,7 +32,6 @@ const runs: Record<string, number> = {}
 const params = (numRuns: number) => ({ numRuns, seed, ...replay })
 const count = (label: string) => void (runs[label] = (runs[label] ?? 0) + 1)
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Every key in this suite's Redis starts with this. */
 const ROOT = 'pt:'
 let unique = 0

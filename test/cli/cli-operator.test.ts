@@ -18,7 +18,7 @@ import { semaphoreKeys } from '../../src/primitives/semaphore/semaphore.js'
 import { cliEnv, cliOutcome as cli, cliPath, root, type CliOutcome } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
-import { closeQuietly, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
 const ESC = '\u001b['
 
@@ -191,7 +191,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     const waiterLocks = createLocks({ redis: client, prefix })
     const waiting = waiterLocks.acquire('acct:1', { wait: 60_000 }).catch((err: Error) => err)
     try {
-      await waitUntil('the waiter is queued', async () => (await locks.inspect('acct:1')).waiters === 1, 10_000)
+      await until('the waiter is queued', async () => (await locks.inspect('acct:1')).waiters === 1, { timeout: 10_000 })
       const [io, nr, glob, all, table] = await Promise.all([
         on('inspect', '--json'),
         on('--client', 'node-redis', 'inspect', '--json'),
@@ -326,7 +326,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     const waiterLocks = createLocks({ redis: client, prefix })
     const waiting = waiterLocks.acquire('stuck', { wait: 50_000 })
     try {
-      await waitUntil('the waiter is queued', async () => (await locks.inspect('stuck')).waiters === 1, 10_000)
+      await until('the waiter is queued', async () => (await locks.inspect('stuck')).waiters === 1, { timeout: 10_000 })
       const [forced, none] = await Promise.all([on('release', 'stuck', '--force', '--yes'), on('release', 'never-held', '--force', '--yes')])
       const releasedAt = performance.now()
       expect(forced.code).toBe(0)
@@ -353,7 +353,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     const other = createLocks({ redis: client, prefix })
     const writing = other.readWrite('ftable').write({ wait: 50_000 })
     try {
-      await waitUntil('the writer is queued', async () => (await table.inspect()).waiters === 1, 10_000)
+      await until('the writer is queued', async () => (await table.inspect()).waiters === 1, { timeout: 10_000 })
       const [byToken, reader, wrong] = await Promise.all([
         on('release', 'fpool', p1.token, '--semaphore'),
         on('release', 'ftable', r1.token, '--read-write'),
@@ -444,7 +444,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
 
   it('acquire, inspect (a SCAN of every node) and release with --redis given three times, with both clients', async () => {
     const nodes = await quorumNodes
-    await waitUntil('every node counts', async () => (await Promise.all(nodes.map(uptime))).every((s) => s >= 26), 40_000, 250)
+    await until('every node counts', async () => (await Promise.all(nodes.map(uptime))).every((s) => s >= 26), { timeout: 40_000, every: 250 })
     const prefix = uniquePrefix('cli-quorum')
     const connection = (client: string) => ['--client', client, '--prefix', prefix, '--max-ttl', MAX_TTL, ...nodes.flatMap((n) => ['--redis', n.url])]
     const acquired = await cli([...connection('ioredis'), 'acquire', 'q', '--ttl', MAX_TTL, '--json'])

@@ -11,7 +11,7 @@ import { LostLockError, Mutex, MultiSemaphore, RedlockMutex, RedlockSemaphore, S
 import { besideKey, hashPart, keySlot } from '../../src/compat/redis-semaphore/keys.js'
 import { describeRedis, useCluster } from '../../harness/per-adapter.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { sleep, waitUntil } from '../../harness/util.js'
+import { sleep, until } from '../../harness/util.js'
 
 const FAST = { lockTimeout: 1_000, acquireTimeout: 300, retryInterval: 5 }
 
@@ -100,7 +100,7 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     const { signal } = mutex
     expect(signal.aborted).toBe(false)
     await client.set('mutex:lost', 'someone else')
-    await waitUntil('the loss is seen', () => signal.aborted, 2_000)
+    await until('the loss is seen', () => signal.aborted, { timeout: 2_000 })
     expect(signal.reason).toBeInstanceOf(LostLockError)
     expect((signal.reason as Error).message).toBe('Lost mutex for key mutex:lost')
     expect(lost).toEqual([{ err: signal.reason, acquired: false }])

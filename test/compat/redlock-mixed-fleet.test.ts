@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { expect, it } from 'vitest'
 import { describeRedis } from '../../harness/per-adapter.js'
 import DropIn from '../../src/compat/redlock/index.js'
+import { sleep } from '../../harness/until.js'
 
 const require = createRequire(import.meta.url)
 const RedlockV4 = require('redlock') as new (clients: unknown[], options: object) => { lock(r: string, ttl: number): Promise<{ unlock(): Promise<void> }> }
@@ -20,7 +21,6 @@ interface V5 {
 
 const RESOURCE = 'orders:42'
 const ROUNDS = 12
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** One worker: ROUNDS times, lock, read the counter, wait, write it + 1, unlock. */
 async function work(lock: () => Promise<() => Promise<unknown>>, redis: Redis): Promise<void> {

@@ -3,8 +3,7 @@ import net from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { describeRedis, useFaultProxy } from '../../harness/per-adapter.js'
 import { pingRaw, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+import { sleep } from '../../harness/until.js'
 
 /** Minimal inline-protocol client, so proxy tests see exactly what crosses the wire. */
 async function rawClient(port: number) {

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { waitUntil } from '../../harness/util.js'
+import { until } from '../../harness/util.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -59,7 +59,10 @@ describe.skipIf(!requireRedisOrSkip())('examples/prometheus.ts', () => {
     example.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => example.once('exit', (code) => resolve(code)))
 
-    await waitUntil('the example prints its /metrics address', () => /http:\/\/\S+\/metrics/.test(stdout) || example.exitCode !== null, 20_000, 50)
+    await until('the example prints its /metrics address', () => /http:\/\/\S+\/metrics/.test(stdout) || example.exitCode !== null, {
+      timeout: 20_000,
+      every: 50,
+    })
     const url = /http:\/\/\S+\/metrics/.exec(stdout)?.[0]
     expect(url, `stdout: ${stdout}\nstderr: ${stderr}`).toBeDefined()
 
@@ -67,7 +70,7 @@ describe.skipIf(!requireRedisOrSkip())('examples/prometheus.ts', () => {
     let contentType: string | null = null
     let series = new Map<string, number>()
     // The workload overruns a lease about 0.5 s after the start; everything else comes sooner.
-    await waitUntil(
+    await until(
       'every wanted series is above zero',
       async () => {
         const response = await fetch(url!)
@@ -77,8 +80,7 @@ describe.skipIf(!requireRedisOrSkip())('examples/prometheus.ts', () => {
         series = samples(text)
         return WANTED.every((name) => (series.get(name) ?? 0) > 0)
       },
-      15_000,
-      200,
+      { timeout: 15_000, every: 200 },
     ).catch((err: Error) => {
       throw new Error(`${err.message}; last scrape:\n${text}`)
     })

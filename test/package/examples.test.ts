@@ -13,7 +13,7 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requirePgOrSkip, pgConfig } from '../../harness/postgres.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { keysOf, waitUntil } from '../../harness/util.js'
+import { keysOf, until } from '../../harness/util.js'
 import { installBuiltPackage } from './installed-package.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -47,7 +47,7 @@ function start(args: string[], env: Record<string, string>, cwd = root): Example
     stdout: () => stdout,
     stderr: () => stderr,
     async waitFor(pattern, timeoutMs = 20_000) {
-      await waitUntil(`stdout matches ${pattern}`, () => pattern.test(stdout) || ended(), timeoutMs, 25).catch((err: Error) => {
+      await until(`stdout matches ${pattern}`, () => pattern.test(stdout) || ended(), { timeout: timeoutMs, every: 25 }).catch((err: Error) => {
         throw new Error(`${err.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`)
       })
       expect(stdout, `the example ended early; stderr:\n${stderr}`).toMatch(pattern)
@@ -155,7 +155,7 @@ describe.skipIf(!redisReady)('examples', () => {
     try {
       const running = async () =>
         Number((await db.query('SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1 AND state = $2', [sleeping, 'active'])).rows[0].n)
-      await waitUntil('the query runs', async () => (await running()) === 1, 10_000, 50)
+      await until('the query runs', async () => (await running()) === 1, { timeout: 10_000, every: 50 })
       const deleted = performance.now()
       expect(await redis.cli('DEL', keysOf('fencelock:', 'report:monthly').lock)).toBe('1')
       expect(await exitOf(example)).toBe(0)

@@ -9,7 +9,7 @@ import { glideReplyError } from '../../src/redis/glide.js'
 import { glideAddress } from '../../harness/clients.js'
 import { startFaultProxy } from '../../harness/fault-proxy.js'
 import { describeRedis } from '../../harness/per-adapter.js'
-import { sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { sleep, uniquePrefix, until } from '../../harness/util.js'
 
 describe("GLIDE's error replies, as Redis wrote them", () => {
   // GLIDE's RequestError, by name: the class the adapter reads (its subclasses are no reply at all).
@@ -77,7 +77,7 @@ describeRedis('Valkey GLIDE client', (server) => {
       const held = await holder.acquire('w', { ttl: 30_000 })
       const started = performance.now()
       const waiting = waiter.acquire('w', { ttl: 5_000, wait: 10_000 })
-      await waitUntil('the waiter subscribed', async () => (await pubsubClients()) > before, 5_000, 5)
+      await until('the waiter subscribed', async () => (await pubsubClients()) > before, { timeout: 5_000, every: 5 })
       await sleep(50)
       await held.release()
       const lease = await waiting
@@ -87,7 +87,7 @@ describeRedis('Valkey GLIDE client', (server) => {
     } finally {
       await Promise.all([holder.close(), waiter.close()])
     }
-    await waitUntil('the wake-up client closed', async () => (await pubsubClients()) === 0, 5_000, 20)
+    await until('the wake-up client closed', async () => (await pubsubClients()) === 0, { timeout: 5_000, every: 20 })
   })
 
   it('after a reconnect GLIDE resubscribes by itself; the waiter looks again at once instead of after the holder ttl', async () => {
@@ -99,7 +99,7 @@ describeRedis('Valkey GLIDE client', (server) => {
     try {
       const held = await holder.acquire('k', { ttl: 30_000 })
       const waiting = waiter.acquire('k', { ttl: 5_000, wait: 25_000 })
-      await waitUntil('the waiter subscribed', async () => (await pubsubClients()) > 0, 5_000, 5)
+      await until('the waiter subscribed', async () => (await pubsubClients()) > 0, { timeout: 5_000, every: 5 })
       await sleep(50)
       // Released while the waiter's connections are cut: its wake-up message is lost.
       proxy.partition()

@@ -14,7 +14,7 @@ import { clusterSlot } from '../../src/util/keys.js'
 import type { RedisClient } from '../../src/index.js'
 import { callsOfAll, scriptCalls, scriptCallsOver } from '../../harness/commandstats.js'
 import { startCluster, type RedisCluster } from '../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, sleep, uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter, useReplicated } from '../../harness/per-adapter.js'
 import { expectExactlyLost } from '../../harness/leases.js'
 
@@ -73,7 +73,7 @@ describeRedis('batched renewals', (server) => {
       for (const lease of short) lease.signal.addEventListener('abort', () => lostAt.set(lease, performance.now()))
       server.redis.pause()
       try {
-        await waitUntil('every short lease to be lost', () => lostAt.size === short.length, 3_000)
+        await until('every short lease to be lost', () => lostAt.size === short.length, { timeout: 3_000 })
       } finally {
         server.redis.resume()
       }
@@ -128,7 +128,7 @@ describeRedis('batched renewals', (server) => {
 
       pair.replica.pause()
       try {
-        await waitUntil('every lease to be lost', () => leases.every((l) => l.signal.aborted), 3 * ttl)
+        await until('every lease to be lost', () => leases.every((l) => l.signal.aborted), { timeout: 3 * ttl })
       } finally {
         pair.replica.resume()
       }
@@ -202,7 +202,7 @@ describeRedis('batched renewals', (server) => {
 
           const gone = [0, 57, 199, 200, 299] // three of the slot's batch, two spread ones
           for (const i of gone) await deleteKey(client.raw, mutexKeys(prefix, leases[i]!.resource).lock)
-          await waitUntil('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), 3 * ttl)
+          await until('the deleted leases to be lost', () => gone.every((i) => leases[i]!.signal.aborted), { timeout: 3 * ttl })
           await sleep(ttl / 2)
           const lost = leases.flatMap((l, i) => (l.signal.aborted ? [i] : []))
           expect(lost).toEqual(gone)

@@ -22,7 +22,7 @@ import {
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
 const NAMES = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
 
@@ -106,7 +106,7 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
       controller.abort() // while the first attempt is in flight: its grant is given back
       await expect(pending).rejects.toBeInstanceOf(LockAbortedError)
     }
-    for (let i = 0; i < 20; i++) await waitUntil(`gb${i} free`, async () => !(await locks.inspect(`gb${i}`)).held, 5_000, 20)
+    for (let i = 0; i < 20; i++) await until(`gb${i} free`, async () => !(await locks.inspect(`gb${i}`)).held, { timeout: 5_000, every: 20 })
     const acquired = new Set(
       of('fencelock:acquire')
         .filter((e) => e.outcome === 'acquired')

@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest'
 import { createLocks, LockAbortedError } from '../../src/index.js'
 import { proxiedWaiter } from '../../harness/conn-proxy.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('abort', (server) => {
@@ -55,12 +55,10 @@ describeRedis('abort', (server) => {
         expect(result.at - abortedAt, 'ms from the abort to the rejection').toBeLessThan(150)
         // Whatever the late reply granted is given back: the lock is free (or the holder's), and the
         // aborted waiter keeps no place in the fair queue.
-        await waitUntil(
-          'the late grant is given back',
-          async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null),
-          3_000,
-        )
-        await waitUntil('no queue place is left', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
+        await until('the late grant is given back', async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null), {
+          timeout: 3_000,
+        })
+        await until('no queue place is left', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, { timeout: 3_000 })
         if (holder) {
           const next = holderLocks.acquire(resource, { ttl: 5_000, wait: 3_000 })
           const releasedAt = performance.now()
@@ -83,13 +81,13 @@ describeRedis('abort', (server) => {
         const holder = await holderLocks.acquire(resource, { ttl: 10_000 })
         const controller = new AbortController()
         const waiting = locks.acquire(resource, { wait: Infinity, signal: controller.signal }).catch((e: unknown) => e)
-        await waitUntil('the waiter queued', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 1, 3_000)
+        await until('the waiter queued', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 1, { timeout: 3_000 })
         const abortedAt = performance.now()
         controller.abort()
         const err = await waiting
         expect(err).toBeInstanceOf(LockAbortedError)
         expect(performance.now() - abortedAt).toBeLessThan(100)
-        await waitUntil('the queue place is freed', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, 3_000)
+        await until('the queue place is freed', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, { timeout: 3_000 })
         await holder.release()
       } finally {
         await closeQuietly([locks, holderLocks])

@@ -7,7 +7,7 @@ import { createLocks } from '../../src/index.js'
 import { adapters } from '../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
-import { uniquePrefix, waitUntil } from '../../harness/util.js'
+import { uniquePrefix, until } from '../../harness/util.js'
 
 const EXIT_WITHIN = 1_000
 /** The wait of an acquisition that meets Redis down. */
@@ -106,7 +106,7 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
       () => 'acquired',
       (err: Error) => err.name,
     )
-    await waitUntil('the waiter is subscribed', async () => (await locks.inspect('retry')).waiters === 1)
+    await until('the waiter is subscribed', async () => (await locks.inspect('retry')).waiters === 1)
     expect(ours).toHaveLength(1)
     const [sub] = ours
     await redis.stop()

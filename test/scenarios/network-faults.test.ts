@@ -5,7 +5,7 @@ import { createLocks, LockLostError, RedisError, type Lease, type Locks } from '
 import { scripts } from '../../src/lua/index.js'
 import type { TestClient } from '../../harness/clients.js'
 import type { RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, pttl, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, pttl, uniquePrefix, untilFree, until } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 
 /** Settles `promise` into a plain outcome, or 'pending' if it has not settled within `ms`. */
@@ -53,7 +53,7 @@ describeRedis('network faults', (server) => {
       const started = performance.now()
       await expect(locks.tryAcquire('late', { ttl })).rejects.toBeInstanceOf(RedisError)
       expect(performance.now() - started).toBeLessThan(ttl + 200)
-      await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 2_000)
+      await until('the lock is free', async () => !(await direct.inspect('late')).held, { timeout: 2_000 })
       expect(await pttl(t.client, keysOf(prefix, 'late').lock)).toBe(-2)
     })
 
@@ -118,7 +118,7 @@ describeRedis('network faults', (server) => {
       const held = await direct.acquire(resource, { ttl })
       const waiting = locks.acquire(resource, { ttl, wait: 15_000 })
       waiting.catch(() => {})
-      await waitUntil('the waiter queued', async () => (await direct.inspect(resource)).waiters === 1)
+      await until('the waiter queued', async () => (await direct.inspect(resource)).waiters === 1)
       proxy.partition()
       await new Promise((resolve) => setTimeout(resolve, 300))
       const releasedAt = performance.now()
@@ -139,7 +139,7 @@ describeRedis('network faults', (server) => {
       const expiredBefore = await expiredKeys(server.redis)
       proxy.setDelay(800, { direction: 'down' })
       await expect(locks.tryAcquire('late', { ttl: 1_000 })).rejects.toBeInstanceOf(RedisError)
-      await waitUntil('the lock is free', async () => !(await direct.inspect('late')).held, 3_000)
+      await until('the lock is free', async () => !(await direct.inspect('late')).held, { timeout: 3_000 })
       expect(await expiredKeys(server.redis), 'the lock expired instead of being released').toBe(expiredBefore)
     })
 
@@ -150,7 +150,7 @@ describeRedis('network faults', (server) => {
       const old = await locks.acquire(resource, { ttl: 5_000 })
       proxy.drop({ direction: 'down' })
       const releasing = outcome(old.release(), 4_000)
-      await waitUntil('the release ran in Redis', async () => !(await direct.inspect(resource)).held, 2_000)
+      await until('the release ran in Redis', async () => !(await direct.inspect(resource)).held, { timeout: 2_000 })
       const next = await direct.acquire(resource, { ttl: 5_000, wait: 0 })
       expect(next.fence).toBeGreaterThan(old.fence)
       // The connection dies with the reply still owed: ioredis resends the release on the new
@@ -203,7 +203,7 @@ describeRedis('network faults', (server) => {
       const acquiring = locks.acquire(resource, { ttl, wait: 10_000 })
       acquiring.catch(() => {})
       // The attempt ran: Redis now holds the lock under a token whose grant the client never saw.
-      await waitUntil('the lost attempt took the lock', async () => (await direct.inspect(resource)).held, 2_000)
+      await until('the lost attempt took the lock', async () => (await direct.inspect(resource)).held, { timeout: 2_000 })
       proxy.heal()
       proxy.resetAll()
       const resetAt = performance.now()
@@ -224,7 +224,7 @@ describeRedis('network faults', (server) => {
       const old: Lease = await locks.acquire(resource, { ttl: 300, autoExtend: true })
       proxy.drop({ direction: 'down' })
       const releasing = outcome(old.release(), 3_000)
-      await waitUntil('the release ran in Redis', async () => !(await direct.inspect(resource)).held, 2_000)
+      await until('the release ran in Redis', async () => !(await direct.inspect(resource)).held, { timeout: 2_000 })
       const next = await direct.acquire(resource, { ttl: 2_000, wait: 0 })
       await settledAfterReset(releasing)
       await new Promise((resolve) => setTimeout(resolve, 400)) // more than one renewal period of the old lease

@@ -3,7 +3,7 @@
 import { afterEach, expect, it } from 'vitest'
 import { fencedSet, type Locks } from '../../src/index.js'
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
-import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, pttl, sleep, uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('process faults', (server) => {
@@ -30,7 +30,9 @@ describeRedis('process faults', (server) => {
         const acquired = await holder.next('acquired')
         holder.signal('SIGSTOP')
         try {
-          await waitUntil("the paused holder's lock expired in Redis", async () => (await pttl(t.client, keysOf(prefix, resource).lock)) === -2, ttl + 1_000)
+          await until("the paused holder's lock expired in Redis", async () => (await pttl(t.client, keysOf(prefix, resource).lock)) === -2, {
+            timeout: ttl + 1_000,
+          })
           const next = await locks.acquire(resource, { ttl: 5_000, wait: 0 })
           expect(next.fence).toBeGreaterThan(acquired.fence as number)
           expect(await fencedSet(t.client.raw, dataKey, 'from the new holder', next.fence)).toBe(true)
@@ -58,7 +60,7 @@ describeRedis('process faults', (server) => {
       const holder = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, autoExtend: true })
       const held = await holder.next('acquired')
       const waiter = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 10_000 })
-      await waitUntil('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
+      await until('the waiter queued', async () => (await locks.inspect(resource)).waiters === 1, { timeout: 10_000 })
       const killedAt = performance.now()
       holder.signal('SIGKILL')
       const got = await waiter.next('acquired', ttl + 3_000)
@@ -80,11 +82,11 @@ describeRedis('process faults', (server) => {
       // one is still in line when the live one (a slow start under load) queues behind it.
       const held = await locks.acquire(resource, { ttl: 8_000, autoExtend: true })
       const dead = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 30_000 })
-      await waitUntil('the first waiter queued', async () => (await locks.inspect(resource)).waiters === 1, 10_000)
+      await until('the first waiter queued', async () => (await locks.inspect(resource)).waiters === 1, { timeout: 10_000 })
       dead.signal('SIGKILL')
       await dead.exited
       const live = spawnWorker('hold', t.adapter.name, server.url, { prefix, resource, ttl, wait: 30_000 })
-      await waitUntil('the second waiter queued behind the dead one', async () => (await locks.inspect(resource)).waiters === 2, 10_000)
+      await until('the second waiter queued behind the dead one', async () => (await locks.inspect(resource)).waiters === 2, { timeout: 10_000 })
       await sleep(100) // the live waiter has subscribed and gone to sleep
       const releasedAt = performance.now()
       expect(await held.release()).toBe(true)

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, until } from '../../harness/util.js'
 import { useRedis } from '../../harness/per-adapter.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
@@ -46,7 +46,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         console.warn(`[fencelock tests] ${stuck.length} node-redis client(s) never reconnected after the restart (redis/node-redis#3346); reopening by hand`)
         await Promise.all(stuck.map((c) => c.reopen()))
       }
-      await waitUntil(`both ${adapter.name} clients answer after the restart`, async () => (await answers()).every((a) => a === 'PONG'), 4_000)
+      await until(`both ${adapter.name} clients answer after the restart`, async () => (await answers()).every((a) => a === 'PONG'), { timeout: 4_000 })
     }
     /** The old lease is lost and its release changes nothing; the next one holds the lock and releases it. */
     const expectOnlyNextHolds = async (resource: string, old: Lease, next: Lease) => {
@@ -103,7 +103,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       waiting.catch(() => {})
       // Subscribed too: a restart while the pub/sub connection is still opening is another case
       // (wakeups.test.ts: 'reset while it opens').
-      await waitUntil('the waiter queued and subscribed', async () => {
+      await until('the waiter queued and subscribed', async () => {
         // Each process listens on its own channel under the resource's (`<channel>:<instance>`).
         const channels = (await client.command('PUBSUB', 'CHANNELS', `${keysOf(prefix, resource).channel}:*`)) as string[]
         return (await locks.inspect(resource)).waiters === 1 && channels.length === 1
@@ -130,7 +130,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       let abortedAt: number | undefined
       const pausedAt = performance.now()
       try {
-        await waitUntil("the holder's signal aborted", () => old.signal.aborted, ttl * 3)
+        await until("the holder's signal aborted", () => old.signal.aborted, { timeout: ttl * 3 })
         abortedAt = performance.now()
         // Its deadline is at most one ttl after the last renewal was sent, before the pause.
         expect(abortedAt - pausedAt).toBeLessThan(ttl + 100)
@@ -243,7 +243,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       }
       // The release reached Redis and runs once it resumes (the caller was told its outcome is
       // unknown): the lock ends free, and the lease's own release finds it gone.
-      await waitUntil('the queued release ran after the resume', async () => !(await locks.inspect('by-token-down')).held, 3_000)
+      await until('the queued release ran after the resume', async () => !(await locks.inspect('by-token-down')).held, { timeout: 3_000 })
       expect(await lease.release()).toBe(false)
     })
 
@@ -285,7 +285,7 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
       await client.command('DEL', keysOf(prefix, resource).lock)
       const next = await rival.acquire(resource, { ttl: 5_000, wait: 0 })
       const evictedAt = performance.now()
-      await waitUntil("the old lease's signal aborted", () => old.signal.aborted, ttl * 2)
+      await until("the old lease's signal aborted", () => old.signal.aborted, { timeout: ttl * 2 })
       // A renewal runs every ttl/3: the refusal arrives long before the old deadline would.
       expect(performance.now() - evictedAt).toBeLessThan(ttl / 3 + 250)
       expect(lostReason(old.signal)).toBe('refused')

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../harness/util.js'
+import { closeQuietly, sleep, uniquePrefix, until } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting twice in a row', () => {
   const cleanup: (() => Promise<unknown>)[] = []
@@ -37,7 +37,7 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
 
     const held = await holderLocks.acquire('r', { ttl: 30_000 })
     const waiting = waiterLocks.acquire('r', { wait: 25_000 })
-    await waitUntil('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
+    await until('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
     await sleep(200) // its SUBSCRIBE is answered
     return { proxy, direct, viaProxy, prefix, held, waiting, waiterLocks }
   }
@@ -56,7 +56,7 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     proxy.resetAll()
     // Back ~50 ms later; ready once its connection set-up is answered (~450 ms); the resubscribe
     // goes out then and its reply comes ~400 ms after: close in between.
-    await waitUntil('the client is ready again', () => viaProxy.status === 'ready', 3_000)
+    await until('the client is ready again', () => viaProxy.status === 'ready', { timeout: 3_000 })
     await sleep(650)
     await waiterLocks.close()
     expect(
@@ -74,7 +74,9 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
   it('after a reconnect the connection is subscribed again: a release wakes the waiter at once, not its re-check a ttl later', async () => {
     const { proxy, direct, prefix, held, waiting } = await heldAndWaiting('resubscribed')
     proxy.resetAll()
-    await waitUntil('the channel is subscribed again', async () => ((await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]).length === 1, 3_000)
+    await until('the channel is subscribed again', async () => ((await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]).length === 1, {
+      timeout: 3_000,
+    })
     await sleep(300) // the waiter's re-check after the reconnect is done: it sleeps until the holder's ttl
     const releasedAt = performance.now()
     await held.release()

@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest'
 import { createLocks, LockTimeoutError } from '../../src/index.js'
 import { proxiedWaiter } from '../../harness/conn-proxy.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, waitUntil } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, untilFree, until } from '../../harness/util.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
 import { handOver } from '../../harness/leases.js'
 
@@ -32,7 +32,7 @@ describeRedis('wake-ups', (server) => {
         const waiting = waiterLocks.acquire(resource, { ttl: 5_000, wait: 15_000 })
         // Once subscribed, the waiter looks again: that attempt runs in Redis at once, its reply
         // takes 300 ms. Release in between: the wake-up arrives while the attempt is in flight.
-        await waitUntil('the waiter subscribed', async () => (await subscribers(keysOf(prefix, resource).channel)) === 1, 5_000, 2)
+        await until('the waiter subscribed', async () => (await subscribers(keysOf(prefix, resource).channel)) === 1, { timeout: 5_000, every: 2 })
         await sleep(60)
         const latency = await handOver(held, waiting)
         // Without the wake-up it would wait for the re-check timer: the holder's remaining ttl (~4.5 s).
@@ -75,7 +75,7 @@ describeRedis('wake-ups', (server) => {
         const held = await holderLocks.acquire(resource, { ttl })
         const waiting = waiterLocks.acquire(resource, { ttl, wait: 10_000 })
         waiting.catch(() => {})
-        await waitUntil('the waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
+        await until('the waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
         await sleep(1_000) // time enough to reconnect and subscribe
         const releasedAt = performance.now()
         expect(await held.release()).toBe(true)
@@ -103,7 +103,7 @@ describeRedis('wake-ups', (server) => {
         try {
           const held = await holderLocks.acquire(resource, { ttl })
           const waiting = waiterLocks.acquire(resource, { ttl, wait: 15_000 })
-          await waitUntil(
+          await until(
             'the waiter queued and subscribed',
             async () => (await holderLocks.inspect(resource)).waiters === 1 && (await subscribers(keysOf(prefix, resource).channel)) === 1,
           )
@@ -135,7 +135,7 @@ describeRedis('wake-ups', (server) => {
         // A first wait opens the waiter's pub/sub connection.
         const first = await holderLocks.acquire('first', { ttl: 5_000 })
         const waitingFirst = waiterLocks.acquire('first', { ttl: 5_000, wait: 10_000 })
-        await waitUntil('the first waiter subscribed', async () => (await subscribers(keysOf(prefix, 'first').channel)) === 1)
+        await until('the first waiter subscribed', async () => (await subscribers(keysOf(prefix, 'first').channel)) === 1)
         await handOver(first, waitingFirst)
         const held = await holderLocks.acquire('second', { ttl: 5_000 })
         faults.resetAll()
@@ -212,14 +212,14 @@ describeRedis('wake-ups', (server) => {
           expect(outcome.status).toBe('rejected')
           expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(LockTimeoutError)
         }
-        await waitUntil('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, 1_000).catch(
+        await until('both impatient waiters left the queue', async () => (await holderLocks.inspect(resource)).waiters === 0, { timeout: 1_000 }).catch(
           async (err: unknown) => {
             const queue = await t.client.command('ZRANGE', keysOf(prefix, resource).queue, 0, -1)
             throw new Error(`${(err as Error).message}; queue still holds ${JSON.stringify(queue)}`)
           },
         )
         const waiting = patient.acquire(resource, { wait: 10_000 })
-        await waitUntil('the patient waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
+        await until('the patient waiter queued', async () => (await holderLocks.inspect(resource)).waiters === 1)
         const releasedAt = performance.now()
         await held.release()
         const lease = await waiting

@@ -7,8 +7,7 @@ import { clusterSlot } from '../../src/util/keys.js'
 import { requireRedisOrSkip, type RedisProcess } from '../../harness/redis-server.js'
 import { clusterAdapters, useClusterLocks } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+import { sleep } from '../../harness/until.js'
 
 /** Redis Cluster's key slot of a hash tag: the library's own (checked against CLUSTER KEYSLOT below). */
 const slotOfTag = (tag: string): number => clusterSlot(tag)

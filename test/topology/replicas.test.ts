@@ -7,8 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type Locks, type RedisClient } from '../../src/index.js'
 import { callsOfAll } from '../../harness/commandstats.js'
 import { requireRedisOrSkip, startReplicated, type ReplicatedPair } from '../../harness/redis-server.js'
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+import { sleep } from '../../harness/until.js'
 
 type Connect = (url: string) => Promise<{ raw: RedisClient; close(): Promise<void> }>
 

@@ -6,7 +6,7 @@ import { createLocks, type Leader, type Locks } from '../../../src/index.js'
 import { adapters, type TestClient } from '../../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { killAllWorkers, spawnWorker, type WorkerProcess } from '../../../harness/spawn.js'
-import { closeQuietly, nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, nameMaker, sleep, uniquePrefix, until } from '../../../harness/util.js'
 
 const TTL = 1_000
 
@@ -69,7 +69,7 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
       for (let round = 0; round < 3; round++) {
         const waiting = workers.filter((w) => !order.some((o) => o.w === w))
         const electedOf = (w: WorkerProcess) => w.events.find((ev) => ev.event === 'elected')
-        await waitUntil('a candidate elected', () => waiting.some(electedOf), 15_000)
+        await until('a candidate elected', () => waiting.some(electedOf), { timeout: 15_000 })
         const w = waiting.find(electedOf)!
         const elected = { w, ev: electedOf(w)! }
         expect((await locks.election(e).leader())?.fence).toBe(elected.ev.fence)
@@ -94,7 +94,7 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
       const next = await second.next('elected', 5_000)
       expect(next.at - killedAt).toBeLessThan(TTL + 300)
       expect(next.fence as number).toBeGreaterThan(elected.fence as number)
-      await waitUntil('the observer saw the new term', () => o.seen.some((l) => l?.value === 'second'), 3_000)
+      await until('the observer saw the new term', () => o.seen.some((l) => l?.value === 'second'), { timeout: 3_000 })
       await o.stop()
       expect(o.seen.find((l) => l !== null)).toMatchObject({ value: 'first', fence: elected.fence })
       expectMonotonic(o.seen)

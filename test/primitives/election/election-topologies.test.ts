@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { createLocks, type Leader, type Locks, type LocksOptions } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
 import { requireRedisOrSkip } from '../../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, sleep, uniquePrefix, until } from '../../../harness/util.js'
 import { clusterAdapters } from '../../../harness/cluster-clients.js'
 import { quorumPerAdapter, useCluster, useReplicated } from '../../../harness/per-adapter.js'
 
@@ -19,7 +19,7 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
   const observing = (async () => {
     for await (const leader of observer.election(name).observe({ signal: stop.signal })) seen.push(leader)
   })()
-  await waitUntil('the first state', () => seen.length === 1)
+  await until('the first state', () => seen.length === 1)
   const first = await a.election(name, { ttl: 1_000 }).campaign('a')
   await first.proclaim('a2')
   const second = b.election(name, { ttl: 1_000 }).campaign('b', { wait: 5_000 })
@@ -28,9 +28,9 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
   await first.resign()
   const next = await second
   expect(next.fence).toBeGreaterThan(first.fence)
-  await waitUntil('the second term observed', () => seen.some((l) => l?.value === 'b'), 3_000)
+  await until('the second term observed', () => seen.some((l) => l?.value === 'b'), { timeout: 3_000 })
   await next.resign()
-  await waitUntil('the vacancy observed', () => seen.at(-1) === null && seen.length > 2, 3_000)
+  await until('the vacancy observed', () => seen.at(-1) === null && seen.length > 2, { timeout: 3_000 })
   expect(await observer.election(name).leader()).toBeNull()
   stop.abort()
   await observing

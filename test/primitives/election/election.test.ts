@@ -4,7 +4,7 @@
 import { beforeAll, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, LockLostError, LockTimeoutError, type Leader, type Locks } from '../../../src/index.js'
 import { callsOfAll } from '../../../harness/commandstats.js'
-import { nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { nameMaker, sleep, uniquePrefix, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 /** Collects what an observer yields until it is stopped. */
@@ -59,14 +59,14 @@ describeRedis('election', (server) => {
         const e = name('observe')
         const term = await a.election(e, { ttl: 5_000 }).campaign('v0')
         const o = watch(b, e)
-        await waitUntil('the first state', () => o.seen.length === 1)
+        await until('the first state', () => o.seen.length === 1)
         for (const v of ['v1', 'v2', 'v3']) await term.proclaim(v)
         expect(term.value).toBe('v3')
         await term.resign()
         const next = await c.election(e, { ttl: 5_000 }).campaign('w0')
-        await waitUntil('the new term', () => o.seen.length === 6)
+        await until('the new term', () => o.seen.length === 6)
         await next.resign()
-        await waitUntil('the vacancy', () => o.seen.length === 7)
+        await until('the vacancy', () => o.seen.length === 7)
         await o.stop()
         expect(o.seen.map((l) => l && [l.value, l.version])).toEqual([['v0', 0], ['v1', 1], ['v2', 2], ['v3', 3], null, ['w0', 0], null])
         const fences = o.seen.flatMap((l) => (l ? [l.fence] : []))
@@ -101,7 +101,7 @@ describeRedis('election', (server) => {
         const done = (async () => {
           for await (const l of observer.election(e).observe()) seen.push(l)
         })()
-        await waitUntil('the first state', () => seen.length === 1)
+        await until('the first state', () => seen.length === 1)
         const before = await callsOfAll(server.redis, ['evalsha', 'eval'])
         await sleep(3_000)
         const after = await callsOfAll(server.redis, ['evalsha', 'eval'])

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { createLocks, type Lease } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
-import { closeQuietly, nameMaker, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, nameMaker, sleep, uniquePrefix, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 describeRedis('read/write lock', (server) => {
@@ -76,10 +76,10 @@ describeRedis('read/write lock', (server) => {
         const rw = name('order')
         const reader = await t.locks.readWrite(rw).read({ ttl: 10_000 })
         const writing = t.other.readWrite(rw).write({ ttl: 10_000, wait: 8_000 })
-        await waitUntil('the writer waits', async () => (await t.locks.readWrite(rw).inspect()).waiters === 1, 3_000)
+        await until('the writer waits', async () => (await t.locks.readWrite(rw).inspect()).waiters === 1, { timeout: 3_000 })
         expect(await t.locks.readWrite(rw).tryRead(), 'a new reader would starve the writer').toBeNull()
         const laterReaders = [t.locks.readWrite(rw).read({ ttl: 5_000, wait: 8_000 }), t.other.readWrite(rw).read({ ttl: 5_000, wait: 8_000 })]
-        await waitUntil('the readers wait behind the writer', async () => (await t.locks.readWrite(rw).inspect()).waiters === 3, 3_000)
+        await until('the readers wait behind the writer', async () => (await t.locks.readWrite(rw).inspect()).waiters === 3, { timeout: 3_000 })
         await reader.release()
         const w = await writing
         const releasedAt = performance.now()

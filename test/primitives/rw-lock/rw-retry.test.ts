@@ -5,7 +5,7 @@
 // client adapter.
 import { afterEach, describe, expect, it } from 'vitest'
 import { adapters } from '../../../harness/clients.js'
-import { waitUntil } from '../../../harness/util.js'
+import { until } from '../../../harness/util.js'
 import { describeRedis, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 
 describeRedis('read/write lock: a read retried after a lost reply', (server) => {
@@ -22,7 +22,7 @@ describeRedis('read/write lock: a read retried after a lost reply', (server) => 
       proxy.drop({ direction: 'down' })
       const reading = locks.readWrite('table').read({ ttl: 20_000, wait: 10_000 })
       reading.catch(() => {})
-      await waitUntil('the lost attempt took a read lease', async () => (await table.inspect()).readers.length === 1, 3_000)
+      await until('the lost attempt took a read lease', async () => (await table.inspect()).readers.length === 1, { timeout: 3_000 })
       const other = await table.tryRead()
       expect(other, 'readers share the lock').not.toBeNull()
       proxy.heal()

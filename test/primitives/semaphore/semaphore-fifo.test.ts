@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Lease } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
-import { sleep, waitUntil } from '../../../harness/util.js'
+import { sleep, until } from '../../../harness/util.js'
 import { describeRedis, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 
 // Long enough that the waiter ahead keeps its place while its proxy hangs.
@@ -24,7 +24,7 @@ describeRedis('semaphore FIFO', (server) => {
       const pool = t.locks.semaphore('fifo', { limit: 1 })
       const holder = await pool.acquire()
       const first = ahead.semaphore('fifo', { limit: 1 }).acquire({ wait: 15_000 })
-      await waitUntil('the first waiter is in line', async () => (await pool.inspect()).waiters === 1, 3_000)
+      await until('the first waiter is in line', async () => (await pool.inspect()).waiters === 1, { timeout: 3_000 })
       proxy.hang()
       expect(await holder.release()).toBe(true)
       expect((await pool.inspect()).held).toBe(0)
@@ -32,7 +32,7 @@ describeRedis('semaphore FIFO', (server) => {
       expect(await pool.tryAcquire()).toBeNull()
       const order: string[] = []
       const second = pool.acquire({ wait: 15_000 }).then((lease) => (order.push('second'), lease))
-      await waitUntil('the newcomer waits behind the first waiter', async () => (await pool.inspect()).waiters === 2, 3_000)
+      await until('the newcomer waits behind the first waiter', async () => (await pool.inspect()).waiters === 2, { timeout: 3_000 })
       await sleep(100)
       expect(order).toEqual([])
       expect((await pool.inspect()).held).toBe(0)

@@ -9,7 +9,7 @@ import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../..
 import { adapters } from '../../../harness/clients.js'
 import { describeRedis, perAdapter, quorumPerAdapter } from '../../../harness/per-adapter.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, sleep, uniquePrefix, until } from '../../../harness/util.js'
 
 const QUORUM_MAX_TTL = 2_000
 
@@ -30,7 +30,7 @@ async function weighted(a: Locks, b: Locks, name: string, ttl: number): Promise<
 
   // A waiter for 3 queues first; then 2 permits are freed: a newcomer for 1 must not take one.
   const waiting = theirs.acquire({ permits: 3, ttl, wait: 8_000 })
-  await waitUntil('the waiter for 3 in line', async () => (await pool.inspect()).waiters === 1, 3_000)
+  await until('the waiter for 3 in line', async () => (await pool.inspect()).waiters === 1, { timeout: 3_000 })
   await Promise.all(ones.map((l) => l.release()))
   await sleep(100)
   expect(await pool.tryAcquire(), 'a newcomer for 1 overtakes the waiter for 3').toBeNull()
@@ -70,8 +70,8 @@ describeRedis('semaphore: weighted permits', (server) => {
       it('a lease of n permits that is not extended expires as one; withPermit takes n and gives them back', async () => {
         const pool = t.locks.semaphore(name('expire'), { limit: 3 })
         const lease = await pool.acquire({ permits: 3, ttl: 300 })
-        await waitUntil('its signal aborts', () => lease.signal.aborted, 2_000)
-        await waitUntil('its slots expire on the server', async () => (await pool.inspect()).held === 0, 2_000)
+        await until('its signal aborts', () => lease.signal.aborted, { timeout: 2_000 })
+        await until('its slots expire on the server', async () => (await pool.inspect()).held === 0, { timeout: 2_000 })
         const seen = await pool.withPermit(
           async (permit) => {
             const info = await pool.inspect()
@@ -130,7 +130,10 @@ describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every top
     beforeAll(async () => {
       primary = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
       replica = await startRedis({ args: ['--replicaof', primary.host, String(primary.port)] })
-      await waitUntil('the replica linked', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), 10_000, 50)
+      await until('the replica linked', async () => (await replica.cli('INFO', 'replication')).includes('master_link_status:up'), {
+        timeout: 10_000,
+        every: 50,
+      })
     })
     afterAll(async () => {
       await Promise.all([replica?.kill9(), primary?.kill9()])

@@ -4,7 +4,7 @@
 // permit until its ttl and a limit of n would admit fewer than n. Once per client adapter.
 import { afterEach, describe, expect, it } from 'vitest'
 import { adapters } from '../../../harness/clients.js'
-import { waitUntil } from '../../../harness/util.js'
+import { until } from '../../../harness/util.js'
 import { describeRedis, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 
 describeRedis('semaphore acquire retried after a lost reply', (server) => {
@@ -21,7 +21,7 @@ describeRedis('semaphore acquire retried after a lost reply', (server) => {
       proxy.drop({ direction: 'down' })
       const acquiring = locks.semaphore('retry', { limit: 2 }).acquire({ ttl: 20_000, wait: 10_000 })
       acquiring.catch(() => {})
-      await waitUntil('the lost attempt took a permit', async () => (await pool.inspect()).held === 1, 3_000)
+      await until('the lost attempt took a permit', async () => (await pool.inspect()).held === 1, { timeout: 3_000 })
       proxy.heal()
       proxy.resetAll()
       const lease = await acquiring
@@ -48,7 +48,7 @@ describeRedis('semaphore acquire retried after a lost reply', (server) => {
         proxy.drop({ direction: 'down' })
         const acquiring = locks.semaphore('retry-fence', { limit: 2 }).acquire({ ttl: 20_000, wait: 10_000 })
         acquiring.catch(() => {})
-        await waitUntil('the lost attempt took a permit', async () => (await pool.inspect()).held === 1, 3_000)
+        await until('the lost attempt took a permit', async () => (await pool.inspect()).held === 1, { timeout: 3_000 })
         const other = await pool.tryAcquire()
         expect(other, 'the second permit of a limit of 2').not.toBeNull()
         proxy.heal()

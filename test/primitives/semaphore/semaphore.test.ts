@@ -3,7 +3,7 @@
 // event-driven waiting; the limit agreed by every caller; independent of a mutex of the same name.
 import { expect, it } from 'vitest'
 import { InvalidArgumentError, LockLostError, type Lease } from '../../../src/index.js'
-import { nameMaker, sleep, waitUntil } from '../../../harness/util.js'
+import { nameMaker, sleep, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
 describeRedis('semaphore', (server) => {
@@ -39,7 +39,7 @@ describeRedis('semaphore', (server) => {
         const held = [await pool.acquire({ ttl: 10_000 }), await pool.acquire({ ttl: 10_000 })]
         const first = theirs.acquire({ ttl: 5_000, wait: 8_000 })
         const second = t.locks.semaphore(pool.name, { limit: 2 }).acquire({ ttl: 5_000, wait: 8_000 })
-        await waitUntil('both wait in line', async () => (await pool.inspect()).waiters === 2, 3_000)
+        await until('both wait in line', async () => (await pool.inspect()).waiters === 2, { timeout: 3_000 })
         const releasedAt = performance.now()
         await Promise.all(held.map((p) => p.release()))
         const got = await Promise.all([first, second])

@@ -7,7 +7,7 @@ import { createLocks, QuorumError, type Locks } from '../../../src/index.js'
 import { adapters, type TestClient } from '../../../harness/clients.js'
 import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { closeQuietly, keysOf, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { closeQuietly, keysOf, uniquePrefix, until } from '../../../harness/util.js'
 
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 2_000
@@ -49,7 +49,9 @@ describe.skipIf(!requireRedisOrSkip())('quorum commit step', () => {
       const acquiring = locks.tryAcquire('commit')
       acquiring.catch(() => {})
       // Nodes 1 and 2 granted (their replies are still on the way): another token takes the lock there.
-      await waitUntil('nodes 1 and 2 granted', async () => (await Promise.all(control.slice(1).map((c) => c.command('GET', lock)))).every(Boolean), DELAY / 2)
+      await until('nodes 1 and 2 granted', async () => (await Promise.all(control.slice(1).map((c) => c.command('GET', lock)))).every(Boolean), {
+        timeout: DELAY / 2,
+      })
       for (const c of control.slice(1)) await c.command('SET', lock, 'another-holder', 'PX', 10_000)
       const err = await acquiring.then(
         (lease) => lease,
@@ -58,7 +60,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum commit step', () => {
       for (const p of proxies) p.heal()
       expect(err).toBeInstanceOf(QuorumError)
       expect((err as Error).message).toContain('commit')
-      await waitUntil('node 0 gave back its grant', async () => (await control[0]!.command('GET', lock)) === null, 2_000)
+      await until('node 0 gave back its grant', async () => (await control[0]!.command('GET', lock)) === null, { timeout: 2_000 })
       for (const c of control.slice(1)) expect(await c.command('GET', lock)).toBe('another-holder')
     })
   })

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, QuorumError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { sleep } from '../../../harness/until.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
 const OPTIONS = { maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } }

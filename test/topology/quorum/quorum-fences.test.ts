@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { sleep } from '../../../harness/until.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const SRC = new URL('../../../src/index.ts', import.meta.url).href
 const TARGET = 1_000

@@ -9,7 +9,7 @@ import { mutexKeys } from '../../../src/primitives/mutex/mutex.js'
 import { adapters, type TestClient } from '../../../harness/clients.js'
 import { scriptCalls } from '../../../harness/commandstats.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { acquireMany, closeQuietly, sleep, uniquePrefix, waitUntil } from '../../../harness/util.js'
+import { acquireMany, closeQuietly, sleep, uniquePrefix, until } from '../../../harness/util.js'
 
 // A node counts once it has been up for maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
@@ -62,7 +62,7 @@ describe.skipIf(!requireRedisOrSkip())('batched renewals in quorum mode (3 nodes
       const minorityGone = new Set([4, 51, 298])
       for (const i of majorityGone) for (const s of servers.slice(0, 2)) await s.cli('DEL', mutexKeys(prefix, `r${i}`).lock)
       for (const i of minorityGone) await servers[2]!.cli('DEL', mutexKeys(prefix, `r${i}`).lock)
-      await waitUntil('the leases gone from a majority to be lost', () => [...majorityGone].every((i) => leases[i]!.signal.aborted), 3 * TTL)
+      await until('the leases gone from a majority to be lost', () => [...majorityGone].every((i) => leases[i]!.signal.aborted), { timeout: 3 * TTL })
       await sleep(TTL) // and nothing else goes with them over another renewal or two
       for (const [i, lease] of leases.entries()) {
         if (majorityGone.has(i)) {

@@ -5,8 +5,8 @@ import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { sleep } from '../../../harness/until.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
 
