@@ -28,6 +28,7 @@ export {
   type TelemetryChannel,
   type TelemetryEvents,
   type LockKind,
+  type WakeReason,
   type AcquireStartEvent,
   type AcquireEvent,
   type ExtendEvent,

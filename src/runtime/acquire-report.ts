@@ -23,7 +23,7 @@ export function reportAcquire<L extends Lease | null>(
 ): Promise<L> {
   if (unreported()) return run(undefined)
   const started = performance.now()
-  const stats: AcquireStats = { attempts: 0, contended: false }
+  const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   // The options as given, before they are checked: a value that is not a number is left out (the call rejects).
   emit(events.acquireStart, () => ({ kind, resource, ttl: asked(ttl), wait: asked(wait) }))
   return run(stats).then(
@@ -39,8 +39,9 @@ export function reportAcquire<L extends Lease | null>(
           fence: lease.fence,
           attempts: stats.attempts,
           contended: stats.contended,
+          wakes: stats.wakes,
         }))
-      else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended }))
+      else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended, wakes: stats.wakes }))
       return lease
     },
     (error: unknown) => {
@@ -53,6 +54,7 @@ export function reportAcquire<L extends Lease | null>(
         error,
         attempts: stats.attempts,
         contended: stats.contended,
+        wakes: stats.wakes,
       }))
       throw error
     },

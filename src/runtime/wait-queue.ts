@@ -1,10 +1,11 @@
 import { isRefused } from '../errors/redis-failure.js'
+import type { WakeReason } from '../util/telemetry.js'
 import { activeSince, FAILED, type Subscription, type WaitHooks, type Waiter } from './waiter.js'
 
-/** A fast-path attempt in flight for waiter `id` (none for `wait: 0`); `poked` if a release named it meanwhile. */
+/** A fast-path attempt in flight for waiter `id` (none for `wait: 0`); `poked` (with why) if a release named it meanwhile. */
 export interface Pending {
   readonly id: string | undefined
-  poked: boolean
+  poked: WakeReason | false
 }
 
 /** The waiters of one resource in this process (FIFO), and the subscription that wakes its head. */

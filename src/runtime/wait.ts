@@ -1,6 +1,7 @@
 import { LockAbortedError, type FencelockError } from '../errors/errors.js'
 import { subscribeRefused, waitError } from '../errors/failures.js'
 import { whenAborted } from '../util/abort.js'
+import type { WakeReason } from '../util/telemetry.js'
 import type { LeaseState } from './lease-state.js'
 import { wakeFor } from '../topology/wake-message.js'
 import { listen, type Pending, type Queue } from './wait-queue.js'
@@ -27,8 +28,8 @@ export class WaitQueues {
     this.#unresync = hooks.wake.onResync(() => {
       for (const queue of this.#queues.values()) {
         const head = queue.waiters[0]
-        if (head) this.#poke(head)
-        else if (queue.pending) queue.pending.poked = true
+        if (head) this.#poke(head, 'resync')
+        else if (queue.pending) queue.pending.poked = 'resync'
       }
     })
   }
@@ -77,7 +78,10 @@ export class WaitQueues {
     const queue = this.#queues.get(waiter.resource) ?? this.#create(waiter.resource)
     const pending = queue.pending
     if (pending !== undefined && pending.id === waiter.id) {
-      if (pending.poked) this.#poked.add(waiter)
+      if (pending.poked) {
+        waiter.woken = pending.poked
+        this.#poked.add(waiter)
+      }
       queue.pending = undefined
       queue.waiters.unshift(waiter)
       this.#start(queue, first)
@@ -100,8 +104,8 @@ export class WaitQueues {
         if (id === undefined) return
         const wake = wakeFor(message, id)
         if (wake === 'next') {
-          if (head) this.#poke(head)
-          else queue.pending!.poked = true
+          if (head) this.#poke(head, 'release')
+          else queue.pending!.poked = 'release'
         } else if (wake === 'standby' && head) this.#standby(head)
       },
       listening: undefined,
@@ -153,11 +157,12 @@ export class WaitQueues {
     if (waiter.standby) return
     waiter.standby = setTimeout(() => {
       waiter.standby = undefined
-      this.#poke(waiter)
+      this.#poke(waiter, 'standby')
     }, this.#hooks.grace + 50)
   }
 
-  #poke(waiter: Waiter): void {
+  #poke(waiter: Waiter, why: WakeReason): void {
+    waiter.woken = why
     if (waiter.wake) waiter.wake()
     else this.#poked.add(waiter)
   }
@@ -213,6 +218,9 @@ export class WaitQueues {
   async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {
     let result = first
     let sentAt = waiter.started
+    // Why the next attempt goes out when nothing woke the waiter (telemetry's `wakes`): the first
+    // one of a waiter that queued behind another acquire of this process is its turn.
+    let why: WakeReason | undefined = first ? undefined : 'turn'
     while (!waiter.settled) {
       // Also with a fast-path result in hand: an instance closed meanwhile must not subscribe now
       // (that connection would outlive close()).
@@ -223,6 +231,8 @@ export class WaitQueues {
         return this.#fail(waiter, err)
       }
       if (!result) {
+        if (waiter.stats && why) waiter.stats.wakes.push(waiter.woken ?? why)
+        waiter.woken = undefined
         sentAt = performance.now()
         this.#poked.delete(waiter) // this attempt sees every release before it
         clearTimeout(waiter.standby)
@@ -242,6 +252,7 @@ export class WaitQueues {
       const next = afterRefusal(waiter, result)
       if ('error' in next) return this.#fail(waiter, next.error)
       const delay = next.delay
+      why = 'error' in result ? 'backoff' : 'recheck'
       result = undefined
       if (!queue.listening) {
         queue.listening = listen(this.#hooks, queue)
@@ -252,7 +263,11 @@ export class WaitQueues {
         // Woken meanwhile, or subscribed after the attempt was sent (a release in between went
         // unheard): look again at once. A channel still subscribed from an earlier wait needs no
         // second look.
-        if (subscription === WOKEN || (!subscription.failed && subscription.since >= sentAt)) continue
+        if (subscription === WOKEN) continue
+        if (!subscription.failed && subscription.since >= sentAt) {
+          why = 'subscribed'
+          continue
+        }
         if (subscription.failed) {
           // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
           if (queue.refused !== undefined) return this.#fail(waiter, subscribeRefused(waiter.resource, queue.refused))

@@ -1,6 +1,7 @@
 import type { WakeSource } from '../topology/backend.js'
 import { MAX_TIMER_DELAY } from '../util/alarms.js'
 import { attemptError } from '../errors/failures.js'
+import type { WakeReason } from '../util/telemetry.js'
 import type { LeaseState } from './lease-state.js'
 
 /**
@@ -20,6 +21,8 @@ export interface AcquireStats {
   attempts: number
   /** The first attempt found the lock taken (or someone ahead in line), or this acquire queued behind another of this process. */
   contended: boolean
+  /** Why each attempt after waiting was sent (see `WakeReason`). */
+  readonly wakes: WakeReason[]
 }
 
 /** One acquire's checked options, and what it decided before its first attempt. */
@@ -65,6 +68,8 @@ export interface Waiter {
   resolve(lease: LeaseState): void
   reject(err: unknown): void
   wake: (() => void) | undefined
+  /** What woke it last (a message, a resync, a standby timer), until its next attempt reads it. */
+  woken: WakeReason | undefined
   timers: NodeJS.Timeout[]
   /** Stops listening to `signal` (set once armed). */
   unlistenAbort: (() => void) | undefined
@@ -98,6 +103,7 @@ export function newWaiter(init: Pick<Waiter, 'id' | 'resource' | 'ttl' | 'starte
     retryToken: undefined,
     standby: undefined,
     wake: undefined,
+    woken: undefined,
     timers: [],
     unlistenAbort: undefined,
   }

@@ -4,6 +4,16 @@ import type { LockLostReason } from '../errors/errors.js'
 /** The primitive an event is about: `read` and `write` are the two sides of a read/write lock, `multi` an `acquireAll`. */
 export type LockKind = 'mutex' | 'semaphore' | 'read' | 'write' | 'multi' | 'election'
 
+/**
+ * Why a waiting acquire sent its next attempt: `release` (a release named it as next in line),
+ * `standby` (the waiter woken before it did not come in time), `resync` (the wake-up connection
+ * reconnected and messages may have been missed), `subscribed` (its wake-up channel became active
+ * after its attempt was sent), `turn` (an earlier acquire of this process for the resource ended),
+ * `recheck` (the re-check timer, bounded by the holder's remaining ttl, ran out: a crashed holder
+ * or a lost message) or `backoff` (a retry after a Redis error).
+ */
+export type WakeReason = 'release' | 'standby' | 'resync' | 'subscribed' | 'turn' | 'recheck' | 'backoff'
+
 /** `fencelock:acquire:start`: an acquisition (`acquire`, `tryAcquire`, `withLock`, a permit, a read or write lease) begins. */
 export interface AcquireStartEvent {
   /** The primitive: `mutex`, `semaphore`, `read`, `write` or `multi`. */
@@ -30,6 +40,8 @@ export interface AcquireEvent {
   readonly attempts: number
   /** Whether the first attempt found the lock taken (or another acquire of this process ahead). */
   readonly contended: boolean
+  /** Why each attempt after waiting was sent, in order (empty when it never waited). */
+  readonly wakes: readonly WakeReason[]
   /** The lease's token, when acquired. */
   readonly token?: string
   /** The lease's fence, when acquired. */

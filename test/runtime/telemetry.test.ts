@@ -117,6 +117,37 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     expect(of('fencelock:acquire').filter((e) => String(e.resource).startsWith('gb') && e.outcome === 'aborted')).toHaveLength(20)
   })
 
+  it('a waiter woken by the release says so: its acquire event names why each later attempt went out', async () => {
+    const holder = await locks.acquire('woken', { ttl: 30_000 })
+    const waiting = locks.acquire('woken', { wait: 20_000 })
+    await until('the waiter is in line', async () => (await locks.inspect('woken')).waiters === 1)
+    await holder.release()
+    await (await waiting).release()
+    const waited = of('fencelock:acquire').filter((e) => e.resource === 'woken' && e.outcome === 'acquired').at(-1) as unknown as AcquireEvent
+    // Woken by the release's message, not by the re-check at the holder's 30 s ttl (a first wait
+    // subscribes after its attempt went out, and looks once more when the subscription is active).
+    expect(waited.wakes.at(-1)).toBe('release')
+    expect(waited.wakes.filter((w) => w !== 'subscribed')).toEqual(['release'])
+    expect(waited.attempts).toBe(waited.wakes.length + 1)
+    expect((of('fencelock:acquire').find((e) => e.token === holder.token) as unknown as AcquireEvent).wakes).toEqual([])
+  })
+
+  it('a waiter whose holder vanished without a release is woken by its re-check, and one behind another acquire of this process by its turn', async () => {
+    const holder = await locks.acquire('vanished', { ttl: 300 })
+    const first = locks.acquire('vanished', { wait: 20_000 })
+    const second = locks.acquire('vanished', { wait: 20_000 })
+    await until('the first waiter is in line', async () => (await locks.inspect('vanished')).waiters === 1)
+    holder.signal.addEventListener('abort', () => {}) // the holder is never released: its key expires (time must pass)
+    const lease = await first
+    await lease.release()
+    await (await second).release()
+    const events = of('fencelock:acquire').filter((e) => e.resource === 'vanished' && e.outcome === 'acquired') as unknown as AcquireEvent[]
+    expect(events[1]!.wakes).toContain('recheck')
+    expect(events[1]!.wakes).not.toContain('release')
+    expect(events[2]!.wakes[0]).toBe('turn')
+    await holder.release().catch(() => {})
+  })
+
   it('each channel has its exported payload type, and the README names every channel with its type and every field published', async () => {
     expectTypeOf(telemetry.acquireStart.subscribe).parameter(0).parameter(0).toEqualTypeOf<AcquireStartEvent>()
     expectTypeOf(telemetry.acquire.subscribe).parameter(0).parameter(0).toEqualTypeOf<AcquireEvent>()

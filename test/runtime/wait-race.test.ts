@@ -77,6 +77,7 @@ function waiter(id: string, resource: string): { waiter: Waiter; outcome: Promis
     resolve,
     reject,
     wake: undefined,
+    woken: undefined,
     timers: [],
     unlistenAbort: undefined,
   }

@@ -12,7 +12,7 @@ import { checkSettings, epochNow, type Settings } from './settings.js'
 /** v4: locks `resource` (a name or an array of names) for `ttl` ms, with `options` over the instance's settings. */
 export async function lockV4(core: RedlockCore, resource: string | string[], ttl: number, options: Settings): Promise<Lock> {
   const s = checkSettings(options, core.owner.settings)
-  const stats: AcquireStats = { attempts: 0, contended: false }
+  const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   try {
     const lease = await core.take(Array.isArray(resource) ? resource : [resource], ttl, s, stats)
     return Lock.of(core.owner, resource, lease, 'v4', stats.attempts, s.retryCount - stats.attempts)

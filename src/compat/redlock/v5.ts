@@ -12,7 +12,7 @@ import { usingLock, type RedlockAbortSignal, type RedlockUsingContext } from './
 export async function acquireV5(core: RedlockCore, resources: string[], duration: number, settings: Partial<Settings> | undefined): Promise<Lock> {
   if (Math.floor(duration) !== duration) throw new Error(DURATION)
   const s = checkSettings(settings, core.owner.settings)
-  const stats: AcquireStats = { attempts: 0, contended: false }
+  const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   try {
     const lease = await core.take(resources, duration, s, stats)
     return Lock.of(core.owner, resources, lease, 'v5', core.attempts(stats.attempts, true))
