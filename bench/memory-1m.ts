@@ -1,6 +1,6 @@
 // `npm run bench -- --memory-1m`: fencelock's Redis memory per resource over 1,000,000 resources
 // locked once each. Too long for every run, so it is run on its own; its result is kept in
-// bench/results/memory-1m.json and shown as a dated section of docs/benchmark.md, which every
+// bench/results/memory-1m.json and shown as a dated section of docs/evidence/benchmark.md, which every
 // full run carries over.
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -51,7 +51,7 @@ export function memory1mText(m: Memory1m): string {
   ].join('\n')
 }
 
-/** The dated section of docs/benchmark.md. */
+/** The dated section of docs/evidence/benchmark.md. */
 export function memory1mSection(m: Memory1m): string {
   const r = m.row
   const met = r.bytesPerResource <= BYTES_PER_RESOURCE_TARGET

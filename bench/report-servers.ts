@@ -1,4 +1,4 @@
-// The per-server section of docs/benchmark.md (written by `npm run bench:servers`, bench/servers.ts),
+// The per-server section of docs/evidence/benchmark.md (written by `npm run bench:servers`, bench/servers.ts),
 // kept when a full `npm run bench` writes the rest of the page again.
 import { existsSync, readFileSync } from 'node:fs'
 

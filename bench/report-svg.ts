@@ -1,4 +1,4 @@
-// The hand-written SVG chart of a run (docs/bench.svg): a panel of bars per figure, fencelock in orange.
+// The hand-written SVG chart of a run (docs/evidence/bench.svg): a panel of bars per figure, fencelock in orange.
 import type { Results } from './results.js'
 import { fmt } from './stats.js'
 

@@ -1,4 +1,4 @@
-// The report of a run: its tables in order, as console text and as docs/benchmark.md. The tables
+// The report of a run: its tables in order, as console text and as docs/evidence/benchmark.md. The tables
 // of each kind of scenario, the targets and the SVG chart are in the report-*.ts files.
 import { costTables } from './report-cost.js'
 import { contendedTables, quorumTables, readHeavyTables, scaleTables, semaphoreTables, transferTables } from './report-contended.js'
@@ -68,7 +68,7 @@ export function renderMarkdown(r: Results): string {
     '# fencelock benchmark',
     '',
     'Produced by `npm run bench` (bench/run.ts): one run that starts its own `redis-server` processes on free ports and measures',
-    'fencelock and its peers side by side. Raw numbers: [`bench/results/latest.json`](../bench/results/latest.json). Chart: [`bench.svg`](bench.svg).',
+    'fencelock and its peers side by side. Raw numbers: [`bench/results/latest.json`](../../bench/results/latest.json). Chart: [`bench.svg`](bench.svg).',
     '',
     `Machine: ${m.nproc} cores (\`nproc\`), ${m.cpu}; Node ${m.node}; Redis ${m.redis}. Run: ${m.date}, ${m.mode} mode${m.seconds ? `, ${Math.round(m.seconds)} s` : ''}.`,
     'The machine is shared, so absolute numbers move between runs; every comparison below is within this one run.',

@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --only A,C]`: fencelock against its peers, in one run, on
 // redis-server processes of its own. Prints the tables; a full run writes bench/results/latest.json,
-// docs/benchmark.md and docs/bench.svg (a --quick or --only run writes bench/results/quick.json).
+// docs/evidence/benchmark.md and docs/evidence/bench.svg (a --quick or --only run writes bench/results/quick.json).
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -74,9 +74,9 @@ function usage(error?: string): never {
             two locked at once), R read-heavy (${Math.round(R_READ_SHARE * 100)}% reads, read/write lock vs mutex), Q quorum
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
   --memory-1m  only fencelock's Redis memory over 1,000,000 resources (takes a minute or two); writes
-            ${MEMORY_1M_FILE} and its dated section of docs/benchmark.md (with --quick: 100,000, docs untouched)
+            ${MEMORY_1M_FILE} and its dated section of docs/evidence/benchmark.md (with --quick: 100,000, docs untouched)
   --render file.json [--docs]   print (and write the docs) again from a saved run
-  --docs    also write docs/benchmark.md and docs/bench.svg (default only for a full run)`)
+  --docs    also write docs/evidence/benchmark.md and docs/evidence/bench.svg (default only for a full run)`)
   process.exit(error ? 2 : 0)
 }
 
@@ -100,9 +100,9 @@ function nproc(): number {
   }
 }
 
-/** docs/benchmark.md from a run, with the 1M-resource and per-server sections it had kept. */
+/** docs/evidence/benchmark.md from a run, with the 1M-resource and per-server sections it had kept. */
 function writeBenchmarkDoc(results: Results): void {
-  const doc = path.join(root, 'docs', 'benchmark.md')
+  const doc = path.join(root, 'docs', 'evidence', 'benchmark.md')
   const kept = serversSection(doc)
   writeFileSync(doc, spliceServers(spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))), kept))
 }
@@ -115,8 +115,8 @@ function render(file: string, docs: boolean): void {
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
   if (docs) {
     writeBenchmarkDoc(results)
-    writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
-    log('wrote docs/benchmark.md and docs/bench.svg')
+    writeFileSync(path.join(root, 'docs', 'evidence', 'bench.svg'), renderSvg(results))
+    log('wrote docs/evidence/benchmark.md and docs/evidence/bench.svg')
   }
 }
 
@@ -146,9 +146,9 @@ async function runMemory1m(quick: boolean): Promise<void> {
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
     log(`wrote ${path.relative(process.cwd(), file)}`)
     if (!quick) {
-      const doc = path.join(root, 'docs', 'benchmark.md')
+      const doc = path.join(root, 'docs', 'evidence', 'benchmark.md')
       writeFileSync(doc, spliceMemory1m(readFileSync(doc, 'utf8'), result))
-      log('wrote its section of docs/benchmark.md')
+      log('wrote its section of docs/evidence/benchmark.md')
     }
   } finally {
     await pool.close()
@@ -228,7 +228,7 @@ async function measure(args: Args, cfg: Config, results: Results): Promise<void>
   }
 }
 
-/** The targets, the tables on stdout, the JSON, and (a full run, or --docs) docs/benchmark.md and docs/bench.svg. */
+/** The targets, the tables on stdout, the JSON, and (a full run, or --docs) docs/evidence/benchmark.md and docs/evidence/bench.svg. */
 function publish(args: Args, results: Results): void {
   results.targets = targets(results)
   console.log(renderText(results))
@@ -237,10 +237,10 @@ function publish(args: Args, results: Results): void {
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
   log(`\nwrote ${path.relative(process.cwd(), outFile)}`)
   if (args.docs) {
-    mkdirSync(path.join(root, 'docs'), { recursive: true })
+    mkdirSync(path.join(root, 'docs', 'evidence'), { recursive: true })
     writeBenchmarkDoc(results)
-    writeFileSync(path.join(root, 'docs', 'bench.svg'), renderSvg(results))
-    log('wrote docs/benchmark.md and docs/bench.svg')
+    writeFileSync(path.join(root, 'docs', 'evidence', 'bench.svg'), renderSvg(results))
+    log('wrote docs/evidence/benchmark.md and docs/evidence/bench.svg')
   }
 }
 

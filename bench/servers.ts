@@ -4,7 +4,7 @@
 // 8.0 with `io-threads 2` (builds of ../shared/servers/build.sh). Each server is one `bench/run.ts`
 // process (`FENCELOCK_REDIS_SERVER`, `FENCELOCK_REDIS_ARGS`), its results kept in
 // bench/results/servers/<server>.json; the table goes to stdout and, for a full run, into its
-// section of docs/benchmark.md.
+// section of docs/evidence/benchmark.md.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -104,9 +104,9 @@ function main(): void {
   ].join('\n')
   console.log(section)
   if (!quick) {
-    const doc = path.join(root, 'docs', 'benchmark.md')
+    const doc = path.join(root, 'docs', 'evidence', 'benchmark.md')
     writeFileSync(doc, spliceServers(readFileSync(doc, 'utf8'), section))
-    process.stderr.write('wrote its section of docs/benchmark.md\n')
+    process.stderr.write('wrote its section of docs/evidence/benchmark.md\n')
   }
 }
 

@@ -158,7 +158,7 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
   // One clock for both data nodes (as one NTP step moves every machine of a site): Redis 7 replicates
   // an expiry as an absolute time (SET ... PXAT), so a replica whose clock differs from its primary's
-  // would keep or drop every replicated key early or late by the difference (see docs/safety.md).
+  // would keep or drop every replicated key early or late by the difference (see docs/evidence/safety.md).
   const clock = opts.clocked ? serverClock() : undefined
   const count = 1 + (opts.replicas ?? 1)
   const clocks = clock ? Array.from({ length: count }, () => clock) : []

@@ -1,6 +1,6 @@
 /*
  * semaphore.pml: a counting semaphore over a quorum of independent nodes: `limit` slots, each slot
- * a quorum mutex (docs/safety.md 2.6). The naive construction, a counter per node with a majority
+ * a quorum mutex (docs/evidence/safety.md 2.6). The naive construction, a counter per node with a majority
  * of nodes granting, is the broken variant.
  *
  * Mirrors src/primitives/semaphore.ts on src/topology/quorum.ts and src/scripts/semaphore-*.lua

@@ -12,7 +12,7 @@
  * Abstractions (what is and is not modelled)
  *   - Time is discrete: one tick of the Redis clock `now`. Redis expires a key when `now` reaches
  *     its expiry. A client's monotonic clock is `now - lag[i]`: it may run slow by up to DRIFT
- *     ticks in all (assumption A1 of docs/safety.md); a clock that runs fast is safe and left out.
+ *     ticks in all (assumption A1 of docs/evidence/safety.md); a clock that runs fast is safe and left out.
  *     The drift margin subtracted from every deadline is DRIFT.
  *   - Every Redis script is one atomic step (Redis runs scripts one at a time). Between two steps
  *     of a client anything may happen: other clients, ticks, a restart. That is how request and

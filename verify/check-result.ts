@@ -158,7 +158,7 @@ export interface SemaphoreCheck {
   maxBelieved: number
   /** Stretches with more than `limit` permits believed valid (judged). */
   excess: Excess[]
-  /** The same, explained by an empty restart of the single Redis node (not judged; see docs/verify.md). */
+  /** The same, explained by an empty restart of the single Redis node (not judged; see docs/evidence/verify.md). */
   excused: Excess[]
   /** Most holders inside the protected work at once (a unit begun on a lost permit counts in full). */
   maxInside: number

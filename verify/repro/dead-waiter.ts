@@ -1,4 +1,4 @@
-// Liveness finding 2 of `npm run verify` (docs/verify.md): a waiter that dies while queued (kill -9,
+// Liveness finding 2 of `npm run verify` (docs/evidence/verify.md): a waiter that dies while queued (kill -9,
 // or cut off as here) keeps its place in the fair queue until "the holder's remaining ttl when it
 // queued + 2 s grace", even when the holder releases at once; a waiter that queues behind a dead
 // head gets a place lasting until that head's expiry + 2 s, so dead waiters add up.

@@ -1,4 +1,4 @@
-// Signal finding from `npm run verify` (docs/verify.md, finding 1): Redis restarts empty while a
+// Signal finding from `npm run verify` (docs/evidence/verify.md, finding 1): Redis restarts empty while a
 // lease is held; another client acquires (with a larger fence); the first holder's release()
 // resolves false, yet its signal never aborts, so code that listens to the signal never learns
 // the lease was lost.

@@ -1,4 +1,4 @@
-// Finding 3 of `npm run verify` (docs/verify.md): the fenced-SQL guard as the README shows it
+// Finding 3 of `npm run verify` (docs/evidence/verify.md): the fenced-SQL guard as the README shows it
 // (`UPDATE … WHERE id = $1 AND fence <= $3` inside the transaction that reads and writes) does not
 // stop a lost update in a read-modify-write. A holder that stalls past its deadline (GC, SIGSTOP;
 // here simply a sleep) and wakes up after the next holder has read, but before it has written, is
