@@ -2,7 +2,6 @@
 // fields when someone subscribes (acquire start and end with outcome and wait, extend, lost with
 // reason, release, fenced writes refused or accepted), and a lease lost under SIGSTOP shows up.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import {
   claimFence,
@@ -21,6 +20,7 @@ import {
   type TelemetryEvents,
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
+import { docSection } from '../../harness/docs.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
@@ -36,10 +36,9 @@ const TYPE_NAMES: { readonly [K in keyof TelemetryEvents]: string } = {
   'fencelock:fenced-write': 'FencedWriteEvent',
 }
 
-/** The README's telemetry table: channel name -> the row's text. */
+/** The docs' telemetry table (docs/operating.md, "Telemetry"): channel name -> the row's text. */
 function readmeRows(): Map<string, string> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  const section = readme.slice(readme.indexOf('### Telemetry'), readme.indexOf('### OpenTelemetry'))
+  const section = docSection('## Telemetry')
   return new Map([...section.matchAll(/^\| `(fencelock:[a-z:-]+)` \|(.*)$/gm)].map((m) => [m[1]!, m[2]!]))
 }
 
