@@ -41,7 +41,10 @@ describe('documentation links', () => {
     expect(slugOf('Weighted permits: `permits: n`')).toBe('weighted-permits-permits-n')
     expect(slugOf('From [node-redlock](https://github.com/mike-marcacci/node-redlock)')).toBe('from-node-redlock')
     expect([...anchorsOf('# A\n```sh\n# not a heading\n```\n## A\n')]).toEqual(['a', 'a-1'])
-    expect(docSection('## Command line')).toMatch(/^## Command line\n/)
+    expect(docSection('## Telemetry')).toMatch(/^## Telemetry\n[\s\S]*`fencelock:acquire`/)
+    expect(() => docSection('## Command line')).toThrow(/in 2 pages \(README\.md, docs\/election\.md\)/)
+    // `fencelock --help` sends users of the package, who have no docs/, to this section of README.md.
+    expect(anchorsOf(read('README.md'))).toContain('command-line')
     expect(() => docSection('## No such heading anywhere')).toThrow(/in 0 pages/)
   })
 })
