@@ -33,8 +33,19 @@ function checkWellFormed(value: string, name: string): string {
   return value
 }
 
-/** A string where ms are expected gets a pointer to parseDuration (a number is always ms). */
-const durationHint = (value: unknown): string => (typeof value === 'string' ? `; for a duration string use parseDuration(${show(value)})` : '')
+/** What parseDuration reads (duration.ts says it exactly; this only decides which hint to give). */
+const DURATION_TEXT = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/
+
+/**
+ * A string where ms are expected gets a hint that works when followed: digits are a number of ms
+ * already (parseDuration refuses a number without a unit), a duration string goes to parseDuration.
+ */
+function durationHint(value: unknown): string {
+  if (typeof value !== 'string') return ''
+  if (/^\d+$/.test(value)) return `: write the number ${value} (a number is milliseconds), not a string`
+  if (DURATION_TEXT.test(value)) return `; for a duration string use parseDuration(${show(value)}) from 'fencelock'`
+  return ''
+}
 
 export function checkTtl(value: unknown, name = 'ttl', max = MAX_TTL): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {

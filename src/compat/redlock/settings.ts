@@ -59,6 +59,17 @@ export function checkSettings(settings: unknown, base: Checked = DEFAULTS): Chec
 }
 
 /**
+ * v4's `ttl` (v5 refuses a non-integer duration with its own message): a number, checked further
+ * as any lease's. A string is refused here, where the hint can leave out parseDuration, which this
+ * entry does not export.
+ */
+export function checkTtlV4(ttl: unknown): number {
+  if (typeof ttl === 'number') return ttl
+  const hint = typeof ttl === 'string' && /^\d+$/.test(ttl) ? `: write the number ${ttl}, not a string` : ''
+  throw new InvalidArgumentError(`Expected \`ttl\` to be an integer number of milliseconds, got ${describeValue(ttl)}${hint}`)
+}
+
+/**
  * How long an acquisition may wait: the time node-redlock's retries would span at most (each delay
  * with its full jitter), so `retryCount` and `retryDelay` keep their meaning as a budget. Within
  * it the drop-in does not poll: it is woken when a drop-in holder releases.

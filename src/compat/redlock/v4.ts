@@ -5,12 +5,13 @@ import { applicationBluebird } from './callback.js'
 import type { RedlockCore } from './core.js'
 import { LockError } from './errors.js'
 import { Lock } from './lock.js'
-import { checkSettings, epochNow, type Settings } from './settings.js'
+import { checkSettings, checkTtlV4, epochNow, type Settings } from './settings.js'
 
 // node-redlock v4's API on the core: locks that count their attempts, `LockError`, bluebird's disposer.
 
 /** v4: locks `resource` (a name or an array of names) for `ttl` ms, with `options` over the instance's settings. */
 export async function lockV4(core: RedlockCore, resource: string | string[], ttl: number, options: Settings): Promise<Lock> {
+  checkTtlV4(ttl)
   const s = checkSettings(options, core.owner.settings)
   const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   try {
@@ -37,6 +38,7 @@ export function unlockV4(core: RedlockCore, lock: Lock): Promise<void> {
 
 /** v4: extends `lock` in place to `ttl` ms from now. */
 export async function extendV4(core: RedlockCore, lock: Lock, ttl: number): Promise<Lock> {
+  checkTtlV4(ttl)
   if (lock.expiration < epochNow()) throw new LockError(`Cannot extend lock on resource "${String(lock.resource)}" because the lock has already expired.`, 0)
   const failed = (cause?: unknown) =>
     new LockError(`Exceeded ${core.owner.retryCount} attempts to lock the resource "${String(lock.resource)}".`, 1, cause === undefined ? undefined : { cause })
