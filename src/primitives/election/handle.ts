@@ -1,8 +1,18 @@
-import { InvalidArgumentError, LockLostError } from '../../errors/errors.js'
+import { FencelockError, InvalidArgumentError, LockLostError } from '../../errors/errors.js'
 import { delegatingLease, holding, lossOf, type Lease } from '../../runtime/lease.js'
 import type { Operations } from '../../runtime/operations.js'
 import type { WakeSource } from '../../topology/backend.js'
-import { checkFunction, checkLeaseTtl, checkMaxHold, checkOptions, checkSignal, checkWait, describeValue, MAX_RESOURCE_LENGTH } from '../../util/validate.js'
+import {
+  checkFunction,
+  checkLeaseTtl,
+  checkMaxHold,
+  checkOptions,
+  checkSignal,
+  checkWait,
+  describeValue,
+  MAX_RESOURCE_LENGTH,
+  optionNames,
+} from '../../util/validate.js'
 import { campaignName, proclaimName, type ElectionInfo, type Leader } from './election.js'
 import { observeElection } from './observe.js'
 
@@ -66,8 +76,9 @@ export interface Election {
 const MAX_VALUE_LENGTH = 512
 
 function checkValue(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH)
-    throw new InvalidArgumentError(`Expected \`value\` to be a string of at most ${MAX_VALUE_LENGTH} characters, got ${describeValue(value)}`)
+  // An empty value would show observers a leader that says nothing (and `leader()` a value of '').
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_VALUE_LENGTH)
+    throw new InvalidArgumentError(`Expected \`value\` to be a non-empty string of at most ${MAX_VALUE_LENGTH} characters, got ${describeValue(value)}`)
   // The value rides in the resource name (see election.ts): both must fit its limit.
   if (proclaimName(name, value, Number.MAX_SAFE_INTEGER).length > MAX_RESOURCE_LENGTH) {
     throw new InvalidArgumentError(
@@ -77,15 +88,45 @@ function checkValue(name: string, value: unknown): string {
   return value
 }
 
+const ALWAYS_EXTENDED = 'a term is always auto-extended while it leads (`maxHold` bounds how long); to end it, resign()'
+
+/** The names `checkOptions` accepts (tsc checks the lists against the types). */
+const ELECTION_OPTIONS = optionNames<ElectionOptions>(
+  'election',
+  { ttl: true, wait: true, maxHold: true },
+  { autoExtend: ALWAYS_EXTENDED, signal: 'a signal belongs to one campaign: campaign(value, { signal })' },
+)
+const CAMPAIGN_OPTIONS = optionNames<CampaignOptions>(
+  'campaign',
+  { ttl: true, wait: true, maxHold: true, signal: true },
+  { autoExtend: ALWAYS_EXTENDED, timeout: 'did you mean `wait` (how long to campaign, in ms)?' },
+)
+
 /** The election options, checked; `maxTtl` bounds the ttl as for any lease. */
 export function checkElectionOptions(options: unknown, maxTtl: number, allowShortTtl: boolean): ElectionOptions {
-  checkOptions(options)
+  checkOptions(options, ELECTION_OPTIONS)
   const { ttl, wait, maxHold } = (options ?? {}) as ElectionOptions
   return {
     ...(ttl === undefined ? {} : { ttl: checkLeaseTtl(ttl, 'ttl', maxTtl, allowShortTtl) }),
     ...(wait === undefined ? {} : { wait: checkWait(wait) }),
     ...(maxHold === undefined ? {} : { maxHold: checkMaxHold(maxHold) }),
   }
+}
+
+/**
+ * `work`, its error naming the election: the runtime knows a call by the resource name it rides in
+ * (`["scheduler","host-a"]`, see election.ts), which means nothing to the caller.
+ */
+function naming<T>(name: string, resource: string, work: Promise<T>): Promise<T> {
+  return work.catch((err: unknown) => {
+    if (!(err instanceof FencelockError)) throw err
+    const inner = `lock "${resource}"`
+    const outer = `election "${name}"`
+    err.message = err.message.replaceAll(inner, outer)
+    if (typeof err.stack === 'string') err.stack = err.stack.replaceAll(inner, outer)
+    if ((err as { resource?: unknown }).resource === resource) Object.defineProperty(err, 'resource', { value: name })
+    throw err
+  })
 }
 
 export interface ElectionParts {
@@ -119,18 +160,20 @@ function termOf(name: string, lease: Lease, value: string, ops: Operations<Elect
     get value() {
       return current
     },
-    proclaim: (next: string) => proclaim(checkValue(name, next)),
+    // A rejection for a bad value too, as for a lost term: one way for a caller to hear of it.
+    proclaim: async (next: string) => proclaim(checkValue(name, next)),
     resign: () => lease.release(),
   }) as Term
 }
 
 export function electionHandle(name: string, defaults: ElectionOptions, parts: ElectionParts): Election {
   const { ops } = parts
-  const inspect = () => ops.inspect(campaignName(name, ''))
+  const inspect = () => naming(name, campaignName(name, ''), ops.inspect(campaignName(name, '')))
   const campaign = async (value: string, options: CampaignOptions = {}): Promise<Term> => {
     checkValue(name, value)
-    checkOptions(options)
-    const lease = await ops.acquire(campaignName(name, value), { ...defaults, ...options, autoExtend: true })
+    checkOptions(options, CAMPAIGN_OPTIONS)
+    const resource = campaignName(name, value)
+    const lease = await naming(name, resource, ops.acquire(resource, { ...defaults, ...options, autoExtend: true }))
     return termOf(name, lease, value, ops)
   }
   return {
