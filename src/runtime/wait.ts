@@ -215,6 +215,19 @@ export class WaitQueues {
     this.#drop(queue)
   }
 
+  /** Sends the head's next attempt; `why` (telemetry's `wakes`) is what sent it when nothing woke it. */
+  #send(waiter: Waiter, why: WakeReason | undefined): Promise<TryResult> {
+    if (waiter.stats && why) waiter.stats.wakes.push(waiter.woken ?? why)
+    waiter.woken = undefined
+    this.#poked.delete(waiter) // this attempt sees every release before it
+    clearTimeout(waiter.standby)
+    waiter.standby = undefined
+    // Set before sending: if the waiter gives up while the attempt is in flight, the attempt
+    // may still join the Redis queue, and the leave must follow it.
+    waiter.queued = true
+    return this.#hooks.attempt(waiter)
+  }
+
   async #serveHead(queue: Queue, waiter: Waiter, first: TryResult | undefined): Promise<void> {
     let result = first
     let sentAt = waiter.started
@@ -231,16 +244,8 @@ export class WaitQueues {
         return this.#fail(waiter, err)
       }
       if (!result) {
-        if (waiter.stats && why) waiter.stats.wakes.push(waiter.woken ?? why)
-        waiter.woken = undefined
         sentAt = performance.now()
-        this.#poked.delete(waiter) // this attempt sees every release before it
-        clearTimeout(waiter.standby)
-        waiter.standby = undefined
-        // Set before sending: if the waiter gives up while the attempt is in flight, the attempt
-        // may still join the Redis queue, and the leave must follow it.
-        waiter.queued = true
-        result = await this.#hooks.attempt(waiter)
+        result = await this.#send(waiter, why)
       }
       if ('lease' in result) {
         if (waiter.settled)
