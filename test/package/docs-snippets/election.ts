@@ -1,5 +1,5 @@
 // @ts-nocheck: a prelude of test/package/docs-snippets.test.ts, checked with its block in place of "// @snippet"
-// Around the README's election block: the names it uses and leaves to the reader.
+// Around docs/election.md's API block: the names it uses and leaves to the reader.
 import { Redis } from 'ioredis'
 import { createLocks } from 'fencelock'
 

@@ -1,5 +1,5 @@
 // @ts-nocheck: a prelude of test/package/docs-snippets.test.ts, checked and run with its block in place of "// @snippet"
-// Before the README's quorum block: three clients of independent masters.
+// Before docs/deployment.md's quorum block: three clients of independent masters.
 import { Cluster, Redis } from 'ioredis'
 import { createLocks } from 'fencelock'
 

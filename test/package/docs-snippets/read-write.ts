@@ -1,5 +1,5 @@
 // @ts-nocheck: a prelude of test/package/docs-snippets.test.ts, checked and run with its block in place of "// @snippet"
-// Around the README's read/write block, which must give back every lease it takes.
+// Around docs/read-write.md's block, which must give back every lease it takes.
 import { Redis } from 'ioredis'
 import { createLocks } from 'fencelock'
 

@@ -1,5 +1,5 @@
 // @ts-nocheck: a prelude of test/package/docs-snippets.test.ts, checked and run with its block in place of "// @snippet"
-// Around the README's semaphore block, which must give back every permit it takes.
+// Around docs/semaphore.md's blocks, which must give back every permit they take.
 import { Redis } from 'ioredis'
 import { createLocks } from 'fencelock'
 

@@ -1,5 +1,5 @@
 // @ts-nocheck: a prelude of test/package/docs-snippets.test.ts, checked and run with its block in place of "// @snippet"
-// Around the README's transfer blocks: a client of the test's Redis, an instance, two accounts.
+// Around docs/all-or-nothing.md's transfer blocks: a client of the test's Redis, an instance, two accounts.
 import { Redis } from 'ioredis'
 import { claimFence, createLocks, fencedSet } from 'fencelock'
 
