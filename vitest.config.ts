@@ -23,6 +23,8 @@ const GLIDE_SUITES = [
 
 export default defineConfig({
   test: {
+    // Bundles the CLI and the workers that tests start as processes (harness/prebuilt.ts).
+    globalSetup: ['harness/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Every test file starts its own redis-server processes; two cores is the budget.

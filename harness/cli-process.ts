@@ -1,9 +1,11 @@
-// The `fencelock` command run as a real process (node --import tsx src/cli/main.ts), with pipes.
+// The `fencelock` command run as a real process (src/cli/main.ts: its bundle from the test run's
+// global setup, or through tsx), with pipes.
 // A run that outlives `killAfter` is killed and reported with code null, so a hang fails the test
 // that saw it instead of timing out the whole file.
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { nodeArgsFor } from './prebuilt.js'
 
 /** The repository: the CLI runs with it as its working directory. */
 export const root = fileURLToPath(new URL('..', import.meta.url))
@@ -21,7 +23,7 @@ export interface CliResult {
 export interface CliOptions {
   /** Variables added to a copy of the test's environment (REDIS_URL, REDIS_PASSWORD and colour ones are dropped unless given). */
   env?: NodeJS.ProcessEnv
-  /** Node flags before `--import tsx` (a module hook). */
+  /** Node flags before the program (e.g. a module hook). */
   nodeArgs?: string[]
   /** SIGKILL after this many ms. Default: 60_000. */
   killAfter?: number
@@ -39,7 +41,7 @@ export function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 export function cli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const env = cliEnv(options.env)
   const started = performance.now()
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', cliPath, ...args], { cwd: root, env })
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...nodeArgsFor(cliPath), ...args], { cwd: root, env })
   const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfter ?? 60_000)
   const output = { stdout: '', stderr: '' }
   child.stdout.on('data', (chunk: Buffer) => {

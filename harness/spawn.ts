@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { AdapterName } from './clients.js'
+import { nodeArgsFor } from './prebuilt.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const WORKER = fileURLToPath(new URL('./workers/worker.ts', import.meta.url))
@@ -32,18 +33,18 @@ process.on('exit', () => {
 })
 
 /**
- * Starts a TypeScript program of the harness (`file`, run with tsx) as a separate OS process; it is
+ * Starts a TypeScript program of the harness (`file`: its bundle, or run with tsx) as a separate OS process; it is
  * SIGKILLed with the test process, or by killAllWorkers.
  */
 export function spawnTsx(file: string, args: readonly string[], stdio: 'ignore' | 'pipe' = 'pipe'): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, stdio: [stdio, 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgsFor(file), ...args], { cwd: ROOT, stdio: [stdio, 'pipe', 'pipe'] })
   live.add(child)
   child.once('exit', () => live.delete(child))
   return child
 }
 
 export function spawnWorker(mode: string, adapter: AdapterName, url: string, params: Record<string, unknown> = {}): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, mode, adapter, url, JSON.stringify(params)], {
+  const child = spawn(process.execPath, [...nodeArgsFor(WORKER), mode, adapter, url, JSON.stringify(params)], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { workerName, type WorkerConfig } from './config.js'
 import type { HistoryEvent, HistoryWriter } from './history.js'
+import { nodeArgsFor } from '../harness/prebuilt.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, '..')
@@ -55,7 +56,7 @@ export class WorkerSlots {
   spawn(slot: Slot): void {
     const { history, now } = this.o
     slot.paused = false
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, this.o.script), JSON.stringify(this.o.config(slot))], {
+    const child = spawn(process.execPath, [...nodeArgsFor(path.join(here, this.o.script)), JSON.stringify(this.o.config(slot))], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
