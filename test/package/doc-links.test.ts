@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { anchorsOf, docSection, markdownFiles, relativeLinksOf, repoRoot, slugOf } from '../../harness/docs.js'
+import { anchorsOf, docSection, markdownFiles, proseLines, relativeLinksOf, repoRoot, slugOf } from '../../harness/docs.js'
 
 const pages = markdownFiles()
 const read = (file: string) => readFileSync(path.join(repoRoot, file), 'utf8')
@@ -26,6 +26,15 @@ describe('documentation links', () => {
     expect(pages).toContain('README.md')
     expect(pages.filter((p) => p.startsWith('docs/evidence/')).length).toBeGreaterThan(0)
     expect(pages.filter((p) => /^docs\/[^/]+\.md$/.test(p)).length).toBeGreaterThan(0)
+  })
+
+  it('README.md is one sitting: at most 15 KB, and its contents list links every section', () => {
+    const readme = read('README.md')
+    // The READMEs of the libraries users come from are 9-16 KB; the rest belongs in a guide.
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(15 * 1024)
+    const sections = proseLines(readme).flatMap((line) => (/^## (.*)$/.exec(line) ? [slugOf(line.slice(3))] : []))
+    const listed = new Set(relativeLinksOf(readme).flatMap(({ target }) => (target.startsWith('#') ? [target.slice(1)] : [])))
+    expect(sections.filter((anchor) => !listed.has(anchor))).toEqual([])
   })
 
   it.each(pages)('%s: every relative link and anchor resolves', (page) => {
