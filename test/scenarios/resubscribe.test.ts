@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { scriptCalls } from '../../harness/commandstats.js'
+import { recordAcquires } from '../../harness/telemetry.js'
 import { closeQuietly, sleep, uniquePrefix, until } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting twice in a row', () => {
@@ -37,9 +39,11 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
 
     const held = await holderLocks.acquire('r', { ttl: 30_000 })
     const waiting = waiterLocks.acquire('r', { wait: 25_000 })
+    const channels = async () => (await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]
+    const subscribed = async () => ((await direct.call('PUBSUB', 'NUMSUB', ...(await channels()))) as (string | number)[])[1]
     await until('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
-    await sleep(200) // its SUBSCRIBE is answered
-    return { proxy, direct, viaProxy, prefix, held, waiting, waiterLocks }
+    await until('its SUBSCRIBE is answered (the channel has its subscriber)', async () => (await channels()).length === 1 && Number(await subscribed()) === 1)
+    return { redis, proxy, direct, viaProxy, prefix, held, waiting, waiterLocks, channels }
   }
 
   it('no unhandled rejection when the instance closes while the resubscribe after a reconnect is unanswered', async () => {
@@ -47,7 +51,7 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     const onUnhandled = (reason: unknown) => void unhandled.push(reason)
     process.on('unhandledRejection', onUnhandled)
     cleanup.push(async () => void process.off('unhandledRejection', onUnhandled))
-    const { proxy, viaProxy, held, waiting, waiterLocks } = await heldAndWaiting('resubscribe')
+    const { proxy, viaProxy, held, waiting, waiterLocks, channels } = await heldAndWaiting('resubscribe')
 
     // Replies come 400 ms late; the connections drop and come back within ~50 ms, and the pub/sub
     // connection's resubscribe goes out. Closing the instance before its reply comes ends that
@@ -55,9 +59,11 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
     proxy.setDelay(400, { direction: 'down' })
     proxy.resetAll()
     // Back ~50 ms later; ready once its connection set-up is answered (~450 ms); the resubscribe
-    // goes out then and its reply comes ~400 ms after: close in between.
+    // goes out then (requests are not delayed: Redis has it at once) and its reply comes ~400 ms
+    // after: close in between, as soon as Redis has the resubscribe.
+    await until('Redis dropped the old subscription', async () => (await channels()).length === 0, { every: 5 })
     await until('the client is ready again', () => viaProxy.status === 'ready', { timeout: 3_000 })
-    await sleep(650)
+    await until('the resubscribe reached Redis (its reply is ~400 ms away)', async () => (await channels()).length === 1, { timeout: 3_000, every: 5 })
     await waiterLocks.close()
     expect(
       await waiting.then(
@@ -65,23 +71,27 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
         (err: Error) => err.name,
       ),
     ).toBe('ClosedError')
-    await sleep(600) // the delayed replies, and anything left to reject
+    await sleep(600) // time must pass: the delayed replies (400 ms) come, and nothing may be left to reject
     proxy.heal()
     expect(unhandled.map(String)).toEqual([])
     await held.release()
   }, 40_000)
 
   it('after a reconnect the connection is subscribed again: a release wakes the waiter at once, not its re-check a ttl later', async () => {
-    const { proxy, direct, prefix, held, waiting } = await heldAndWaiting('resubscribed')
+    const acquires = recordAcquires()
+    cleanup.push(async () => acquires.stop())
+    const { redis, proxy, held, waiting, channels } = await heldAndWaiting('resubscribed')
+    await redis.cli('CONFIG', 'RESETSTAT')
     proxy.resetAll()
-    await until('the channel is subscribed again', async () => ((await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]).length === 1, {
-      timeout: 3_000,
-    })
-    await sleep(300) // the waiter's re-check after the reconnect is done: it sleeps until the holder's ttl
-    const releasedAt = performance.now()
+    await until('Redis dropped the old subscription', async () => (await channels()).length === 0, { every: 5 })
+    await until('the channel is subscribed again', async () => (await channels()).length === 1, { timeout: 3_000 })
+    // The waiter's look after the reconnect is done: it sleeps until the holder's ttl (30 s).
+    await until("the waiter's look after the reconnect ran", async () => (await scriptCalls(redis)) >= 1, { timeout: 3_000 })
     await held.release()
     const lease = await waiting
-    expect(performance.now() - releasedAt).toBeLessThan(2_000)
     await lease.release()
+    const [event] = acquires.of('r').filter((e) => e.token === lease.token)
+    expect(event?.wakes.at(-1)).toBe('release')
+    expect(event?.wakes).not.toContain('recheck')
   }, 40_000)
 })
