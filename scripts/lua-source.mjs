@@ -65,18 +65,41 @@ function usedFunctions(body, blocks) {
   return used
 }
 
-/** The source of the script at `path`, its includes inlined. */
-export function luaSource(path) {
+/**
+ * What ships of Lua code: its lines less the whole-line comments and blank lines (a comment after
+ * code stays, as does every code line as written), so that a script stays readable in a Redis
+ * `SCRIPT` dump or error while its prose lives in the .lua file alone.
+ */
+export const shipped = (text) =>
+  text
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^\s*--/.test(line))
+    .map((line) => `${line}\n`)
+    .join('')
+
+/**
+ * The script at `path` as it ships, in parts: `head` (its first line, which names it: `-- name: what
+ * it does`, then its code before the first `--#include`), `functions` (the shipped text of each
+ * library function it uses, by name, in library order: a function is defined before those that
+ * call it; a function's text is the same in every script that uses it, so it can be stored once)
+ * and `tail` (the rest of its code).
+ */
+export function luaParts(path) {
   const text = readFileSync(path, 'utf8')
+  const first = `${text.split('\n')[0]}\n`
   const includes = [...text.matchAll(/^--#include (\S+)\n/gm)].map((m) => m[1])
-  const body = text.replace(/^--#include (\S+)\n/gm, '')
+  const at = text.search(/^--#include /m)
+  const before = at < 0 ? text : text.slice(0, at)
+  const after = at < 0 ? '' : text.slice(at).replace(/^--#include (\S+)\n/gm, '')
   const blocks = new Map()
   for (const lib of includes) for (const [name, block] of functionsOf(luaSource(join(includeRoot, lib)))) blocks.set(name, block)
-  const used = usedFunctions(body, blocks)
-  // In library order (a function is defined before the functions that call it), where the first include was.
-  const inlined = [...blocks]
-    .filter(([name]) => used.has(name))
-    .map(([, block]) => `${block}\n`)
-    .join('')
-  return includes.length === 0 ? text : text.replace(/^--#include (\S+)\n/m, inlined).replace(/^--#include (\S+)\n/gm, '')
+  const used = usedFunctions(before + after, blocks)
+  const functions = new Map([...blocks].filter(([name]) => used.has(name)).map(([name, block]) => [name, shipped(block)]))
+  return { head: first + shipped(before.slice(first.length)), functions, tail: shipped(after) }
+}
+
+/** The source of the script at `path` as it is embedded and run: its includes inlined, its comment lines left out. */
+export function luaSource(path) {
+  const { head, functions, tail } = luaParts(path)
+  return head + [...functions.values()].join('') + tail
 }
