@@ -148,9 +148,11 @@ describeRedis('wake-ups', (server) => {
           // Released while nobody listens: the PUBLISH reaches no one.
           await handOver(held, waiting)
           // The reconnect re-checks at once (wait.ts: onResync) instead of waiting for the timer
-          // (the holder's remaining ttl, ~6 s): within one ttl of the release, and promptly.
+          // (the holder's remaining ttl, ~6 s): within one ttl of the release, and promptly. (A
+          // client that is subscribed again before the PUBLISH, as GLIDE often is, hears the
+          // release itself.)
           const wakes = wakesOfWaiter(acquires, resource)
-          expect(wakes).toContain('resync')
+          expect(['resync', 'release']).toContain(wakes.at(-1))
           expect(wakes).not.toContain('recheck')
         } finally {
           await closeQuietly([waiterLocks, holderLocks])
