@@ -8,11 +8,16 @@ import { createLocks, type Lease, type LockLostError, type Locks } from '../../s
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { createNetnsHost, requireNetnsOrSkip, type NetnsHost } from '../../harness/netns.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix } from '../../harness/util.js'
+import { record } from '../../harness/telemetry.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, until } from '../../harness/util.js'
 
 const lostAt = (lease: Lease) =>
-  new Promise<{ at: number; reason: string | undefined }>((resolve) =>
-    lease.signal.addEventListener('abort', () => resolve({ at: performance.now(), reason: (lease.signal.reason as LockLostError).reason }), { once: true }),
+  new Promise<{ at: number; reason: string | undefined; cause: unknown }>((resolve) =>
+    lease.signal.addEventListener(
+      'abort',
+      () => resolve({ at: performance.now(), reason: (lease.signal.reason as LockLostError).reason, cause: (lease.signal.reason as LockLostError).cause }),
+      { once: true },
+    ),
   )
 
 describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in the kernel (network namespace, every packet dropped)', () => {
@@ -29,6 +34,8 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
   describe.each(adapters)('$name', (adapter) => {
     let clients: TestClient[] = []
     let instances: Locks[] = []
+    const extensions = record('fencelock:extend')
+    afterAll(() => extensions.stop())
     afterEach(async () => {
       host.heal()
       await closeQuietly(instances)
@@ -50,10 +57,11 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
       const rival = await open(prefix, 900)
       const lease = await locks.acquire('cut', { autoExtend: true })
       const lost = lostAt(lease)
-      await sleep(400) // one renewal went through
+      await until('one renewal went through', () => extensions.events.some((e) => e.token === lease.token && e.outcome === 'extended'))
       host.cut()
       const { at, reason } = await lost
-      // The expiry timer's own lateness on a loaded machine is the only slack.
+      // Promise 2: aborted by its deadline. The expiry timer's own lateness on a loaded machine is
+      // the only slack (expected: a few ms; 300 ms is more than 10x that).
       expect(at).toBeLessThanOrEqual(lease.deadline + 300)
       expect(reason).toBe('unreachable') // its renewal was waiting for the cut-off Redis
       host.heal()
@@ -70,13 +78,16 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
       const rival = await open(prefix, 1_000)
       const holder = await locks.acquire('wait') // never released: it expires during the cut
       const waiting = rival.acquire('wait', { wait: 10_000 })
-      await sleep(200) // queued and asleep
+      const channels = async () => ((await clients[0]!.command('PUBSUB', 'CHANNELS', `${keysOf(prefix, 'wait').channel}:*`)) as string[]).length
+      await until('the waiter queued and subscribed', async () => (await locks.inspect('wait')).waiters === 1 && (await channels()) === 1)
       host.cut()
-      await sleep(1_500)
+      await sleep(1_500) // time must pass: the holder's lease (1 s) runs out during the cut
       host.heal()
       const healed = performance.now()
       const next = await waiting
-      // TCP retransmits within its backoff (about a second here), then one re-check.
+      // Promise 10: within a ttl once it can talk to Redis again. No event of ours says when the
+      // link carries packets again: TCP retransmits within its own backoff (about a second here),
+      // then one re-check (1 s); the bound is that sum, the wait (10 s) the outer one.
       expect(performance.now() - healed).toBeLessThan(1_000 + 3_000)
       expect(next.fence).toBeGreaterThan(holder.fence)
       expect(await holder.release()).toBe(false)
@@ -104,13 +115,22 @@ describe.skipIf(!requireRedisOrSkip() || !requireNetnsOrSkip())('partitions in t
       clients = await Promise.all([local.url, ...remote.map((r) => r.url)].map((url) => ioredis.connect(url)))
       // A node counts once it has been up for maxTtl: wait that long after starting the last one.
       locks = createLocks({ redis: clients.map((c) => c.raw), prefix: uniquePrefix('netns-quorum'), maxTtl: 3_000, ttl: 3_000 })
-      await sleep(3_100)
+      await until(
+        'every node has been up for maxTtl (a younger one does not count)',
+        async () =>
+          (await Promise.all(clients.map(async (c) => Number(/uptime_in_seconds:(\d+)/.exec(String(await c.command('INFO', 'server')))?.[1])))).every(
+            (up) => up * 1000 >= 3_000,
+          ),
+        { timeout: 10_000, every: 100 },
+      )
       const lease = await locks.acquire('cut-quorum', { autoExtend: true, wait: 5_000 })
       const lost = lostAt(lease)
       host.cut()
-      const { at } = await lost
+      const { at, reason, cause } = await lost
       // The next renewal (a third of the ttl in) cannot reach a majority: the lease is given up
-      // then, not at the deadline about two seconds later.
+      // then, told by the quorum's failed renewal, not at the deadline about two seconds later.
+      expect(reason).toBe('unreachable')
+      expect(cause).toMatchObject({ name: 'QuorumError' })
       expect(at).toBeLessThan(lease.deadline - 500)
       host.heal()
     }, 30_000)

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { clockTools, startClockedRedis, type ClockedRedis } from '../../harness/faketime.js'
 import { mature } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
+import { closeQuietly, keysOf, uniquePrefix, until } from '../../harness/util.js'
 import { createLocks, fencedSet, LockLostError, type Locks } from '../../src/index.js'
 
 const tools = clockTools()
@@ -48,6 +48,12 @@ describe.skipIf('missing' in tools).each(adapters)('server clock steps (libfaket
     open.push(...made)
     return { prefix, locks: made[0], rival: made[1] }
   }
+  /** Until the server, by its own clock, has expired `resource`'s fence key (its retention ran out). */
+  const untilFenceKeyExpired = (prefix: string, resource: string) =>
+    until("the fence key expired by the server's clock", async () => Number(await client.command('PTTL', keysOf(prefix, resource).fence)) === -2, {
+      timeout: 10_000,
+      every: 50,
+    })
   /** The server's TIME in ms. */
   const serverMs = async () => {
     const [s, us] = (await client.command('TIME')) as [string, string]
@@ -57,8 +63,10 @@ describe.skipIf('missing' in tools).each(adapters)('server clock steps (libfaket
     const { prefix, locks, rival } = locksFor('clock-back')
     const before = await fencesOf(locks, 'r', 3)
     const held = await locks.acquire('held', { ttl: 10_000 })
+    const serverBefore = await serverMs()
     node.clock.step(-5 * MINUTE)
-    expect(Date.now() - (await serverMs())).toBeGreaterThan(5 * MINUTE - 1_000)
+    // The server's own clock went back (read from TIME on both sides of the step, not from ours).
+    expect(serverBefore - (await serverMs())).toBeGreaterThan(5 * MINUTE - 1_000)
     expect(await rival.tryAcquire('held')).toBeNull()
     // Redis stores an absolute expiry, so on the stepped-back clock the key has 5 minutes more to live.
     expect(Number(await client.command('PTTL', keysOf(prefix, 'held').lock))).toBeGreaterThan(5 * MINUTE)
@@ -92,24 +100,24 @@ describe.skipIf('missing' in tools).each(adapters)('server clock steps (libfaket
   })
 
   it('18. a step back by less than fenceRetention: the fence key expires once the clock is past the last fence, so the next fence is still larger', async () => {
-    const { locks } = locksFor('clock-within', { fenceRetention: 2_000 })
+    const { prefix, locks } = locksFor('clock-within', { fenceRetention: 2_000 })
     const [first] = await fencesOf(locks, 'r', 1)
     node.clock.step(-1_500)
     const [second] = await fencesOf(locks, 'r', 1)
     expect(second).toBe(first! + 1)
-    await sleep(2_300) // the fence key expires (by the server clock) 2 s after `second` was stored
+    await untilFenceKeyExpired(prefix, 'r') // 2 s after `second` was stored, by the server clock
     const [third] = await fencesOf(locks, 'r', 1)
     console.log(`[server clock] retention 2 s, step back 1.5 s: fences ${first}, ${second}, then after expiry ${third}`)
     expect(third).toBeGreaterThan(second!)
   })
 
   it('18. control: a step back by more than fenceRetention, then the fence key expires: the next fence is smaller than earlier ones', async () => {
-    const { locks } = locksFor('clock-past', { fenceRetention: 2_000 })
+    const { prefix, locks } = locksFor('clock-past', { fenceRetention: 2_000 })
     const [first] = await fencesOf(locks, 'r', 1)
     node.clock.step(-MINUTE)
     const [second] = await fencesOf(locks, 'r', 1)
     expect(second).toBe(first! + 1)
-    await sleep(2_300)
+    await untilFenceKeyExpired(prefix, 'r')
     const [third] = await fencesOf(locks, 'r', 1)
     console.log(`[server clock] retention 2 s, step back 60 s: fences ${first}, ${second}, then after expiry ${third} (${(third! - first!) / 1e6} s)`)
     expect(third).toBeLessThan(first!)
@@ -121,7 +129,12 @@ describe.skipIf('missing' in tools).each(adapters)('server clock steps (libfaket
     node.clock.step(-MINUTE)
     await node.redis.restart()
     // node-redis sometimes never reconnects by itself after a kill -9 and restart (redis/node-redis#3346, see redis-faults.test.ts).
-    if ((await Promise.race([client.command('PING'), sleep(2_000)])) !== 'PONG') await client.reopen()
+    let pong = false
+    void client.command('PING').then(
+      (reply) => (pong = reply === 'PONG'),
+      () => {},
+    )
+    if (!(await until('the client answers PING after the restart', () => pong, { timeout: 2_000 }).catch(() => false))) await client.reopen()
     const [afterRestart] = await fencesOf(locks, 'r', 1)
     console.log(`[server clock] step back 60 s, restart empty: fences ${first}, then ${afterRestart}`)
     expect(afterRestart).toBeLessThan(first!)
