@@ -3,7 +3,7 @@
 // after a plain close() tells the truth.
 import { expect, it } from 'vitest'
 import { createLocks, LockLostError } from '../../src/index.js'
-import { keysOf, sleep } from '../../harness/util.js'
+import { keysOf, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('lost leases are never silent', (server) => {
@@ -15,7 +15,8 @@ describeRedis('lost leases are never silent', (server) => {
       it('`await using`: a block that outlives its lease throws LockLostError at its end', async () => {
         const run = async () => {
           await using lease = await t.locks.acquire('using-expired', { ttl: 150 })
-          await sleep(300)
+          // The block outlives its lease: it runs on until the lease is lost (its ttl runs out).
+          await until('the lease is lost', () => lease.signal.aborted, { timeout: 3_000 })
           return lease.fence
         }
         const err = await run().then(
@@ -38,8 +39,8 @@ describeRedis('lost leases are never silent', (server) => {
       it('`await using`: past the deadline before its expiry timer could run (event loop blocked), dispose still reports the loss', async () => {
         const run = async () => {
           await using lease = await t.locks.acquire('using-blocked', { ttl: 150 })
-          const until = performance.now() + 250
-          while (performance.now() < until) {
+          const blockedUntil = performance.now() + 250
+          while (performance.now() < blockedUntil) {
             // a long synchronous computation: no timer runs
           }
           return lease.fence
@@ -63,10 +64,10 @@ describeRedis('lost leases are never silent', (server) => {
         const err = await t.locks
           .withLock(
             'with-lost',
-            async () => {
+            async (lease) => {
               // Someone removes the lock behind the holder's back; the next renewal (at ttl/3) is refused.
               await t.client.command('DEL', lockKey('with-lost'))
-              await sleep(500)
+              await until('the renewal was refused', () => lease.signal.aborted, { timeout: 3_000 })
               return 'value computed without the lock'
             },
             { ttl: 300 },
