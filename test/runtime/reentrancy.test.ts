@@ -3,12 +3,31 @@
 // for every kind (mutex, all-or-nothing multi, read/write, semaphore) and every nesting of them
 // that shares a lock; kinds of the same name are independent. A concurrent call chain of the same
 // process waits as any other process would.
-import { beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { LockReentryError, type Lease, type Locks } from '../../src/index.js'
-import { sleep, uniquePrefix } from '../../harness/util.js'
+import { record, recordAcquires } from '../../harness/telemetry.js'
+import { uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 describeRedis('reentrancy', (server) => {
+  // A nested call that re-enters or is refused never gets as far as an acquisition: it starts
+  // none (no attempt, no wait). Only the tests of this file run meanwhile, one at a time.
+  const starts = record('fencelock:acquire:start')
+  const acquires = recordAcquires()
+  afterAll(() => {
+    starts.stop()
+    acquires.stop()
+  })
+  /** Runs `fn`; returns what it returned (or threw) and the acquisitions that started and ended meanwhile. */
+  const during = async <T>(fn: () => Promise<T>) => {
+    const [s, e] = [starts.events.length, acquires.events.length]
+    const result = await fn().then(
+      (v) => v,
+      (err: unknown) => err,
+    )
+    return { result, started: starts.events.slice(s), ended: acquires.events.slice(e) }
+  }
+
   perAdapter(
     server,
     (t) => {
@@ -21,19 +40,21 @@ describeRedis('reentrancy', (server) => {
         const result = await t.locks.withLock(
           'r',
           async (outer) => {
-            const started = performance.now()
-            const inner = await t.locks.withLock('r', async (lease) => {
-              expect(lease.token).toBe(outer.token)
-              expect(lease.fence).toBe(outer.fence)
-              expect(lease.signal).toBe(outer.signal)
-              // Deeper still, through a timer and a manual acquire.
-              const deeper = await new Promise<number>((resolve, reject) =>
-                setTimeout(() => t.locks.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5),
-              )
-              expect(deeper).toBe(outer.fence)
-              return lease.fence
-            })
-            expect(performance.now() - started).toBeLessThan(200)
+            const { result: inner, started } = await during(() =>
+              t.locks.withLock('r', async (lease) => {
+                expect(lease.token).toBe(outer.token)
+                expect(lease.fence).toBe(outer.fence)
+                expect(lease.signal).toBe(outer.signal)
+                // Deeper still, through a timer and a manual acquire.
+                const deeper = await new Promise<number>((resolve, reject) =>
+                  setTimeout(() => t.locks.acquire('r').then((l) => l.release().then(() => resolve(l.fence)), reject), 5),
+                )
+                expect(deeper).toBe(outer.fence)
+                return lease.fence
+              }),
+            )
+            // At once: neither nested call started an acquisition (no attempt, no wait).
+            expect(started).toEqual([])
             expect((await t.locks.inspect('r')).token).toBe(outer.token) // inner releases freed nothing
             return inner
           },
@@ -45,13 +66,19 @@ describeRedis('reentrancy', (server) => {
 
       it('reentrant: a concurrent call chain of the same process waits for the lock, as another process would', async () => {
         const order: string[] = []
+        let aIn!: () => void
+        const aHolds = new Promise<void>((resolve) => {
+          aIn = resolve
+        })
         await Promise.all([
           t.locks.withLock('c', async () => {
             order.push('a in')
-            await sleep(200)
+            aIn()
+            // a keeps the lock until b (another call chain) is in line for it in Redis.
+            await until('b is in line for c', async () => (await t.locks.inspect('c')).waiters === 1)
             order.push('a out')
           }),
-          sleep(20).then(() =>
+          aHolds.then(() =>
             t.locks.withLock('c', async () => {
               order.push('b in')
             }),
@@ -63,15 +90,12 @@ describeRedis('reentrancy', (server) => {
       it('16. not reentrant: a nested withLock, acquire or tryAcquire of a held resource rejects within milliseconds with LockReentryError, even with wait: Infinity', async () => {
         await plain.withLock('n', async () => {
           for (const nested of [() => plain.withLock('n', () => 1, { wait: Infinity }), () => plain.acquire('n'), () => plain.tryAcquire('n')]) {
-            const started = performance.now()
-            const err = await nested().then(
-              (v) => v,
-              (e: unknown) => e,
-            )
+            const { result: err, started } = await during((): Promise<unknown> => nested())
             expect(err).toBeInstanceOf(LockReentryError)
             expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
             expect((err as Error).message).toMatch(/already held by this call chain/)
-            expect(performance.now() - started).toBeLessThan(50)
+            // Refused before any attempt or wait: it started no acquisition.
+            expect(started).toEqual([])
           }
           // Another resource nested inside is an ordinary lock.
           expect(await plain.withLock('other', (l) => l.fence)).toBeGreaterThan(0)
@@ -113,33 +137,29 @@ describeRedis('reentrancy', (server) => {
       ]
 
       it.each(SELF_WAITS)('not reentrant: $name rejects with LOCK_REENTRY long before its wait', async ({ nest }) => {
-        const started = performance.now()
-        const err = await nest(plain, `self${++n}`).then(
-          (v) => v,
-          (e: unknown) => e,
-        )
+        const { result: err, started, ended } = await during(() => nest(plain, `self${++n}`))
         expect(err).toBeInstanceOf(LockReentryError)
         expect((err as LockReentryError).code).toBe('LOCK_REENTRY')
         expect((err as Error).message).toMatch(/already held by this call chain/)
-        expect(performance.now() - started).toBeLessThan(1_000) // the wait was 2,000 ms
+        // The only acquisition that started is the outer one, and it got its lock without waiting:
+        // the nested one (with its 2,000 ms wait) was refused before any attempt, not timed out.
+        expect(started).toHaveLength(1)
+        expect(ended.map((e) => [e.outcome, e.contended])).toEqual([['acquired', false]])
       })
 
       it("write inside one's own read rejects with LOCK_REENTRY even when reentrant (upgrading would deadlock)", async () => {
         const rw = t.locks.readWrite(`upgrade${++n}`)
-        const started = performance.now()
         for (const nested of [
           () => rw.withWrite(() => 1, { wait: 2_000 }),
           () => rw.write({ wait: 2_000 }),
           () => rw.tryWrite(),
         ] as (() => Promise<unknown>)[]) {
-          const err = await rw.withRead(nested).then(
-            (v) => v,
-            (e: unknown) => e,
-          )
+          const { result: err, started } = await during(() => rw.withRead(nested))
           expect(err).toBeInstanceOf(LockReentryError)
           expect((err as Error).message).toMatch(/read lease .*upgrad/)
+          // Only the outer read lease was acquired: the write was refused before any attempt or wait.
+          expect(started.map((e) => e.kind)).toEqual(['read'])
         }
-        expect(performance.now() - started).toBeLessThan(1_000)
       })
 
       /** Asserts `inner` is the outer grant seen again: same token, and its end leaves `outer` held. */
@@ -177,19 +197,28 @@ describeRedis('reentrancy', (server) => {
       it('reentrant: withLocks containing held mutexes re-enters those and takes the rest; its end gives back only the rest', async () => {
         const id = `p${++n}`
         await t.locks.withLock(id, async (outer) => {
-          const started = performance.now()
-          await t.locks.withLocks(
-            [`${id}b`, id],
-            async (inner) => {
-              expect(inner.resources).toEqual([id, `${id}b`])
-              expect(inner.fences[id]).toBe(outer.fence)
-              expect((await t.locks.inspect(`${id}b`)).held).toBe(true)
-              // All of them held already: nothing is taken.
-              await t.locks.withLocks([id, `${id}b`], async (innermost) => expect(innermost.fences).toEqual(inner.fences))
-            },
-            { wait: 2_000 },
+          const { result, ended } = await during(() =>
+            t.locks.withLocks(
+              [`${id}b`, id],
+              async (inner) => {
+                expect(inner.resources).toEqual([id, `${id}b`])
+                expect(inner.fences[id]).toBe(outer.fence)
+                expect((await t.locks.inspect(`${id}b`)).held).toBe(true)
+                // All of them held already: nothing is taken.
+                const innermost = await during(() =>
+                  t.locks.withLocks([id, `${id}b`], async (l) => {
+                    expect(l.fences).toEqual(inner.fences)
+                  }),
+                )
+                expect(innermost.result).toBeUndefined()
+                expect(innermost.started).toEqual([])
+              },
+              { wait: 2_000 },
+            ),
           )
-          expect(performance.now() - started).toBeLessThan(1_000)
+          expect(result).toBeUndefined()
+          // It never waited for itself: what it took (the rest) it got at its first attempt.
+          expect(ended.map((e) => [e.outcome, e.contended, e.wakes])).toEqual([['acquired', false, []]])
           expect((await t.locks.inspect(`${id}b`)).held).toBe(false)
           expect((await t.locks.inspect(id)).token).toBe(outer.token)
         })
