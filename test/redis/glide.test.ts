@@ -8,8 +8,10 @@ import { ClosedError, createLocks, InvalidArgumentError, RedisError } from '../.
 import { glideReplyError } from '../../src/redis/glide.js'
 import { glideAddress } from '../../harness/clients.js'
 import { startFaultProxy } from '../../harness/fault-proxy.js'
+import { scriptCalls } from '../../harness/commandstats.js'
 import { describeRedis } from '../../harness/per-adapter.js'
-import { sleep, uniquePrefix, until } from '../../harness/util.js'
+import { recordAcquires } from '../../harness/telemetry.js'
+import { uniquePrefix, until } from '../../harness/util.js'
 
 describe("GLIDE's error replies, as Redis wrote them", () => {
   // GLIDE's RequestError, by name: the class the adapter reads (its subclasses are no reply at all).
@@ -43,11 +45,28 @@ describe("GLIDE's error replies, as Redis wrote them", () => {
 
 describeRedis('Valkey GLIDE client', (server) => {
   let client: GlideClient
+  const acquires = recordAcquires()
+  /** Why the acquires of `resource` looked again after waiting, without a first wait's `subscribed` look. */
+  const wakes = (resource: string) => acquires.wakes(resource).filter((w) => w !== 'subscribed')
   beforeAll(async () => {
     Logger.setLoggerConfig('off')
     client = await GlideClient.createClient({ addresses: [glideAddress(server.url)], requestTimeout: 5_000 })
   })
-  afterAll(() => client?.close())
+  afterAll(() => {
+    acquires.stop()
+    return client?.close()
+  })
+  /**
+   * Until the waiter (on `locks`) has sent both its first attempt and the look it takes once its
+   * channel is subscribed, and has its answers: `calls` script calls in all since the stats were
+   * reset (the holder's acquire and those two), then a call of the waiter's own, answered after
+   * them on its connection. A release before that look was answered could be seen by the look
+   * itself (no wake-up at all), and one during a cut connection would fail it (a retry, not a wake-up).
+   */
+  const untilLooked = async (locks: { inspect(resource: string): Promise<{ waiters: number }> }, resource: string, calls: number) => {
+    await until('the waiter looked again once subscribed', async () => (await scriptCalls(server.redis)) >= calls)
+    expect((await locks.inspect(resource)).waiters).toBe(1)
+  }
 
   const pubsubClients = async () => {
     const list = String(await client.customCommand(['CLIENT', 'LIST']))
@@ -74,15 +93,15 @@ describeRedis('Valkey GLIDE client', (server) => {
     const waiter = createLocks({ redis: client, prefix })
     try {
       const before = await pubsubClients()
+      await client.customCommand(['CONFIG', 'RESETSTAT'])
       const held = await holder.acquire('w', { ttl: 30_000 })
-      const started = performance.now()
       const waiting = waiter.acquire('w', { ttl: 5_000, wait: 10_000 })
       await until('the waiter subscribed', async () => (await pubsubClients()) > before, { timeout: 5_000, every: 5 })
-      await sleep(50)
+      await untilLooked(waiter, 'w', 3)
       await held.release()
       const lease = await waiting
       // Woken by the release, not by a re-check after the holder's ttl of 30 s.
-      expect(performance.now() - started).toBeLessThan(5_000)
+      expect(wakes('w')).toEqual(['release'])
       await lease.release()
     } finally {
       await Promise.all([holder.close(), waiter.close()])
@@ -97,21 +116,21 @@ describeRedis('Valkey GLIDE client', (server) => {
     const holder = createLocks({ redis: client, prefix })
     const waiter = createLocks({ redis: behind, prefix })
     try {
+      await client.customCommand(['CONFIG', 'RESETSTAT'])
       const held = await holder.acquire('k', { ttl: 30_000 })
       const waiting = waiter.acquire('k', { ttl: 5_000, wait: 25_000 })
       await until('the waiter subscribed', async () => (await pubsubClients()) > 0, { timeout: 5_000, every: 5 })
-      await sleep(50)
-      // Released while the waiter's connections are cut: its wake-up message is lost.
+      await untilLooked(waiter, 'k', 3)
+      // Released while the waiter's connections are cut (Redis has dropped its subscriber): its
+      // wake-up message is lost.
       proxy.partition()
-      await sleep(100)
+      await until('Redis dropped the waiter subscriber', async () => (await pubsubClients()) === 0)
       await held.release()
-      await sleep(300)
       proxy.heal()
-      const healed = performance.now()
       const lease = await waiting
-      // GLIDE reconnects and resubscribes within its backoff; the resync is seen within 200 ms of
-      // it. Without it, the waiter would sleep until its re-check, the holder's ttl (30 s).
-      expect(performance.now() - healed).toBeLessThan(3_000)
+      // GLIDE reconnects and resubscribes within its backoff, and the resync wakes the waiter.
+      // Without it, the waiter would sleep until its re-check, the holder's ttl (30 s).
+      expect(wakes('k')).toEqual(['resync'])
       await lease.release()
     } finally {
       await Promise.all([holder.close(), waiter.close()])

@@ -15,6 +15,8 @@ import { scriptCalls } from '../../harness/commandstats.js'
 import { useClient } from '../../harness/per-adapter.js'
 import { mature, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { SERVERS, serverBinary, type ServerName } from '../../harness/servers.js'
+import { recordAcquires } from '../../harness/telemetry.js'
+import { until } from '../../harness/util.js'
 
 /** A redis-server of `name` for the describe it is called in, and the target its clients connect to. */
 function useServer(server: string): { readonly redis: RedisProcess; readonly url: string } {
@@ -44,7 +46,7 @@ describe.skipIf('missing' in old)('Redis 6.0.20: refused with ServerVersionError
     const t = useClient(adapter, target, { prefix: 'old' })
 
     it('acquire, tryAcquire, a semaphore and an election fail at once, naming 6.0.20 and 6.2; the server refusal is the cause', async () => {
-      const started = performance.now()
+      const acquires = recordAcquires()
       const refusals = [
         await t.locks.acquire('old:a', { wait: 5_000 }).catch((e: unknown) => e),
         await t.locks.tryAcquire('old:b').catch((e: unknown) => e),
@@ -63,8 +65,14 @@ describe.skipIf('missing' in old)('Redis 6.0.20: refused with ServerVersionError
         expect(String((err as Error).message)).toMatch(/Redis 6\.0\.20 is too old for fencelock: it needs Redis 6\.2 or newer/)
         expect(String(((err as Error).cause as Error).message)).toMatch(/script/i)
       }
-      // Refused, not retried until the waits (5 s each) ran out.
-      expect(performance.now() - started).toBeLessThan(3_000)
+      acquires.stop()
+      // Refused at the first attempt, not retried until the waits (5 s each) ran out.
+      expect(acquires.events.map((e) => [e.kind, e.outcome, e.attempts, e.wakes])).toEqual([
+        ['mutex', 'error', 1, []],
+        ['mutex', 'error', 1, []],
+        ['semaphore', 'error', 1, []],
+        ['election', 'error', 1, []],
+      ])
     })
   })
 
@@ -79,13 +87,16 @@ describe.skipIf('missing' in old)('Redis 6.0.20: refused with ServerVersionError
 function behaviours(name: ServerName, locks: () => Locks, client: () => TestClient, redis: () => RedisProcess): void {
   it(`mutex on ${name}: fences increase, extend and release; a waiter is woken by the release`, async () => {
     const first = await locks().acquire('v:m', { ttl: 2_000 })
+    const acquires = recordAcquires()
     const waiting = locks().acquire('v:m', { ttl: 2_000, wait: 5_000 })
     await first.extend(3_000)
-    const started = performance.now()
     await first.release()
     const second = await waiting
-    // Woken by the release's message, not by the holder's ttl running out.
-    expect(performance.now() - started).toBeLessThan(1_000)
+    acquires.stop()
+    // It waited, and went on because of the release (its message, or the look it took once its
+    // channel was subscribed), not because the re-check after the holder's ttl ran out.
+    expect(acquires.of('v:m').map((e) => [e.outcome, e.contended])).toEqual([['acquired', true]])
+    expect(acquires.wakes('v:m')).not.toContain('recheck')
     expect(second.fence).toBeGreaterThan(first.fence)
     await second.release()
     expect(await locks().tryAcquire('v:m')).not.toBeNull()
@@ -157,7 +168,7 @@ function operations(name: ServerName, server: string, target: { readonly redis: 
     try {
       const first = await locks.acquire('a', { ttl: 2_000 })
       const waiting = locks.acquire('a', { ttl: 2_000, wait: 5_000 })
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      await until('the waiter is in line', async () => (await locks.inspect('a')).waiters === 1)
       await first.release()
       const second = await waiting
       expect(second.fence).toBeGreaterThan(first.fence)

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Locks, type RedisClient } from '../../src/index.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { haveOpenssl, startTlsRedis, type TlsRedis } from '../../harness/tls-server.js'
-import { closeQuietly, sleep } from '../../harness/util.js'
+import { recordAcquires } from '../../harness/telemetry.js'
+import { closeQuietly, until } from '../../harness/util.js'
 
 describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TLS', () => {
   let server: TlsRedis
@@ -20,12 +21,13 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TL
   })
   afterAll(() => server?.stop())
 
-  const clients: Record<string, () => Promise<{ raw: RedisClient; close(): Promise<void> }>> = {
+  /** A connected client; `channels(pattern)` is PUBSUB CHANNELS sent through it. */
+  const clients: Record<string, () => Promise<{ raw: RedisClient; channels(pattern: string): Promise<unknown[]>; close(): Promise<void> }>> = {
     ioredis: async () => {
       const c = new Redis({ port, host: '127.0.0.1', password: 'tls-secret', tls: { ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') } })
       c.on('error', () => {})
       await c.ping()
-      return { raw: c, close: async () => c.disconnect() }
+      return { raw: c, channels: async (pattern) => (await c.call('PUBSUB', 'CHANNELS', pattern)) as unknown[], close: async () => c.disconnect() }
     },
     'node-redis': async () => {
       const c = createClient({
@@ -35,7 +37,11 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TL
       })
       c.on('error', () => {})
       await c.connect()
-      return { raw: c as unknown as RedisClient, close: async () => void c.destroy() }
+      return {
+        raw: c as unknown as RedisClient,
+        channels: async (pattern) => (await c.sendCommand(['PUBSUB', 'CHANNELS', pattern])) as unknown[],
+        close: async () => void c.destroy(),
+      }
     },
   }
 
@@ -43,17 +49,25 @@ describe.skipIf(!requireRedisOrSkip() || !haveOpenssl('fencelock tls test'))('TL
     const [h, w] = [await clients[name]!(), await clients[name]!()]
     const holder: Locks = createLocks({ redis: h.raw, prefix: `tls-${name}:` })
     const waiter: Locks = createLocks({ redis: w.raw, prefix: `tls-${name}:` })
+    const acquires = recordAcquires()
     try {
       const lease = await holder.acquire('r', { ttl: 10_000 })
       const waiting = waiter.acquire('r', { wait: 8_000 })
-      await sleep(200) // the waiter has subscribed, over its own TLS connection
-      const releasedAt = performance.now()
+      // The waiter is in line and has subscribed, over its own TLS connection.
+      await until('the waiter is in line and subscribed', async () => {
+        if ((await holder.inspect('r')).waiters !== 1) return false
+        return (await h.channels(`tls-${name}:{r}:W*`)).length === 1
+      })
       await lease.release()
       const next = await waiting
-      expect(performance.now() - releasedAt, 'woken over pub/sub, not by a 10 s re-check').toBeLessThan(1_000)
+      expect(
+        acquires.wakes('r').filter((why) => why !== 'subscribed'),
+        'woken over pub/sub, not by a 10 s re-check',
+      ).toEqual(['release'])
       expect(next.fence).toBeGreaterThan(lease.fence)
       await next.release()
     } finally {
+      acquires.stop()
       await closeQuietly([holder, waiter])
       await h.close()
       await w.close()
