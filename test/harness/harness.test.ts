@@ -3,7 +3,7 @@ import net from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { describeRedis, useFaultProxy } from '../../harness/per-adapter.js'
 import { pingRaw, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../harness/redis-server.js'
-import { sleep } from '../../harness/until.js'
+import { until } from '../../harness/until.js'
 
 /** Minimal inline-protocol client, so proxy tests see exactly what crosses the wire. */
 async function rawClient(port: number) {
@@ -20,17 +20,18 @@ async function rawClient(port: number) {
     socket,
     closed,
     send: (command: string) => socket.write(`${command}\r\n`),
+    /** What has arrived and not been read as a reply yet. */
+    pending: () => buffer,
     /** Next reply line, or undefined if none arrives in time. */
-    async reply(timeoutMs = 2_000): Promise<string | undefined> {
-      for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(5)) {
+    reply(timeoutMs = 2_000): Promise<string | undefined> {
+      const line = () => {
         const end = buffer.indexOf('\r\n')
-        if (end >= 0) {
-          const line = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          return line
-        }
+        if (end < 0) return undefined
+        const first = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        return first
       }
-      return undefined
+      return until('a reply line arrives', line, { timeout: timeoutMs, every: 5 }).catch(() => undefined)
     },
   }
 }
@@ -144,8 +145,7 @@ describeRedis('fault proxy', (server) => {
     expect(proxy.connections()).toBe(1)
     client.socket.end()
     await client.closed
-    await sleep(20)
-    expect(proxy.connections()).toBe(0)
+    await until('the proxy dropped the connection', () => proxy.connections() === 0)
   })
 
   it('setDelay adds latency in each direction', async () => {
@@ -154,16 +154,29 @@ describeRedis('fault proxy', (server) => {
     let started = Date.now()
     client.send('PING')
     expect(await client.reply()).toBe('+PONG')
+    // The tool's promise: 150 ms up and 150 ms down, so at least 300 (a lower bound; 10 ms for timer rounding).
     expect(Date.now() - started).toBeGreaterThanOrEqual(290)
 
     proxy.setDelay(0)
-    proxy.setDelay(150, { direction: 'down' })
+    proxy.setDelay(300, { direction: 'down' })
+    const direct = await rawClient(server.redis.port)
     started = Date.now()
-    client.send('PING')
-    expect(await client.reply()).toBe('+PONG')
-    const elapsed = Date.now() - started
-    expect(elapsed).toBeGreaterThanOrEqual(145)
-    expect(elapsed).toBeLessThan(290)
+    client.send('INCR delay-down')
+    // The way up is not delayed: the server runs the command long before the 300 ms that a delay
+    // up would take (a bound 50x what it takes here), while its reply is held on the way down.
+    await until(
+      'the server ran the command',
+      async () => {
+        direct.send('GET delay-down')
+        return (await direct.reply()) === '$1' && (await direct.reply()) === '1'
+      },
+      { timeout: 150, every: 1 },
+    )
+    expect(client.pending()).toBe('')
+    expect(await client.reply()).toBe(':1')
+    // The tool's promise: the reply came 300 ms late (a lower bound; 5 ms for timer rounding).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(295)
+    direct.socket.destroy()
   })
 
   it('hang holds data without losing it until heal', async () => {
@@ -197,8 +210,7 @@ describeRedis('fault proxy', (server) => {
   it('resetAll closes client sockets', async () => {
     const a = await rawClient(proxy.port)
     const b = await rawClient(proxy.port)
-    await sleep(20)
-    expect(proxy.connections()).toBe(2)
+    await until('the proxy counts both connections', () => proxy.connections() === 2)
     proxy.resetAll()
     await Promise.all([a.closed, b.closed])
     expect(proxy.connections()).toBe(0)
