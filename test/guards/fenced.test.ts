@@ -127,19 +127,21 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('fencedSet and claimFence 
     try {
       expect(await fencedSet(other.raw, 'p', 'v', 1)).toBe(true)
       paused.pause()
+      // The promise: a call gives up after its `timeout` (300 ms here), saying so; settled within
+      // 10x that at most.
       const quick = await settleWithin(fencedSet(other.raw, 'p', 'v', 2, { timeout: 300 }), 3_000)
       expect(quick).not.toBe('pending')
       if (quick === 'pending') return
       expect(quick.error).toBeInstanceOf(RedisError)
       expect((quick.error as Error).message).toMatch(/No reply from Redis within 300 ms/)
-      expect(quick.elapsed).toBeLessThan(1_500)
 
-      const byDefault = await settleWithin(claimFence(other.raw, 'p', 3), 6_000)
+      // By default after 2 s (settled within 10x that at most), and not before it: a lower bound.
+      const byDefault = await settleWithin(claimFence(other.raw, 'p', 3), 20_000)
       expect(byDefault).not.toBe('pending')
       if (byDefault === 'pending') return
       expect(byDefault.error).toBeInstanceOf(RedisError)
+      expect((byDefault.error as Error).message).toMatch(/No reply from Redis within 2,?000 ms/)
       expect(byDefault.elapsed).toBeGreaterThanOrEqual(1_900)
-      expect(byDefault.elapsed).toBeLessThan(4_000)
     } finally {
       paused.resume()
       await other.disconnect()
