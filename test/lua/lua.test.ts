@@ -8,6 +8,7 @@ import { scripts, type LuaScript } from '../../src/lua/index.js'
 import { luaFiles, luaSource } from '../../scripts/lua-source.mjs'
 import { parseHeader } from '../../scripts/lua-header.mjs'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { until } from '../../harness/util.js'
 
 describe('script headers', () => {
   // A script's code without its comments (its header among them): what it really uses.
@@ -208,10 +209,13 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     expect(await release('a')).toBe(1)
     expect(await redis.exists(k.lock)).toBe(0)
     expect(await release('a')).toBe(0)
-    await new Promise((r) => setTimeout(r, 50))
+    await until('the wake-up message arrived', () => messages.length > 0)
     // The next waiter, and the one after it on standby in case the next one is dead.
     expect(messages).toEqual(['inst:1 inst:2'])
-    expect(others).toEqual([])
+    // A marker published after the releases comes after anything they sent to the other instance.
+    await redis.publish(`${k.channel}:other`, 'marker')
+    await until('the marker arrived', () => others.includes('marker'))
+    expect(others).toEqual(['marker'])
     other.disconnect()
     // The woken waiter keeps its place only for the grace now, not for the ttl it queued with.
     const expiry = Number(await redis.zscore(k.queueExpiry, 'inst:1'))
@@ -241,8 +245,11 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     await acquire('a', 100)
     await acquire('dead', 100, 'dead-waiter', 50)
     await acquire('live', 100, 'live-waiter', 5_000)
-    await new Promise((r) => setTimeout(r, 250))
-    // The lock expired and the dead waiter's place (100 ms + 50 ms grace) is gone.
+    // The lock expires, and the dead waiter's place (100 ms + 50 ms grace) runs out on the server's clock.
+    const deadUntil = Number(await redis.zscore(k.queueExpiry, 'dead-waiter'))
+    await until('the lock expired and the dead waiter counts as gone', async () => {
+      return (await redis.exists(k.lock)) === 0 && Math.floor((await serverMicros()) / 1000) > deadUntil
+    })
     const [ok] = await acquire('live', 1_000, 'live-waiter')
     expect(ok).toBe(1)
     expect(await redis.zcard(k.queue)).toBe(0)
@@ -275,7 +282,7 @@ describe.skipIf(!requireRedisOrSkip())('Lua scripts against a real redis-server'
     await sub.subscribe(`${k.channel}:inst`)
     expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['inst:first', k.channel, 2_000])).toBe(1)
     expect(await run(scripts.mutexLeave, [k.lock, k.queue, k.queueExpiry], ['inst:first', k.channel, 2_000])).toBe(0)
-    await new Promise((r) => setTimeout(r, 50))
+    await until('the wake-up message arrived', () => messages.length > 0)
     expect(messages[0]).toBe('inst:second')
     sub.disconnect()
   })
