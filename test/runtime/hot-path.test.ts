@@ -6,7 +6,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { expect, it } from 'vitest'
 import { LockLostError } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
-import { sleep } from '../../harness/util.js'
+import { record } from '../../harness/telemetry.js'
+import { until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
@@ -16,8 +17,15 @@ describeRedis('hot path', (server) => {
     server,
     (t) => {
       it('a signal first read after the lease was lost is already aborted, with the reason', async () => {
+        const losses = record('fencelock:lost')
         const expired = await t.locks.acquire('expires', { ttl: 150 })
-        await sleep(250)
+        try {
+          // The loss is reported (its expiry timer ran) while nobody has read the signal.
+          await until('the lease was lost', () => losses.events.some((e) => e.token === expired.token))
+        } finally {
+          losses.stop()
+        }
+        expect(losses.events.filter((e) => e.token === expired.token).map((e) => e.reason)).toEqual(['expired'])
         expect(expired.held).toBe(false)
         expect(expired.signal.aborted).toBe(true)
         expect((expired.signal.reason as LockLostError).reason).toBe('expired')
@@ -48,9 +56,11 @@ describeRedis('hot path', (server) => {
           const free = await t.locks.acquire('tel', { ttl: 1_000 })
           const busy = await t.locks.tryAcquire('tel')
           expect(busy).toBeNull()
-          // Released after 300 ms: the waiter's first attempt finds it taken, a later one gets it.
-          setTimeout(() => void free.release(), 300)
-          const waited = await t.locks.acquire('tel', { ttl: 1_000, wait: 5_000 })
+          // Released once the waiter is in line: its first attempt found it taken, a later one gets it.
+          const waiting = t.locks.acquire('tel', { ttl: 1_000, wait: 5_000 })
+          await until('the waiter is in line', async () => (await t.locks.inspect('tel')).waiters === 1)
+          await free.release()
+          const waited = await waiting
           const tried = await t.locks.tryAcquire('tel2')
           await waited.release()
           await tried!.release()

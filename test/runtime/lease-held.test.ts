@@ -2,12 +2,14 @@
 // not run yet (a busy event loop delays timers, not the monotonic clock). Code that checks `held`
 // right after a long synchronous stretch must not be told it still holds the lock.
 import { afterAll, expect, it } from 'vitest'
+import type { LockLostError } from '../../src/index.js'
 import { describeRedis, perAdapter, useFaultProxy } from '../../harness/per-adapter.js'
+import { until } from '../../harness/util.js'
 
 /** Blocks the event loop (no timer can run) for `ms` milliseconds of monotonic time. */
 function busy(ms: number): void {
-  const until = performance.now() + ms
-  while (performance.now() < until) {
+  const end = performance.now() + ms
+  while (performance.now() < end) {
     // spin
   }
 }
@@ -24,12 +26,13 @@ describeRedis('lease.held and the deadline', (server) => {
         busy(lease.deadline - performance.now() + 20)
         // Still inside the same macrotask: the expiry timer cannot have fired.
         expect(lease.signal.aborted).toBe(false)
+        // The premise: the busy loop ran past the deadline on the monotonic clock.
         expect(performance.now()).toBeGreaterThan(lease.deadline)
         expect(lease.held).toBe(false)
         expect(lease.remaining).toBe(0)
         // Once timers run, the signal says the same.
-        await new Promise((r) => setTimeout(r, 0))
-        expect(lease.signal.aborted).toBe(true)
+        await until('the expiry timer ran', () => lease.signal.aborted)
+        expect((lease.signal.reason as LockLostError).reason).toBe('expired')
         await lease.release()
       })
 
@@ -57,6 +60,7 @@ describeRedis('lease.held and the deadline', (server) => {
         const lease = (await t.locks.tryAcquire('r', { ttl }))!
         proxy.setDelay(0)
         expect(lease).not.toBeNull()
+        // The premise: the reply really came 250 ms late (the proxy's promise; a lower bound).
         expect(performance.now() - before).toBeGreaterThan(240)
         // Counted from the reply it would end about 250 ms later than this.
         expect(lease.deadline).toBeLessThanOrEqual(before + ttl - drift + 50)

@@ -119,15 +119,22 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
   it('a waiter woken by the release says so: its acquire event names why each later attempt went out', async () => {
     const holder = await locks.acquire('woken', { ttl: 30_000 })
     const waiting = locks.acquire('woken', { wait: 20_000 })
-    await until('the waiter is in line', async () => (await locks.inspect('woken')).waiters === 1)
+    // In line and listening: a release before its channel is subscribed would go unheard, and the
+    // waiter would find the lock free on the look it takes once subscribed.
+    await until('the waiter is in line and listening', async () => {
+      if ((await locks.inspect('woken')).waiters !== 1) return false
+      return (await redis.cli('PUBSUB', 'CHANNELS', '*{woken}:W*')).trim() !== ''
+    })
     await holder.release()
     await (await waiting).release()
-    const waited = of('fencelock:acquire').filter((e) => e.resource === 'woken' && e.outcome === 'acquired').at(-1) as unknown as AcquireEvent
+    const woken = of('fencelock:acquire')
+      .filter((e) => e.resource === 'woken' && e.outcome === 'acquired')
+      .at(-1) as unknown as AcquireEvent
     // Woken by the release's message, not by the re-check at the holder's 30 s ttl (a first wait
     // subscribes after its attempt went out, and looks once more when the subscription is active).
-    expect(waited.wakes.at(-1)).toBe('release')
-    expect(waited.wakes.filter((w) => w !== 'subscribed')).toEqual(['release'])
-    expect(waited.attempts).toBe(waited.wakes.length + 1)
+    expect(woken.wakes.at(-1)).toBe('release')
+    expect(woken.wakes.filter((w) => w !== 'subscribed')).toEqual(['release'])
+    expect(woken.attempts).toBe(woken.wakes.length + 1)
     expect((of('fencelock:acquire').find((e) => e.token === holder.token) as unknown as AcquireEvent).wakes).toEqual([])
   })
 
