@@ -23,7 +23,7 @@ import {
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { sleep } from '../../harness/until.js'
+import { sleep, until } from '../../harness/until.js'
 
 const seed = process.env.FC_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FC_SEED)
 const replay = process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }
@@ -655,11 +655,13 @@ function resourceCounts(): Map<string, number> {
 /** Waits (up to `ms`) for timers and sockets to be back to `baseline`; describes the excess if not. */
 async function settlesTo(baseline: Map<string, number>, ms: number): Promise<string | undefined> {
   let excess: string[] = []
-  for (let i = 0; i < ms / 50; i++) {
+  const settled = () => {
     const now = resourceCounts()
     excess = [...now].filter(([kind, n]) => n > (baseline.get(kind) ?? 0)).map(([kind, n]) => `${kind} ${n} (baseline ${baseline.get(kind) ?? 0})`)
-    if (excess.length === 0) return undefined
-    await sleep(50)
+    return excess.length === 0
   }
-  return excess.join(', ')
+  return until('timers and sockets are back to the baseline', settled, { timeout: ms, every: 50 }).then(
+    () => undefined,
+    () => excess.join(', '),
+  )
 }

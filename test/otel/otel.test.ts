@@ -14,7 +14,7 @@ import { claimFence, createLocks, fencedSet, LockTimeoutError, telemetry } from 
 import { instrument, InvalidArgumentError, METRICS, SPANS, type Instrumentation } from '../../src/otel/index.js'
 import { adapters } from '../../harness/clients.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, until } from '../../harness/util.js'
 import { useClient, useRedis } from '../../harness/per-adapter.js'
 
 /** Collects on demand: no timer, no export interval. */
@@ -78,6 +78,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const before = performance.now()
       const lease = await t.locks.acquire('acct', { ttl: 5_000 })
       const acquiring = performance.now() - before
+      // Time must pass: a hold long enough that its span's duration can be told from none.
       await sleep(80)
       const holding = performance.now() - before
       expect(await lease.release()).toBe(true)
@@ -128,14 +129,17 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const listener = (message: unknown) => raw.push(message as Record<string, unknown>)
       subscribe('fencelock:acquire', listener)
       let timedOut: unknown
+      let waiterToken: string | undefined
       try {
         const holder = await t.locks.acquire('busy', { ttl: 5_000 })
         timedOut = await t.locks.acquire('busy', { wait: 150 }).catch((e: unknown) => e)
         expect(timedOut).toBeInstanceOf(LockTimeoutError)
         const waiter = t.locks.acquire('busy', { wait: 5_000 })
-        await sleep(50)
+        await until('the waiter is in line', async () => (await t.locks.inspect('busy')).waiters === 1)
         await holder.release()
-        await (await waiter).release()
+        const lease = await waiter
+        waiterToken = lease.token
+        await lease.release()
       } finally {
         unsubscribe('fencelock:acquire', listener)
       }
@@ -151,9 +155,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'timeout' })).toBe(1)
       expect(await valueOf(otel, METRICS.acquires, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired' })).toBe(2)
       expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'timeout' })).toBe(1)
-      // The waiter that got in after 50 ms had to wait: counted when the library's event says so
+      // The waiter that got in after the release had to wait: counted when the library's event says so
       // (`contended`, or a second attempt); an older event without those fields cannot tell.
-      const waited = raw.find((e) => e.outcome === 'acquired' && (e.waitedMs as number) >= 40)!
+      const waited = raw.find((e) => e.outcome === 'acquired' && e.token === waiterToken)!
       const saysContended = waited.contended === true || (waited.contended === undefined && typeof waited.attempts === 'number' && waited.attempts > 1)
       expect(await valueOf(otel, METRICS.contention, { 'fencelock.kind': 'mutex', 'fencelock.outcome': 'acquired' })).toBe(saysContended ? 1 : undefined)
     })
