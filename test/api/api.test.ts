@@ -18,7 +18,8 @@ import {
 } from '../../src/index.js'
 import { scripts } from '../../src/lua/index.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { sleep } from '../../harness/until.js'
+import { record, recordAcquires } from '../../harness/telemetry.js'
+import { sleep, until } from '../../harness/util.js'
 
 interface Adapter {
   name: string
@@ -48,10 +49,30 @@ const adapters: Adapter[] = [
 let unique = 0
 const name = (base: string) => `${base}-${++unique}`
 
+/** Why the acquires of `resource` went out again after waiting, without the first wait's `subscribed` look. */
+const wakesBesidesSubscribed = (acquires: ReturnType<typeof recordAcquires>, resource: string) => acquires.wakes(resource).filter((w) => w !== 'subscribed')
+
 describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter) => {
   let server: RedisProcess
   let conn: Awaited<ReturnType<Adapter['connect']>>
   let locks: Locks
+  const acquires = recordAcquires()
+  const extends_ = record('fencelock:extend')
+  /** Until `lease` was extended `count` times (automatic or not); rejects at once if it is lost meanwhile. */
+  const untilExtended = (lease: Lease, count: number) =>
+    until(`the lease was extended ${count} times`, () => {
+      if (lease.signal.aborted) throw lease.signal.reason
+      return extends_.events.filter((e) => e.token === lease.token && e.outcome === 'extended').length >= count
+    })
+  /**
+   * Until `count` waiters of `resource` are in its queue in Redis and its wake-up channel has a
+   * subscriber: a release from then on is heard (before, the waiter's first look may find it free).
+   */
+  const untilWaiters = (resource: string, count: number, on: Pick<Locks, 'inspect'> = locks) =>
+    until(`${count} waiter(s) of ${resource} are in line and listening`, async () => {
+      if ((await on.inspect(resource)).waiters !== count) return false
+      return (await server.cli('PUBSUB', 'CHANNELS', `*{${resource}}:W*`)).trim() !== ''
+    })
 
   beforeAll(async () => {
     server = await startRedis()
@@ -59,6 +80,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     locks = createLocks({ redis: conn.client, ttl: 5_000, wait: 5_000 })
   })
   afterAll(async () => {
+    acquires.stop()
+    extends_.stop()
     await locks?.close()
     await conn?.quit()
     await server?.stop()
@@ -118,14 +141,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
   it('wakes a waiter on release instead of waiting out the ttl', async () => {
     const resource = name('wake')
     const holder = await locks.acquire(resource, { ttl: 20_000 })
-    const started = performance.now()
     const waiting = locks.acquire(resource, { wait: 15_000 })
-    await sleep(100)
-    expect((await locks.inspect(resource)).waiters).toBe(1)
+    await untilWaiters(resource, 1)
     await holder.release()
     const next = await waiting
-    // Woken by the release message: far sooner than the 20 s re-check the ttl would allow.
-    expect(performance.now() - started).toBeLessThan(5_000)
+    // Woken by the release message, not by the re-check that the holder's 20 s ttl bounds.
+    expect(wakesBesidesSubscribed(acquires, resource)).toEqual(['release'])
     expect(next.fence).toBeGreaterThan(holder.fence)
     await next.release()
   })
@@ -134,17 +155,20 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const resource = name('fifo')
     const holder = await locks.acquire(resource)
     const order: number[] = []
+    // Called in this order; the first one takes the process's place in the Redis queue, the
+    // others line up behind it in the process.
     const waiters = [0, 1, 2, 3, 4].map(async (i) => {
-      await sleep(i * 20)
       const lease = await locks.acquire(resource)
       order.push(i)
-      await sleep(5)
       await lease.release()
     })
-    await sleep(150)
+    await untilWaiters(resource, 1)
     await holder.release()
     await Promise.all(waiters)
     expect(order).toEqual([0, 1, 2, 3, 4])
+    // Each went on when the one before it was done (a release or its turn), never by the holder's 5 s re-check.
+    expect(acquires.of(resource).filter((e) => e.outcome === 'acquired')).toHaveLength(6)
+    expect(acquires.wakes(resource)).not.toContain('recheck')
   })
 
   it('skips a dead waiter at the head of the queue within the grace, not a whole ttl', async () => {
@@ -154,13 +178,13 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const keys = [`fencelock:{${resource}}:L`, `fencelock:{${resource}}:F`, `fencelock:{${resource}}:Q`, `fencelock:{${resource}}:X`]
     await server.cli('EVAL', scripts.mutexAcquire.source, '4', ...keys, 'ghost-token', '10000', '60000', 'ghost:1', '2000', '', '')
     const waiting = locks.acquire(resource, { ttl: 10_000, wait: 15_000 })
-    await sleep(100)
-    expect((await locks.inspect(resource)).waiters).toBe(2)
-    const releasedAt = performance.now()
+    await untilWaiters(resource, 2)
     await holder.release()
     const next = await waiting
-    // Before: the ghost kept its place for the holder's remaining ttl plus the grace (~12 s).
-    expect(performance.now() - releasedAt).toBeLessThan(5_000)
+    // The release named the ghost as next and this waiter as its standby, which looked again once
+    // the ghost's grace was over. Before: the ghost kept its place for the holder's remaining ttl
+    // plus the grace (~12 s), and only the re-check timer went on.
+    expect(wakesBesidesSubscribed(acquires, resource)).toEqual(['standby'])
     await next.release()
   })
 
@@ -173,6 +197,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const timeout = err as LockTimeoutError
     expect(timeout.code).toBe('LOCK_TIMEOUT')
     expect(timeout.resource).toBe(resource)
+    // promise 3: the wait deadline is kept, so it did not give up early (a lower bound; 5 ms for timer rounding).
     expect(timeout.waited).toBeGreaterThanOrEqual(195)
     expect(timeout.message).toContain(resource)
     // It left the queue: nobody is counted as waiting.
@@ -192,7 +217,8 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const holder = await locks.acquire(resource)
     const controller = new AbortController()
     const waiting = locks.acquire(resource, { signal: controller.signal })
-    setTimeout(() => controller.abort(new Error('user gave up')), 50)
+    await untilWaiters(resource, 1)
+    controller.abort(new Error('user gave up'))
     const err = await waiting.catch((e: unknown) => e)
     expect(err).toBeInstanceOf(LockAbortedError)
     expect((err as LockAbortedError).cause).toEqual(new Error('user gave up'))
@@ -245,8 +271,9 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
 
   it('auto-extends a lease past its ttl until released', async () => {
     const resource = name('auto')
-    const lease = await locks.acquire(resource, { ttl: 300, autoExtend: true })
-    await sleep(800)
+    const lease = await locks.acquire(resource, { ttl: 600, autoExtend: true })
+    // Renewals go out a third of the ttl apart: four of them take it past its first 600 ms.
+    await untilExtended(lease, 4)
     expect(lease.signal.aborted).toBe(false)
     expect(lease.held).toBe(true)
     expect((await locks.inspect(resource)).token).toBe(lease.token)
@@ -259,11 +286,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const result = await locks.withLock(
       resource,
       async (lease) => {
-        await sleep(700)
+        // Renewals go out a third of the ttl apart: four of them take it past its first 600 ms.
+        await untilExtended(lease, 4)
         expect(lease.signal.aborted).toBe(false)
         return lease.fence
       },
-      { ttl: 300 },
+      { ttl: 600 },
     )
     expect(typeof result).toBe('number')
     expect((await locks.inspect(resource)).held).toBe(false)
@@ -311,12 +339,11 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
       expect(info.token).toBe(lease.token)
       expect(info.ttl).toBeGreaterThan(4_000)
       // A waiter is woken by a release by token just as by lease.release().
-      const started = performance.now()
       const waiting = locks.acquire(resource, { wait: 4_000 })
-      await sleep(100)
+      await untilWaiters(resource, 1)
       expect(await other.release(resource, lease.token)).toBe(true)
       const next = await waiting
-      expect(performance.now() - started).toBeLessThan(3_000)
+      expect(wakesBesidesSubscribed(acquires, resource)).toEqual(['release'])
       expect(next.fence).toBeGreaterThan(lease.fence)
       // The old token no longer holds it: neither call touches the new holder's lock.
       expect(await other.release(resource, lease.token)).toBe(false)
@@ -335,11 +362,12 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
 
   it('extend by token on a lease of the same instance moves its deadline', async () => {
     const resource = name('by-token-local')
-    const lease = await locks.acquire(resource, { ttl: 1_000 })
+    const lease = await locks.acquire(resource, { ttl: 600 })
     const before = lease.deadline
     expect(await locks.extend(resource, lease.token, 4_000)).toBe(true)
     expect(lease.deadline).toBeGreaterThan(before + 2_000)
-    await sleep(1_200)
+    // Time must pass: the lease's first deadline (600 ms) goes by, and its expiry alarm must have moved.
+    await sleep(800)
     expect(lease.signal.aborted).toBe(false)
     expect(await lease.release()).toBe(true)
     expect(await locks.extend(resource, lease.token)).toBe(false)
@@ -422,7 +450,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('API with $name', (adapter
     const resource = name('close')
     const holder = await own.acquire(resource, { autoExtend: true })
     const waiting = own.acquire(resource, { wait: 10_000 })
-    await sleep(50)
+    await untilWaiters(resource, 1, own)
     await own.close()
     expect(own.closed).toBe(true)
     const err = await waiting.catch((e: unknown) => e)
@@ -462,6 +490,7 @@ describe.skipIf(!requireRedisOrSkip())('the shared pub/sub connection', () => {
     const server = await startRedis()
     const holderClient = new Redis(server.url)
     const waiterClient = new Redis(server.url, { lazyConnect: true })
+    const acquires = recordAcquires()
     try {
       const holders = createLocks({ redis: holderClient })
       const waiters = createLocks({ redis: waiterClient })
@@ -474,16 +503,21 @@ describe.skipIf(!requireRedisOrSkip())('the shared pub/sub connection', () => {
         waiting.push(waiters.acquire(r, { wait: 15_000 }))
         await new Promise((resolve) => setImmediate(resolve))
       }
-      await sleep(300)
-      const releasedAt = performance.now()
+      // Every waiter is in line and listens on its channel (a lost SUBSCRIBE never shows up here).
+      await until('every waiter is in line and subscribed', async () => {
+        const info = await Promise.all(resources.map((r) => waiters.inspect(r)))
+        const channels = String(await server.cli('PUBSUB', 'CHANNELS', '*res-*'))
+        return info.every((i) => i.waiters === 1) && resources.every((r) => channels.includes(`{${r}}`))
+      })
       await Promise.all(held.map((lease) => lease.release()))
       const leases = await Promise.all(waiting)
       // Woken by the releases, not by the 10 s re-check timer of a channel that was lost.
-      expect(performance.now() - releasedAt).toBeLessThan(3_000)
+      for (const r of resources) expect(wakesBesidesSubscribed(acquires, r), r).toEqual(['release'])
       await Promise.all(leases.map((lease) => lease.release()))
       await holders.close()
       await waiters.close()
     } finally {
+      acquires.stop()
       holderClient.disconnect()
       waiterClient.disconnect()
       await server.stop()
@@ -504,18 +538,20 @@ describe.skipIf(!requireRedisOrSkip())('the pub/sub connection and the user clie
       const waiters = createLocks({ redis: waiterClient })
       const held = await holders.acquire('slow-resub', { ttl: 3_000 })
       const waiting = waiters.acquire('slow-resub', { wait: 10_000 })
-      await sleep(200)
+      const subscribed = async () => String(await server.cli('PUBSUB', 'CHANNELS', '*slow-resub*')).includes('{slow-resub}')
+      await until('the waiter is in line and subscribed', async () => (await holders.inspect('slow-resub')).waiters === 1 && (await subscribed()))
       // Drop the pub/sub connection and keep Redis busy while ioredis reconnects and resubscribes.
       await holderClient.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
-      await sleep(5)
       server.pause()
+      // Time must pass: a pause several times the 50 ms commandTimeout, so the reconnect's commands time out.
       await sleep(300)
       server.resume()
-      await sleep(300)
+      await until('the waiter resubscribed', subscribed)
       await held.release()
       const lease = await waiting
       await lease.release()
-      await sleep(100)
+      // An unhandled rejection is reported once the microtasks of its turn have run: one more turn.
+      await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
       await holders.close()
       await waiters.close()
