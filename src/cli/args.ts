@@ -62,6 +62,15 @@ interface Globals {
   maxTtl?: number
 }
 
+/**
+ * A command as the list of commands shows it: its first form (run has two), without `[options]`
+ * where it is long, so that the column of terms leaves room for wrapped descriptions in 80.
+ */
+function subcommandTerm(cmd: Program): string {
+  const term = `${cmd.name()} ${cmd.usage().split('\n')[0]}`
+  return term.length > 36 ? term.replace(' [options]', '') : term
+}
+
 function connectionOf(globals: Globals, env: NodeJS.ProcessEnv): Connection {
   const redis = globals.redis ?? [env.REDIS_URL ? parseRedisUrl(env.REDIS_URL, 'REDIS_URL') : DEFAULT_REDIS]
   const tls = {
@@ -109,7 +118,7 @@ function buildProgram(
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput(output)
-    .configureHelp({ showGlobalOptions: true, ...helpStyle, subcommandTerm: (cmd) => `${cmd.name()} ${cmd.usage()}` })
+    .configureHelp({ showGlobalOptions: true, ...helpStyle, subcommandTerm })
     .helpCommand('help [command]', 'Show help of a command')
     .addHelpText('after', AFTER_HELP)
   addSubcommands({

@@ -3,7 +3,7 @@
 import type { LockTimeoutError, Locks, LocksOptions } from '../index.js'
 import type { Hold } from './command.js'
 import { Exit, Status, within } from './exit.js'
-import { formatTtl, Inspector, type Holder, type Row } from './inspect.js'
+import { formatTtl, Inspector, permitsHeld, type Holder, type Row } from './inspect.js'
 
 const WHAT: Record<Hold['kind'], string> = { mutex: 'lock', semaphore: 'semaphore', read: 'read/write lock', write: 'read/write lock', election: 'election' }
 
@@ -12,7 +12,7 @@ const holderText = (h: Holder) => `token ${h.token} (${h.mode ? `${h.mode}, ` : 
 function holdersText(row: Row): string {
   const waiting = row.waiters > 0 ? `; ${row.waiters} waiting` : ''
   if (row.holders.length === 0) return `nobody now (released or expired since${waiting})`
-  const limit = row.limit !== undefined ? `${row.holders.length} of ${row.limit} permits: ` : ''
+  const limit = row.limit !== undefined ? `${permitsHeld(row)} of ${row.limit} permits: ` : ''
   return `${limit}${row.holders.map(holderText).join(', ')}${waiting}`
 }
 

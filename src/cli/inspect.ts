@@ -1,6 +1,6 @@
-// `fencelock inspect`: what the library's inspect shows for each resource found under the prefix
-// (or for one exact mutex), as a table or as JSON, once or every --interval.
-import { createLocks, type LockInfo, type Locks, type LocksOptions } from '../index.js'
+// `fencelock inspect`: what the library's inspect shows for each resource (and election) found
+// under the prefix, or for one exact name, as a table or as JSON, once or every --interval.
+import { createLocks, type ElectionInfo, type LockInfo, type Locks, type LocksOptions } from '../index.js'
 import { bold, painter } from './color.js'
 import { findResources, type Found, type Kind, type ScanNode } from './scan.js'
 
@@ -15,6 +15,8 @@ export interface Holder {
   readonly ttl: number
   /** A read/write lock's side. */
   readonly mode?: 'read' | 'write'
+  /** How many permits of a semaphore this holder has, where more than one (`permits: n`); absent: one. */
+  readonly permits?: number
 }
 
 /** One line of the listing (one JSON object of `--json`). */
@@ -28,6 +30,39 @@ export interface Row {
   /** A semaphore's limit, while permits are held (it is stored only then). */
   readonly limit?: number
 }
+
+/** The permits a semaphore's row holds: each holder's (one where it says none). */
+export const permitsHeld = (row: Row): number => row.holders.reduce((sum, h) => sum + (h.permits ?? 1), 0)
+
+/** An election's leader (the public API does not show a term's token). */
+export interface LeaderHolder {
+  readonly value: string
+  /** Its term. */
+  readonly fence: number
+  /** Proclamations in this term (0: the campaign's value). */
+  readonly version: number
+  readonly ttl: number
+}
+
+/** An election's line of the listing: its leader (or none), last term, candidates in line. */
+export interface ElectionRow {
+  readonly kind: 'election'
+  readonly resource: string
+  readonly holders: readonly LeaderHolder[]
+  readonly fence: number | null
+  readonly waiters: number
+}
+
+/** A line of the listing, of any kind. */
+export type Listed = Row | ElectionRow
+
+export function electionRow(info: ElectionInfo): ElectionRow {
+  const holders = info.leader ? [{ value: info.leader.value, fence: info.leader.fence, version: info.leader.version, ttl: info.leader.ttl }] : []
+  return { kind: 'election', resource: info.name, holders, fence: info.fence, waiters: info.candidates }
+}
+
+/** Whether Redis keeps anything of the row: a holder, a waiter or a last fence. */
+export const exists = (row: Listed): boolean => row.holders.length > 0 || row.waiters > 0 || row.fence !== null
 
 /**
  * Reads each kind through the library's public API. A semaphore handle needs its limit, which the
@@ -53,7 +88,12 @@ export class Inspector {
     return this.#limited(limit).semaphore(name, { limit })
   }
 
-  async row({ kind, name }: Found): Promise<Row> {
+  /** The row of any kind found by a listing. */
+  async listed(found: Found): Promise<Listed> {
+    return found.kind === 'election' ? electionRow(await this.locks.election(found.name).inspect()) : this.row({ kind: found.kind, name: found.name })
+  }
+
+  async row({ kind, name }: { kind: Kind; name: string }): Promise<Row> {
     if (kind === 'mutex') return mutexRow(await this.locks.inspect(name))
     if (kind === 'read-write') {
       const info = await this.locks.readWrite(name).inspect()
@@ -67,23 +107,32 @@ export class Inspector {
     return {
       kind,
       resource: name,
-      holders: info.permits.map((p) => ({ token: p.token, fence: null, ttl: p.ttl })),
+      holders: info.permits.map((p) => ({ token: p.token, fence: null, ttl: p.ttl, ...(p.permits > 1 && { permits: p.permits }) })),
       fence: info.fence,
       waiters: info.waiters,
       ...(info.held > 0 && { limit: info.limit }),
     }
   }
 
+  /**
+   * The kinds other than a mutex that Redis keeps anything of under the exact `name`: what
+   * `inspect <name>` shows where the mutex of that name is free (an election, a semaphore, ...).
+   */
+  async others(name: string): Promise<Listed[]> {
+    const rows = await Promise.all([this.listed({ kind: 'election', name }), this.row({ kind: 'semaphore', name }), this.row({ kind: 'read-write', name })])
+    return rows.filter(exists)
+  }
+
   /** Every resource matching `pattern` (all of them when `all`), else only the held or waited-for ones. */
-  async rows(nodes: readonly ScanNode[], prefix: string, pattern: string | undefined, all: boolean): Promise<Row[]> {
+  async rows(nodes: readonly ScanNode[], prefix: string, pattern: string | undefined, all: boolean): Promise<Listed[]> {
     const found = await findResources(nodes, prefix, pattern)
     // A bounded number of inspect calls in flight: a listing may find thousands of resources.
-    const rows: Row[] = new Array(found.length)
+    const rows: Listed[] = new Array(found.length)
     let next = 0
     const worker = async () => {
       while (next < found.length) {
         const i = next++
-        rows[i] = await this.row(found[i]!)
+        rows[i] = await this.listed(found[i]!)
       }
     }
     await Promise.all(Array.from({ length: Math.min(INSPECT_CONCURRENCY, found.length) }, worker))
@@ -117,16 +166,20 @@ export function formatTtl(ms: number): string {
   return `${Math.floor(s / 3_600)}h${String(Math.floor((s % 3_600) / 60)).padStart(2, '0')}m`
 }
 
-const holderText = (h: Holder) => `${h.mode ? `${h.mode} ` : ''}${h.token}${h.fence !== null ? ` fence ${h.fence}` : ''} ${formatTtl(h.ttl)} left`
+function holderText(h: Holder | LeaderHolder): string {
+  if ('value' in h) return `leader ${JSON.stringify(h.value)} fence ${h.fence}${h.version > 0 ? ` version ${h.version}` : ''} ${formatTtl(h.ttl)} left`
+  const permits = h.permits !== undefined ? ` ${h.permits} permits` : ''
+  return `${h.mode ? `${h.mode} ` : ''}${h.token}${h.fence !== null ? ` fence ${h.fence}` : ''}${permits} ${formatTtl(h.ttl)} left`
+}
 
 /** The listing as an aligned table: one line per holder (a resource with none: one line with "-"). */
-export function formatTable(rows: readonly Row[], color: boolean): string {
+export function formatTable(rows: readonly Listed[], color: boolean): string {
   if (rows.length === 0) return 'no held or waited-for locks'
   const paint = painter(color)
   const head = ['KIND', 'RESOURCE', 'HOLDERS (token, fence, ttl left)', 'LAST FENCE', 'WAITERS']
   const lines: string[][] = []
   for (const r of rows) {
-    const resource = r.limit !== undefined ? `${r.resource} (${r.holders.length}/${r.limit})` : r.resource
+    const resource = r.kind !== 'election' && r.limit !== undefined ? `${r.resource} (${permitsHeld(r)}/${r.limit})` : r.resource
     const holders = r.holders.length > 0 ? r.holders.map(holderText) : ['-']
     holders.forEach((h, i) => lines.push(i === 0 ? [r.kind, resource, h, r.fence === null ? '-' : String(r.fence), String(r.waiters)] : ['', '', h, '', '']))
   }

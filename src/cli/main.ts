@@ -9,7 +9,7 @@ import { connect, type Connected } from './connect.js'
 import { Exit, log, print, Status, statusOf, within } from './exit.js'
 import { forceRelease, forceReleaseAll, releaseToken } from './force-release.js'
 import type { Kind } from './scan.js'
-import { describeLock, formatTable, Inspector } from './inspect.js'
+import { describeLock, exists, formatTable, Inspector, mutexRow } from './inspect.js'
 import { showLeader } from './leader.js'
 import { runHolding, signalExit } from './run.js'
 import { packageVersion } from './version.js'
@@ -37,8 +37,11 @@ async function acquire(locks: Locks, locksOptions: LocksOptions, resource: strin
         return await locks.readWrite(resource).read(withSignal)
       case 'write':
         return await locks.readWrite(resource).write(withSignal)
-      case 'election':
-        return await locks.election(resource).campaign(hold.value, withSignal)
+      case 'election': {
+        // A term is always extended while it leads: a campaign takes no autoExtend.
+        const { autoExtend: _always, ...campaign } = withSignal
+        return await locks.election(resource).campaign(hold.value, campaign)
+      }
     }
     return hold satisfies never
   } catch (err) {
@@ -56,6 +59,18 @@ const options = (ttl: number | undefined, wait: number | undefined): AcquireOpti
   ...(wait !== undefined && { wait }),
 })
 
+/**
+ * `inspect <name>`: the mutex (one line, as earlier versions printed it); where it is free, also
+ * whatever else Redis keeps under that name (an election's leader, a semaphore, a read/write lock).
+ */
+async function exactSnapshot(name: string, json: boolean, color: boolean, locks: Locks, inspector: Inspector): Promise<string> {
+  const info = await locks.inspect(name)
+  const others = info.held || info.waiters > 0 ? [] : await inspector.others(name)
+  if (others.length === 0) return json ? JSON.stringify(info) : describeLock(info)
+  const rows = [...(exists(mutexRow(info)) ? [mutexRow(info)] : []), ...others]
+  return json ? JSON.stringify(rows.length === 1 ? rows[0] : rows) : formatTable(rows, color)
+}
+
 async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Locks, locksOptions: LocksOptions, connected: Connected): Promise<number> {
   const color = useColor(process.env, process.stdout.isTTY === true)
   const inspector = new Inspector(locks, locksOptions)
@@ -65,10 +80,7 @@ async function inspect(command: Extract<Command, { name: 'inspect' }>, locks: Lo
       const row = await inspector.row({ kind: command.kind, name: command.resource })
       return command.json ? JSON.stringify(row) : formatTable([row], color)
     }
-    if (command.resource !== undefined) {
-      const info = await locks.inspect(command.resource)
-      return command.json ? JSON.stringify(info) : describeLock(info)
-    }
+    if (command.resource !== undefined) return exactSnapshot(command.resource, command.json, color, locks, inspector)
     const rows = await inspector.rows(await connected.scanNodes(), prefix, command.pattern, command.all)
     return command.json ? JSON.stringify(rows) : formatTable(rows, color)
   }

@@ -5,10 +5,14 @@
 //   mutex       L (holder), F (fence), Q (queue), X (queue expiry)
 //   semaphore   S:F, S:Q, S:X, S:N (limit), S:<i> (permit slot i)
 //   read/write  R:L (writer), R:D (readers), R:F, R:Q, R:X
+//   election    E:L (leader's lease), E:F, E:Q, E:X, E:T (term: fence, version, value)
 // (an all-or-nothing lock of several resources holds each resource's mutex keys). A test checks
 // this parser against the library's key builders.
 
+/** What can be held, released and forced by token. */
 export type Kind = 'mutex' | 'semaphore' | 'read-write'
+/** What a listing shows: the kinds that can be held, and elections. */
+export type FoundKind = Kind | 'election'
 
 /** One Redis node that SCAN can walk (a quorum node, or one master of a cluster). */
 export interface ScanNode {
@@ -17,19 +21,19 @@ export interface ScanNode {
 }
 
 export interface Found {
-  readonly kind: Kind
+  readonly kind: FoundKind
   readonly name: string
 }
 
-const KEY = /^\{(.*)\}:(?:(L|F|Q|X)|S:(F|Q|X|N|\d+)|R:(L|D|F|Q|X))$/s
+const KEY = /^\{(.*)\}:(?:(L|F|Q|X)|S:(F|Q|X|N|\d+)|R:(L|D|F|Q|X)|E:(L|F|Q|X|T))$/s
 
 /** The kind and name a key of fencelock's belongs to, or undefined for any other key. */
 export function parseKey(prefix: string, key: string): Found | undefined {
   if (!key.startsWith(prefix)) return undefined
   const match = KEY.exec(key.slice(prefix.length))
   if (!match) return undefined
-  const [, name, mutex, semaphore] = match
-  return { kind: mutex ? 'mutex' : semaphore ? 'semaphore' : 'read-write', name: name! }
+  const [, name, mutex, semaphore, readWrite] = match
+  return { kind: mutex ? 'mutex' : semaphore ? 'semaphore' : readWrite ? 'read-write' : 'election', name: name! }
 }
 
 /** `text` with Redis glob characters escaped, so it matches itself only. */
@@ -86,6 +90,6 @@ export async function findResources(nodes: readonly ScanNode[], prefix: string, 
       } while (cursor !== '0')
     }),
   )
-  const order: Record<Kind, number> = { mutex: 0, semaphore: 1, 'read-write': 2 }
+  const order: Record<FoundKind, number> = { mutex: 0, semaphore: 1, 'read-write': 2, election: 3 }
   return [...found.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : order[a.kind] - order[b.kind]))
 }

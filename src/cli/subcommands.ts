@@ -1,5 +1,6 @@
 // The subcommands of `fencelock`, each with its arguments, options, help and the checks that
 // commander cannot make; each turns what it was given into one Command.
+import { hostname } from 'node:os'
 import { Option, type Command as Program } from 'commander'
 import type { Command, Connection, Hold } from './command.js'
 import type { Kind } from './scan.js'
@@ -45,9 +46,12 @@ function inspectCommand(b: Builder): void {
   b.sub(
     'inspect',
     'Holders, fences, ttls and waiters',
-    'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock, of the names matching a glob, or of one mutex, semaphore or read/write lock',
+    'Show holders, fences, remaining ttls and waiters: of every held or waited-for lock and election, of the names matching a glob, or of one name',
   )
-    .argument('[pattern]', 'a resource name (one mutex; with --semaphore or --read-write, one of those), or a glob such as "account:*" (* ? [abc], \\ escapes)')
+    .argument(
+      '[pattern]',
+      'a name (its mutex; where that is free, also an election, semaphore or read/write lock of that name), or a glob such as "account:*" (* ? [abc], \\ escapes)',
+    )
     .option('--json', 'Print JSON: one document (an array; one exact name: one object)')
     .option('--all', 'Without a pattern: also the free resources that still keep a last fence')
     .option('--watch', 'Print again every --interval until SIGINT or SIGTERM')
@@ -89,7 +93,8 @@ function runCommand(b: Builder): void {
     'Run a command while holding the lock',
     'Run a command while holding the lock (auto-extended), then release it. The command gets FENCELOCK_RESOURCE, FENCELOCK_FENCE and FENCELOCK_TOKEN in its environment',
   )
-    .usage('<resource> [options] -- <cmd> [args...]  |  run --elect <name> --value <v> -- <cmd> [args...]')
+    // Two forms, one a line: on one line they made the help ~200 columns wide.
+    .usage('<resource> [options] -- <cmd> [args...]\n       fencelock run --elect <name> [--value <v>] [options] -- <cmd> [args...]')
     .argument('[resource]', 'the lock, semaphore or read/write lock to hold (none with --elect)')
     .argument('[command...]', 'the command to run, after --')
     .addOption(new Option('--ttl <time>', 'Lease ttl, at least 100ms; extended while the command runs (default: 10s)').argParser(time('--ttl', 'ttl')))
@@ -108,7 +113,7 @@ function runCommand(b: Builder): void {
         'write',
       ]),
     )
-    .option('--value <text>', 'With --elect: the value observers see for this leader (default: empty)')
+    .option('--value <text>', 'With --elect: the value observers see for this leader (default: <host>:<pid>)')
     .action((given: string | undefined, rest: string[], opts: RunOptions, cmd: Program) => {
       const resource = runResource(b, given, opts)
       if (opts.elect !== undefined && given !== undefined) rest = [given, ...rest]
@@ -132,7 +137,7 @@ interface RunOptions {
 /** What `run` holds: a lock, a permit, one side of a read/write lock, or the leadership of an election. */
 const holdOf = (opts: RunOptions): Hold =>
   opts.elect !== undefined
-    ? { kind: 'election', value: opts.value ?? '' }
+    ? { kind: 'election', value: opts.value ?? `${hostname()}:${process.pid}` }
     : opts.semaphore !== undefined
       ? { kind: 'semaphore', limit: opts.semaphore }
       : opts.read
