@@ -32,6 +32,8 @@ export interface ElectionOptions {
 export interface CampaignOptions extends ElectionOptions {
   /** Aborts the campaign while it waits, with `LockAbortedError`. */
   signal?: AbortSignal
+  /** A term is always auto-extended while it leads (`maxHold` bounds how long): `true` changes nothing, `false` is refused. */
+  autoExtend?: true
 }
 
 /**
@@ -98,8 +100,8 @@ const ELECTION_OPTIONS = optionNames<ElectionOptions>(
 )
 const CAMPAIGN_OPTIONS = optionNames<CampaignOptions>(
   'campaign',
-  { ttl: true, wait: true, maxHold: true, signal: true },
-  { autoExtend: ALWAYS_EXTENDED, timeout: 'did you mean `wait` (how long to campaign, in ms)?' },
+  { ttl: true, wait: true, maxHold: true, signal: true, autoExtend: true },
+  { timeout: 'did you mean `wait` (how long to campaign, in ms)?' },
 )
 
 /** The election options, checked; `maxTtl` bounds the ttl as for any lease. */
@@ -172,6 +174,8 @@ export function electionHandle(name: string, defaults: ElectionOptions, parts: E
   const campaign = async (value: string, options: CampaignOptions = {}): Promise<Term> => {
     checkValue(name, value)
     checkOptions(options, CAMPAIGN_OPTIONS)
+    if (options.autoExtend !== undefined && options.autoExtend !== true)
+      throw new InvalidArgumentError(`Expected \`autoExtend\` to be true or left out: ${ALWAYS_EXTENDED}; got ${describeValue(options.autoExtend)}`)
     const resource = campaignName(name, value)
     const lease = await naming(name, resource, ops.acquire(resource, { ...defaults, ...options, autoExtend: true }))
     return termOf(name, lease, value, ops)
