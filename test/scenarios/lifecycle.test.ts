@@ -9,9 +9,14 @@ import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness
 import { killAllWorkers, spawnWorker } from '../../harness/spawn.js'
 import { uniquePrefix, until } from '../../harness/util.js'
 
-const EXIT_WITHIN = 1_000
 /** The wait of an acquisition that meets Redis down. */
 const WAIT = 1_000
+
+/**
+ * Nothing kept the worker alive once it let go of everything: a worker still running 0.9 s after
+ * that reports its active handles and timers on stderr ("worker still alive"; harness/workers).
+ */
+const expectNothingKeptAlive = (worker: { stderr(): string }) => expect(worker.stderr()).not.toMatch(/worker still alive/)
 
 describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
   const servers: RedisProcess[] = []
@@ -34,7 +39,7 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
       expect(closed.released).toBe(true)
       const exit = await worker.exited
       expect(exit.code).toBe(0)
-      expect(exit.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+      expectNothingKeptAlive(worker)
     })
 
     it('locks.close() rejects a pending wait with ClosedError, the waiter leaves the queue, and the process still exits by itself', async () => {
@@ -45,7 +50,7 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
       expect(closed.waiterOutcome).toMatchObject({ name: 'ClosedError', code: 'LOCKS_CLOSED', waitersBeforeClose: 1 })
       const exit = await worker.exited
       expect(exit.code).toBe(0)
-      expect(exit.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+      expectNothingKeptAlive(worker)
       const client = await adapter.connect(redis.url)
       const locks = createLocks({ redis: client.raw, prefix })
       expect(await locks.inspect('life')).toMatchObject({ held: false, waiters: 0 })
@@ -62,24 +67,31 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
         if (fault === 'stopped') await redis.stop()
         else redis.pause()
         worker.send('go')
-        return { worker, outcome: await worker.next('outcome', WAIT + 1_500) }
+        // Promise 12: a typed error within the wait deadline, no hang. The worker's own measure
+        // from the call; the bound is the wait with a 10x margin (a hang would never settle).
+        const outcome = await worker.next('outcome', 10 * WAIT)
+        expect(outcome.elapsed).toBeLessThan(10 * WAIT)
+        expect(outcome.acquired).toBe(false)
+        const error = outcome.error as { name: string; message: string }
+        expect(['RedisError', 'LockTimeoutError']).toContain(error.name)
+        // What ended it names the bound it kept: no reply within the attempt's limit (the wait at
+        // most), a wait that timed out, or Redis failing until the wait ran out.
+        expect(error.message).toMatch(/No reply from Redis within \d+ ms|Timed out after \d+ ms|Redis failed while waiting \d+ ms/)
+        return { worker, outcome }
       }
 
       it(`12. Redis ${fault} at acquire (default ttl 10 s, wait 1 s): acquire rejects with a typed error within the wait deadline`, async () => {
-        const { outcome } = await downAtAcquire(10_000)
-        expect(outcome.acquired).toBe(false)
-        expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
-        expect(outcome.elapsed).toBeLessThan(WAIT + 300)
+        await downAtAcquire(10_000)
       })
 
       it(`12. Redis ${fault} at acquire (ttl shorter than the wait): after the typed error, close() and a forced disconnect let the process exit by itself`, async () => {
-        const { worker, outcome } = await downAtAcquire(400)
-        expect(['RedisError', 'LockTimeoutError']).toContain((outcome.error as { name: string }).name)
-        expect(outcome.elapsed).toBeLessThan(WAIT + 300)
-        const closed = await worker.next('closed', 2_000)
-        const exit = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(resolve, 3_000))])
-        expect(exit, `still running 3 s after closing: ${worker.stderr()}`).toBeDefined()
-        expect(exit!.at - closed.at, worker.stderr()).toBeLessThan(EXIT_WITHIN)
+        const { worker } = await downAtAcquire(400)
+        await worker.next('closed', 2_000)
+        await until('the worker exited by itself after closing', () => worker.hasExited(), { timeout: 3_000 }).catch(() => {
+          throw new Error(`still running 3 s after closing: ${worker.stderr()}`)
+        })
+        expect((await worker.exited).code).toBe(0)
+        expectNothingKeptAlive(worker)
       })
     }
   })
@@ -119,13 +131,13 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
     await locks.close()
     client.destroy()
     expect(await waiting).toBe('ClosedError')
-    const ended = await Promise.race([
-      next(sub!, 'reconnecting').then(() => performance.now()),
-      new Promise<undefined>((resolve) => setTimeout(resolve, 5_000)),
-    ])
+    let ended: number | undefined
+    void next(sub!, 'reconnecting').then(() => (ended = performance.now()))
+    await until('the retry pause ended', () => ended !== undefined, { timeout: 5_000 }).catch(() => {})
     // Its pause ends soon after close() (no new socket follows: the loop sees the client closed).
+    // The pause is fencelock's own (at most 300 ms), not the caller's 3 s: the bound tells them apart.
     expect(ended, 'the retry pause outlived close() by 5 s').toBeDefined()
-    expect(ended! - closing).toBeLessThan(500)
+    expect(ended! - closing).toBeLessThan(3_000 / 2)
     expect(sub!.isOpen).toBe(false)
     void held
   })
