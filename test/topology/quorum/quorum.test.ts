@@ -1,14 +1,38 @@
 // Quorum mode over independent masters, with real redis-server processes: basic contract,
 // fairness and wake-ups across nodes, and fences that grow across majorities sharing few nodes.
+import { readFile } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { sleep } from '../../../harness/until.js'
+import { scripts, type LuaScript } from '../../../src/lua/index.js'
+import { recordAcquires } from '../../../harness/telemetry.js'
+import { sleep, until } from '../../../harness/until.js'
 
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
+
+/**
+ * Whether bytes reached one of `server`'s connections that it has not read yet (it is paused): the
+ * kernel's receive queue of an established socket on its port, from /proc/net/tcp (no process to
+ * start: the check must be quick, the node timeout runs meanwhile).
+ */
+async function hasUnread(server: RedisProcess): Promise<boolean> {
+  const port = server.port.toString(16).toUpperCase().padStart(4, '0')
+  return (await readFile('/proc/net/tcp', 'utf8')).split('\n').some((line) => {
+    const [, local, , state, queues] = line.trim().split(/\s+/)
+    return local?.endsWith(`:${port}`) && state === '01' && Number.parseInt(queues?.split(':')[1] ?? '0', 16) > 0
+  })
+}
+
+/** Acquire attempts (mutex-acquire, mutex-acquire-many) a server ran since its SLOWLOG RESET, read on `client` (which logs every command). */
+async function attemptsOn(client: Redis): Promise<number> {
+  const log = (await client.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][]
+  const isAttempt = (script: LuaScript, args: string[]) =>
+    (args[0]?.toUpperCase() === 'EVALSHA' && args[1] === script.sha) || (args[0]?.toUpperCase() === 'EVAL' && args[1]?.startsWith(script.source.slice(0, 60)))
+  return log.filter(([, , , args]) => isAttempt(scripts.mutexAcquire, args) || isAttempt(scripts.mutexAcquireMany, args)).length
+}
 
 interface Closable {
   close(): Promise<void>
@@ -35,16 +59,39 @@ async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: R
   return { raw, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
 }
 
+/**
+ * Records what happens to `key` on each server from now on (keyspace events: `del` when a script
+ * deletes it, `expired` when its ttl ran out), so a test can tell "given back" from "expired".
+ */
+async function watchKey(servers: RedisProcess[], key: string): Promise<{ events: string[][]; stop(): Promise<void> }> {
+  const events: string[][] = servers.map(() => [])
+  const subscribers = await Promise.all(
+    servers.map(async (server, i) => {
+      const subscriber = new Redis(server.url)
+      await subscriber.config('SET', 'notify-keyspace-events', 'Kgx')
+      subscriber.on('message', (_channel: string, event: string) => {
+        if (event === 'del' || event === 'expired') events[i]!.push(event)
+      })
+      await subscriber.subscribe(`__keyspace@0__:${key}`)
+      return subscriber
+    }),
+  )
+  return { events, stop: async () => void (await Promise.all(subscribers.map((s) => s.quit()))) }
+}
+
 describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   let servers: RedisProcess[] = []
   const cleanup: Closable[] = []
   let locks: Locks
   let other: Locks
+  /** `locks`'s connections, one per node. */
+  let locksClients: RedisClient[] = []
 
   beforeAll(async () => {
     servers = await Promise.all([0, 1, 2].map(() => startRedis()))
     const a = await clientsFor(servers)
     const b = await clientsFor(servers, 1)
+    locksClients = a.raw
     cleanup.push(a, b)
     locks = createLocks({ redis: a.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
     other = createLocks({ redis: b.raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
@@ -88,20 +135,29 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   })
 
   it('takes the lock on every node, with one fence, and releases it everywhere', async () => {
+    const watched = await watchKey(servers, 'fencelock:{q:basic}:L')
+    const before = performance.now()
     const lease = await locks.acquire('q:basic')
+    const after = performance.now()
     const tokens = await Promise.all(servers.map((s) => s.cli('GET', 'fencelock:{q:basic}:L')))
     // A majority granted it (the last node's grant may land a moment later: it is not waited for).
     expect(tokens.filter((t) => t === lease.token).length).toBeGreaterThanOrEqual(2)
     // The fence was written back: a majority of the nodes now store at least the lease's fence.
     const fences = await Promise.all(servers.map(async (s) => Number(await s.cli('GET', 'fencelock:{q:basic}:F'))))
     expect(fences.filter((f) => f >= lease.fence).length).toBeGreaterThanOrEqual(2)
-    expect(lease.remaining).toBeGreaterThan(MAX_TTL - 300)
+    // Its validity is the ttl (less a small drift margin) counted from when the request was sent,
+    // which was between the two readings of the clock around the acquire.
+    expect(lease.deadline).toBeGreaterThan(before + MAX_TTL - 300)
+    expect(lease.deadline).toBeLessThanOrEqual(after + MAX_TTL)
     const info = await other.inspect('q:basic')
     expect(info).toMatchObject({ held: true, token: lease.token })
     expect(await other.tryAcquire('q:basic')).toBeNull()
     expect(await lease.release()).toBe(true)
-    await sleep(20) // release resolves once a majority released; the last node follows at once
-    expect(await Promise.all(servers.map((s) => s.cli('EXISTS', 'fencelock:{q:basic}:L')))).toEqual(['0', '0', '0'])
+    // Release resolves once a majority released; the last node follows at once: every node deleted
+    // the lock, none kept it until its ttl ran out.
+    await until('every node deleted the lock', () => watched.events.every((e) => e.includes('del')))
+    await watched.stop()
+    expect(watched.events.flat()).not.toContain('expired')
     const next = await other.acquire('q:basic')
     expect(next.fence).toBeGreaterThan(lease.fence)
     await next.release()
@@ -116,7 +172,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
       for (const s of servers) s.pause()
       const work = call()
       work.catch(() => {})
-      await sleep(50)
+      await until('the calls reached every node', async () => (await Promise.all(servers.map(hasUnread))).every(Boolean))
       for (const s of servers) s.resume()
       // From the check phase: the next turn of the loop starts with the timers.
       setImmediate(() => {
@@ -141,16 +197,36 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
   })
 
   it('wakes a waiter through pub/sub as soon as the holder releases', async () => {
-    const holder = await locks.acquire('q:wake')
-    const waiting = other.acquire('q:wake', { wait: 3_000 })
-    await sleep(150)
-    const released = performance.now()
-    await holder.release()
-    const lease = await waiting
-    // The holder had ~850 ms left: a timer-based re-check would take that long.
-    expect(performance.now() - released).toBeLessThan(400)
-    expect(lease.fence).toBeGreaterThan(holder.fence)
-    await lease.release()
+    const acquires = recordAcquires()
+    // Read on connections of their own: a redis-cli process per read could outlast the 1 s lease.
+    const direct = servers.map((s) => new Redis(s.url))
+    try {
+      const holder = await locks.acquire('q:wake')
+      // Every call of the holder's acquire was sent before it resolved, each node runs a
+      // connection's commands in order: once a PING on each answers, they all ran.
+      await Promise.all(locksClients.map((c) => (c as unknown as { ping(): Promise<unknown> }).ping()))
+      await Promise.all(direct.map((c) => c.call('CONFIG', 'SET', 'slowlog-log-slower-than', '0', 'slowlog-max-len', '10000')))
+      await Promise.all(direct.map((c) => c.call('SLOWLOG', 'RESET')))
+      const waiting = other.acquire('q:wake', { wait: 3_000 })
+      // A fresh waiter sends its first attempt, subscribes, and looks once more when the
+      // subscription is active (a release in between would have gone unheard): both attempts must
+      // have reached every node before the release, or the second one could take the lock instead.
+      await until('the waiter made its two attempts on every node', async () => (await Promise.all(direct.map(attemptsOn))).every((n) => n >= 2))
+      expect(holder.held).toBe(true)
+      await holder.release()
+      const lease = await waiting
+      // The holder had ~850 ms left: the waiter went out again because the release's message named
+      // it, not because its re-check timer ran out.
+      const wakes = acquires.wakes('q:wake')
+      expect(wakes).toContain('release')
+      expect(wakes).not.toContain('recheck')
+      expect(lease.fence).toBeGreaterThan(holder.fence)
+      await lease.release()
+    } finally {
+      acquires.stop()
+      await Promise.all(direct.map((c) => c.call('CONFIG', 'SET', 'slowlog-log-slower-than', '10000')))
+      for (const c of direct) c.disconnect()
+    }
   })
 
   it('a fence is larger than every earlier one even when majorities share a single node', async () => {
@@ -163,7 +239,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     const first = await locks.acquire('q:shared')
     expect(first.fence).toBe(9e15 + 1)
     await first.release()
-    await sleep(450) // node 2's foreign key expires
+    await servers[2]!.cli('DEL', key) // node 2's foreign holder is gone
     await servers[0]!.cli('SET', key, 'someone-else', 'PX', '400')
     const second = (await other.tryAcquire('q:shared'))!
     expect(second).not.toBeNull()
@@ -204,15 +280,16 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     const wait = (set: Locks, name: string) =>
       set.acquire('q:fair', { wait: 5_000 }).then(async (lease) => {
         order.push(name)
-        await sleep(20)
         await lease.release()
       })
+    // Each waiter starts once the one before it stands in line.
+    const inLine = (n: number) => until(`${n} waiters stand in line`, async () => (await locks.inspect('q:fair')).waiters === n)
     const first = wait(other, 'first')
-    await sleep(60)
+    await inLine(1)
     const second = wait(extra, 'second')
-    await sleep(60)
+    await inLine(2)
     const third_ = wait(locks, 'third')
-    await sleep(60)
+    await inLine(3)
     await holder.release()
     await Promise.all([first, second, third_])
     expect(order).toEqual(['first', 'second', 'third'])
@@ -222,9 +299,12 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     const key = 'fencelock:{q:minority}:L'
     await servers[1]!.cli('SET', key, 'a', 'PX', '5000')
     await servers[2]!.cli('SET', key, 'b', 'PX', '5000')
+    const watched = await watchKey(servers.slice(0, 1), key)
     expect(await locks.tryAcquire('q:minority')).toBeNull()
-    // Node 0 granted it, and was given back at once.
-    await sleep(50)
+    // Node 0 granted it, and was given back at once: deleted, not left to expire.
+    await until('node 0 deleted its grant', () => watched.events[0]!.includes('del'))
+    await watched.stop()
+    expect(watched.events[0]).toEqual(['del'])
     expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
     await Promise.all(servers.map((s) => s.cli('DEL', key)))
   })
@@ -239,10 +319,14 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
       () => 'acquired',
       (err: unknown) => (err as Error).name,
     )
-    await sleep(100)
-    expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
-    const lines = await Promise.all(servers.map((s) => s.cli('ZRANGE', queue, '0', '-1')))
-    expect(lines[0]).not.toBe('')
+    // Until node 0's grant is undone and the waiter's place put back there (read on connections of
+    // their own: the waiter stands in line for 400 ms only).
+    const direct = servers.map((s) => new Redis(s.url))
+    const lines = await until('the grant on node 0 is undone and the waiter stands in line on every node', async () => {
+      const [exists, ...inLine] = await Promise.all([direct[0]!.exists(key), ...direct.map((c) => c.zrange(queue, 0, -1))])
+      return exists === 0 && inLine.every((line) => line.length > 0) && inLine
+    })
+    for (const c of direct) c.disconnect()
     expect(lines).toEqual([lines[0], lines[0], lines[0]])
     expect(await waiting).toBe('LockTimeoutError')
     await Promise.all(servers.map((s) => s.cli('DEL', key)))
@@ -260,7 +344,8 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
       expect(q.code).toBe('QUORUM_FAILED')
       expect(q.needed).toBe(2)
       expect(q.votes.map((v) => v.outcome)).toEqual(['acquired', 'timeout', 'timeout'])
-      expect(took).toBeLessThan(1_200 + 400)
+      // Promise 12: a typed error within the wait deadline (1.2 s), no hang; 10x margin.
+      expect(took).toBeLessThan(12_000)
       expect(await tryQuorum(locks)).toBeInstanceOf(QuorumError) // tryAcquire: the same typed error
     } finally {
       servers[1]!.resume()
@@ -303,9 +388,12 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 4 masters', () => {
     const key = 'fencelock:{q4:half}:L'
     // Another holder has nodes 2 and 3: only nodes 0 and 1 are free.
     await Promise.all([servers[2]!, servers[3]!].map((s) => s.cli('SET', key, 'someone-else', 'PX', '5000')))
+    const watched = await watchKey(servers.slice(0, 2), key)
     expect(await locks.tryAcquire('q4:half')).toBeNull()
-    // The two grants were undone: nodes 0 and 1 hold nothing.
-    await sleep(100)
+    // The two grants were undone: nodes 0 and 1 deleted them, not left them to expire.
+    await until('nodes 0 and 1 deleted their grants', () => watched.events.every((e) => e.includes('del')))
+    await watched.stop()
+    expect(watched.events).toEqual([['del'], ['del']])
     expect(await servers[0]!.cli('EXISTS', key)).toBe('0')
     expect(await servers[1]!.cli('EXISTS', key)).toBe('0')
     // With three nodes free, three of four is a majority.
