@@ -4,14 +4,18 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
-import { sleep } from '../../../harness/until.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { until } from '../../../harness/until.js'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const SRC = new URL('../../../src/index.ts', import.meta.url).href
 const TARGET = 1_000
 const WORKERS = 3
 const MAX_TTL = 1_000
+// A worker still running after this long is killed (and its test fails): a hang, not a slow run.
+const WORKER_LIMIT_MS = 90_000
+// Acquisitions the workers complete between two faults (each fault waits for them, not for a time).
+const PROGRESS = 25
 
 // Runs in each worker process (ESM, loaded through tsx). The protected resource keeps the highest
 // fence it accepted; a fence at or below it is a rejection. A rejection while the lease is still
@@ -73,7 +77,7 @@ function worker(nodes: RedisProcess[], resource: RedisProcess): Promise<Stats> {
     let err = ''
     child.stdout.on('data', (c: Buffer) => (out += c.toString()))
     child.stderr.on('data', (c: Buffer) => (err += c.toString()))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), WORKER_LIMIT_MS)
     child.on('exit', (code) => {
       clearTimeout(timer)
       if (code === 0) resolve(JSON.parse(out) as Stats)
@@ -87,20 +91,26 @@ describe.skipIf(!requireRedisOrSkip())('fences across a quorum, several processe
     const nodes = await Promise.all(Array.from({ length: 5 }, () => startRedis()))
     const resource = await startRedis()
     try {
-      await sleep(1_100) // a new node counts once it has been up for maxTtl
+      await mature(nodes, MAX_TTL) // a new node counts once it has been up for maxTtl
       const running = Array.from({ length: WORKERS }, () => worker(nodes, resource))
       let finished = false
       const all = Promise.all(running).finally(() => (finished = true))
-      // Chaos: one node at a time is killed with -9 and restarted empty, then left to warm up.
+      // Until the workers took PROGRESS more locks (or finished): each fault lands mid-run.
+      const progress = async (what: string) => {
+        const from = Number(await resource.cli('GET', 'total'))
+        await until(what, async () => finished || Number(await resource.cli('GET', 'total')) >= from + PROGRESS, { timeout: 30_000, every: 20 })
+      }
+      // Chaos: one node at a time is killed with -9, stays down while the others grant, and is
+      // restarted empty, then left to warm up (until it counts again).
       let restarts = 0
       for (let i = 0; !finished; i = (i + 1) % nodes.length) {
-        await sleep(300)
+        await progress('the workers took more locks')
         if (finished) break
         await nodes[i]!.kill9()
-        await sleep(100)
+        await progress(`the workers took more locks while node ${i} was down`)
         await nodes[i]!.restart()
         restarts++
-        await sleep(900)
+        await mature([nodes[i]!], MAX_TTL)
       }
       const stats = await all
       const fences = (await resource.cli('LRANGE', 'log', '0', '-1')).split('\n').map(Number)

@@ -15,6 +15,9 @@ describe.skipIf(!requireRedisOrSkip())('quorum on freshly started nodes', () => 
   beforeAll(async () => {
     servers = await Promise.all([0, 1, 2].map(() => startRedis()))
     clients = servers.map((s) => new Redis(s.url))
+    // Connected before the first request: a node still being connected to when that request's
+    // 250 ms node timeout runs out (a loaded machine) would vote timeout instead of restarting.
+    await Promise.all(clients.map((c) => c.ping()))
     locks = createLocks({ redis: clients, maxTtl: MAX_TTL, ttl: 5_000, quorum: { nodeTimeout: 250 } })
   })
   afterAll(async () => {
@@ -42,7 +45,8 @@ describe.skipIf(!requireRedisOrSkip())('quorum on freshly started nodes', () => 
     const started = performance.now()
     const err = await locks.acquire('fresh', { wait: 600 }).catch((e: unknown) => e)
     expectRestarting(err)
-    expect(performance.now() - started).toBeLessThan(600 + 500)
+    // Promise 3: every wait has a deadline (600 ms); the nodes count only in 20 s; 10x margin.
+    expect(performance.now() - started).toBeLessThan(6_000)
   })
 
   it('tryAcquire and acquire with wait 0 throw the same QuorumError instead of answering "held"', async () => {
