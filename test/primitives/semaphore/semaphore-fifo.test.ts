@@ -33,7 +33,7 @@ describeRedis('semaphore FIFO', (server) => {
       const order: string[] = []
       const second = pool.acquire({ wait: 15_000 }).then((lease) => (order.push('second'), lease))
       await until('the newcomer waits behind the first waiter', async () => (await pool.inspect()).waiters === 2, { timeout: 3_000 })
-      await sleep(100)
+      await sleep(100) // time must pass: nothing happens for a while (no event says "not taken")
       expect(order).toEqual([])
       expect((await pool.inspect()).held).toBe(0)
       proxy.heal()

@@ -3,6 +3,8 @@
 // event-driven waiting; the limit agreed by every caller; independent of a mutex of the same name.
 import { expect, it } from 'vitest'
 import { InvalidArgumentError, LockLostError, type Lease } from '../../../src/index.js'
+import { scriptCalls } from '../../../harness/commandstats.js'
+import { record, recordAcquires } from '../../../harness/telemetry.js'
 import { nameMaker, sleep, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
@@ -34,29 +36,46 @@ describeRedis('semaphore', (server) => {
       })
 
       it('a waiter is woken by a release within milliseconds; two releases wake two waiters', async () => {
-        const pool = t.locks.semaphore(name('wake'), { limit: 2 })
-        const theirs = t.other.semaphore(pool.name, { limit: 2 })
-        const held = [await pool.acquire({ ttl: 10_000 }), await pool.acquire({ ttl: 10_000 })]
-        const first = theirs.acquire({ ttl: 5_000, wait: 8_000 })
-        const second = t.locks.semaphore(pool.name, { limit: 2 }).acquire({ ttl: 5_000, wait: 8_000 })
-        await until('both wait in line', async () => (await pool.inspect()).waiters === 2, { timeout: 3_000 })
-        const releasedAt = performance.now()
-        await Promise.all(held.map((p) => p.release()))
-        const got = await Promise.all([first, second])
-        // The holders' ttl was 10 s: without wake-ups this would take that long.
-        expect(performance.now() - releasedAt).toBeLessThan(1_000)
-        await Promise.all(got.map((p) => p.release()))
+        const acquires = recordAcquires()
+        try {
+          const pool = t.locks.semaphore(name('wake'), { limit: 2 })
+          const theirs = t.other.semaphore(pool.name, { limit: 2 })
+          const held = [await pool.acquire({ ttl: 10_000 }), await pool.acquire({ ttl: 10_000 })]
+          await server.redis.cli('CONFIG', 'RESETSTAT')
+          const first = theirs.acquire({ ttl: 5_000, wait: 8_000 })
+          const second = t.locks.semaphore(pool.name, { limit: 2 }).acquire({ ttl: 5_000, wait: 8_000 })
+          // Each waiter's first attempt puts it in line, and a first wait looks once more when its
+          // wake-up channel is active: after those 4 attempts, only a release can let them in.
+          await until('both waiters are in line and listening', async () => (await scriptCalls(server.redis)) >= 4, { timeout: 3_000 })
+          expect(await t.client.command('ZCARD', `${t.prefix}{${pool.name}}:S:Q`)).toBe(2)
+          await Promise.all(held.map((p) => p.release()))
+          const got = await Promise.all([first, second])
+          // Each waiter went in on an attempt that a release's message sent, not on the re-check at
+          // the holders' 10 s ttl.
+          const woken = acquires.of(pool.name).filter((e) => e.kind === 'semaphore' && e.contended && e.outcome === 'acquired')
+          expect(woken.map((e) => e.token).sort()).toEqual(got.map((p) => p.token).sort())
+          for (const e of woken) {
+            expect(e.wakes.at(-1)).toBe('release')
+            expect(e.wakes).not.toContain('recheck')
+          }
+          await Promise.all(got.map((p) => p.release()))
+        } finally {
+          acquires.stop()
+        }
       })
 
       it('a parked waiter costs a handful of Redis commands, not polling', async () => {
         const pool = t.locks.semaphore(name('idle'), { limit: 1 })
         const holder = await pool.acquire({ ttl: 10_000 })
+        await server.redis.cli('CONFIG', 'RESETSTAT')
         const waiting = t.other.semaphore(pool.name, { limit: 1 }).acquire({ ttl: 5_000, wait: 8_000 })
-        await sleep(200)
+        // Its first attempt, and one more once its wake-up channel is active: then it is parked.
+        await until('the waiter is in line and listening', async () => (await scriptCalls(server.redis)) >= 2, { timeout: 3_000 })
+        expect(await t.client.command('ZCARD', `${t.prefix}{${pool.name}}:S:Q`)).toBe(1)
         const before = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
-        await sleep(2_000)
+        await sleep(2_000) // time must pass: "no polling" is what does not happen meanwhile
         const after = Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
-        expect(after - before - 1, 'commands while one waiter waited 2 s').toBeLessThanOrEqual(5)
+        expect(after - before - 1, 'commands while one waiter sat in line for 2 s').toBeLessThanOrEqual(5)
         await holder.release()
         await (await waiting).release()
       })
@@ -66,7 +85,9 @@ describeRedis('semaphore', (server) => {
         const short = await pool.acquire({ ttl: 300 })
         const reason = await new Promise<unknown>((resolve) => short.signal.addEventListener('abort', () => resolve(short.signal.reason)))
         expect(reason).toBeInstanceOf(LockLostError)
-        await sleep(20)
+        expect((reason as LockLostError).reason).toBe('expired')
+        // The signal aborts at the local deadline, a drift margin before the server expires the slot.
+        await until('the server expired the slot', async () => (await pool.inspect()).held === 0, { timeout: 2_000 })
         const next = (await pool.tryAcquire())!
         expect(next).not.toBeNull()
         expect(next.fence).toBeGreaterThan(short.fence)
@@ -76,15 +97,24 @@ describeRedis('semaphore', (server) => {
 
       it('withPermit runs fn auto-extended and releases; extend and release by token', async () => {
         const pool = t.locks.semaphore(name('with'), { limit: 1 })
-        const fence = await pool.withPermit(
-          async (permit) => {
-            await sleep(500)
-            expect(permit.held).toBe(true)
-            return permit.fence
-          },
-          { ttl: 200 },
-        )
-        expect(fence).toBeGreaterThan(0)
+        const extends_ = record('fencelock:extend')
+        try {
+          const fence = await pool.withPermit(
+            async (permit) => {
+              // Renewals go out a third of the ttl apart: after three, fn has outlived the 200 ms ttl
+              // the permit started with, and holds it only by being extended.
+              const mine = () => extends_.events.filter((e) => e.token === permit.token)
+              await until('the permit was extended three times', () => mine().filter((e) => e.outcome === 'extended').length >= 3, { timeout: 3_000 })
+              expect(mine().map((e) => e.outcome)).not.toContain('lost')
+              expect(permit.held).toBe(true)
+              return permit.fence
+            },
+            { ttl: 200 },
+          )
+          expect(fence).toBeGreaterThan(0)
+        } finally {
+          extends_.stop()
+        }
         expect((await pool.inspect()).held).toBe(0)
         const permit = await pool.acquire({ ttl: 1_000 })
         const theirs = t.other.semaphore(pool.name, { limit: 1 })
@@ -138,10 +168,8 @@ describeRedis('semaphore', (server) => {
           held.push(await pool.acquire({ ttl: 400 }))
           Date.now = () => realNow() - 5 * 3_600_000
           expect(await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire()).toBeNull() // not stolen
-          await sleep(500)
-          const next = (await t.other.semaphore(pool.name, { limit: 1 }).tryAcquire())! // not leaked: expired by the server
-          expect(next).not.toBeNull()
-          held.push(next)
+          // Not leaked: the server expires it at its 400 ms ttl, and another instance gets the permit then.
+          held.push(await until('the server expired the permit', () => t.other.semaphore(pool.name, { limit: 1 }).tryAcquire(), { timeout: 3_000 }))
         } finally {
           Date.now = realNow
           await Promise.all(held.map((p) => p.release()))
