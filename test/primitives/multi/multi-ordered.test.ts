@@ -3,9 +3,10 @@
 // had (the wait runs out, the signal aborts) every lock already taken is released at once, not
 // left to expire at its ttl.
 import { describe, expect, it } from 'vitest'
-import { LockAbortedError, LockTimeoutError } from '../../../src/index.js'
+import { LockAbortedError, LockTimeoutError, type Locks } from '../../../src/index.js'
 import { clusterSlot } from '../../../src/util/keys.js'
 import { requireRedisOrSkip } from '../../../harness/redis-server.js'
+import { until } from '../../../harness/util.js'
 import { clusterAdapters, useClusterLocks } from '../../../harness/cluster-clients.js'
 import { useCluster } from '../../../harness/per-adapter.js'
 
@@ -29,18 +30,21 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
     it('[a, b] and [b, a] at once: both get through, one after the other (one global order, no deadlock)', async () => {
       const { first, second } = names('order')
       const order: string[] = []
-      const take = (who: string, resources: string[]) =>
-        t.locks.withLocks(
+      const take = (who: string, locks: Locks, resources: string[]) =>
+        locks.withLocks(
           resources,
           async (lease) => {
             expect(lease.resources).toEqual([first, second])
             order.push(`${who} in`)
-            await new Promise((resolve) => setTimeout(resolve, 100))
+            // The first one in stays until the other waits in line for the first name (both take
+            // it first): the other is kept out while it is inside, not merely late.
+            if (order.length === 1)
+              await until('the other waits for the first name', async () => (await t.other.inspect(first)).waiters === 1, { timeout: 3_000 })
             order.push(`${who} out`)
           },
           { wait: 3_000 },
         )
-      await Promise.all([take('x', [first, second]), take('y', [second, first])])
+      await Promise.all([take('x', t.locks, [first, second]), take('y', t.other, [second, first])])
       expect([order.slice(0, 2), order.slice(2)]).toEqual([
         [order[0], order[0]!.replace('in', 'out')],
         [order[2], order[2]!.replace('in', 'out')],
@@ -62,7 +66,15 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
       const holder = await t.other.acquire(second)
       const controller = new AbortController()
       const acquiring = t.locks.acquireAll([first, second], { wait: 10_000, signal: controller.signal })
-      await expect.poll(async () => (await t.other.inspect(first)).held, { timeout: 3_000 }).toBe(true)
+      // Waiting for the second name: it holds the first and stands in the second's line (holding the
+      // first alone is not enough: its acquire may not have settled, and an abort then undoes it later).
+      await until(
+        'it holds the first and waits for the second',
+        async () => (await t.other.inspect(first)).held && (await t.other.inspect(second)).waiters === 1,
+        {
+          timeout: 3_000,
+        },
+      )
       controller.abort()
       await expect(acquiring).rejects.toBeInstanceOf(LockAbortedError)
       expect((await t.other.inspect(first)).held).toBe(false)

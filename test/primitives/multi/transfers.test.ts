@@ -7,8 +7,8 @@
 import { fileURLToPath } from 'node:url'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
-import { sleep, uniquePrefix } from '../../../harness/util.js'
+import { mature, requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
+import { uniquePrefix } from '../../../harness/util.js'
 import { useIoredis, useRedis } from '../../../harness/per-adapter.js'
 import { killAllWorkers, spawnTsx } from '../../../harness/spawn.js'
 
@@ -145,7 +145,7 @@ describe.skipIf(!requireRedisOrSkip())(`transfers across ${PROCESSES} processes 
     beforeAll(async () => {
       nodes = await Promise.all([0, 1, 2].map(() => startRedis()))
       bank = new Redis(nodes[0]!.url)
-      await sleep(2_100) // the workers' maxTtl (2 s): fresh nodes count from then on
+      await mature(nodes, 2_000) // the workers' maxTtl (2 s): fresh nodes count once up that long
     })
     afterAll(async () => {
       bank?.disconnect()
