@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { createLocks, type Leader, type Locks, type LocksOptions } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
 import { requireRedisOrSkip } from '../../../harness/redis-server.js'
-import { closeQuietly, sleep, uniquePrefix, until } from '../../../harness/util.js'
+import { closeQuietly, uniquePrefix, until } from '../../../harness/util.js'
 import { clusterAdapters } from '../../../harness/cluster-clients.js'
 import { quorumPerAdapter, useCluster, useReplicated } from '../../../harness/per-adapter.js'
 
@@ -23,7 +23,7 @@ async function handover(a: Locks, b: Locks, observer: Locks, name: string): Prom
   const first = await a.election(name, { ttl: 1_000 }).campaign('a')
   await first.proclaim('a2')
   const second = b.election(name, { ttl: 1_000 }).campaign('b', { wait: 5_000 })
-  await sleep(100)
+  await until('b is in line', async () => (await observer.election(name).inspect()).candidates === 1, { timeout: 3_000 })
   expect(await observer.election(name).leader()).toMatchObject({ value: 'a2', fence: first.fence, version: 1 })
   await first.resign()
   const next = await second

@@ -1,9 +1,10 @@
 // Leader election on one Redis, once per client adapter: one leader at a time, FIFO handover on
 // resign with a larger term, proclaim and observe in order, an observer that never goes backwards,
 // the cost of observing a quiet election, maxHold, and typed errors for bad input.
-import { beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it, onTestFinished } from 'vitest'
 import { createLocks, InvalidArgumentError, LockLostError, LockTimeoutError, type Leader, type Locks } from '../../../src/index.js'
-import { callsOfAll } from '../../../harness/commandstats.js'
+import { callsOfAll, scriptCalls } from '../../../harness/commandstats.js'
+import { record, recordAcquires } from '../../../harness/telemetry.js'
 import { nameMaker, sleep, uniquePrefix, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
 
@@ -33,20 +34,27 @@ describeRedis('election', (server) => {
 
       it('one leader at a time; resign hands over to the first in line at once, with a larger term', async () => {
         const e = name('handover')
+        const acquires = recordAcquires()
+        onTestFinished(() => acquires.stop())
         const first = await a.election(e, { ttl: 5_000 }).campaign('a')
         expect(await a.election(e).leader()).toMatchObject({ value: 'a', fence: first.fence, version: 0 })
+        // A candidate's first attempt puts it in line, and a first wait looks once more when its
+        // wake-up channel is active: two script calls each, then only a resignation lets it in.
+        await server.redis.cli('CONFIG', 'RESETSTAT')
         const second = b.election(e, { ttl: 5_000 }).campaign('b', { wait: 10_000 })
-        await sleep(30)
+        await until('b is in line and listening', async () => (await scriptCalls(server.redis)) >= 2, { timeout: 3_000 })
         const third = c.election(e, { ttl: 5_000 }).campaign('c', { wait: 10_000 })
-        await sleep(30)
+        await until('c is in line behind b and listening', async () => (await scriptCalls(server.redis)) >= 4, { timeout: 3_000 })
+        expect((await a.election(e).inspect()).candidates).toBe(2)
         await expect(a.election(e).campaign('x', { wait: 0 })).rejects.toBeInstanceOf(LockTimeoutError)
-        const resigned = performance.now()
         expect(await first.resign()).toBe(true)
         const next = await second
-        const handover = performance.now() - resigned
         expect(next.value).toBe('b')
         expect(next.fence).toBeGreaterThan(first.fence)
-        expect(handover).toBeLessThan(250)
+        // At once: b went in on an attempt that the resignation's message sent, not on a re-check at a's 5 s ttl.
+        const wakes = acquires.events.find((ev) => ev.kind === 'election' && ev.token === next.token)!.wakes
+        expect(wakes.at(-1)).toBe('release')
+        expect(wakes).not.toContain('recheck')
         expect(await a.election(e).leader()).toMatchObject({ value: 'b', fence: next.fence })
         await next.resign()
         const last = await third
@@ -119,13 +127,22 @@ describeRedis('election', (server) => {
 
       it('maxHold: auto-extension stops after it, the term ends and its signal aborts', async () => {
         const e = name('maxhold')
+        const extensions = record('fencelock:extend')
+        onTestFinished(() => extensions.stop())
         const term = await a.election(e, { ttl: 300 }).campaign('m', { maxHold: 400 })
         const lost = new Promise<unknown>((resolve) => term.signal.addEventListener('abort', () => resolve(term.signal.reason)))
         const started = performance.now()
-        expect(await lost).toBeInstanceOf(LockLostError)
-        const after = performance.now() - started
-        expect(after).toBeGreaterThan(400)
-        expect(after).toBeLessThan(400 + 300 + 200)
+        const reason = await lost
+        expect(reason).toBeInstanceOf(LockLostError)
+        // Not extended any more, it ran out at its deadline (not refused, not unreachable).
+        expect((reason as LockLostError).reason).toBe('expired')
+        // The promise (a lower bound): auto-extended until maxHold, so not lost before it.
+        expect(performance.now() - started).toBeGreaterThan(400)
+        // And the renewals stopped at maxHold: each goes out a third of the ttl (100 ms) or more
+        // after the one before, and none falls due after maxHold (400 ms), so at most 3 went out.
+        const renewals = extensions.events.filter((ev) => ev.token === term.token)
+        expect(renewals.length).toBeGreaterThan(0)
+        expect(renewals.length).toBeLessThanOrEqual(3)
         const lease = await a.acquire(name('lock'), { ttl: 300, autoExtend: true, maxHold: 200 })
         await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
         await expect(async () => createLocks({ redis: t.client.raw, maxHold: -1 })).rejects.toThrow(/maxHold.*-1/)
