@@ -1,13 +1,15 @@
 // Redis Cluster with ioredis `Cluster` and node-redis `createCluster`, on a real 3-master cluster:
 // every key of a resource in one slot, waiting across the cluster, and locks that keep working
 // while the resource's slot migrates (ASK and TRYAGAIN during the move, MOVED after it).
+import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease } from '../../src/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
 import { requireRedisOrSkip, type RedisProcess } from '../../harness/redis-server.js'
 import { clusterAdapters, useClusterLocks } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
-import { sleep } from '../../harness/until.js'
+import { recordAcquires } from '../../harness/telemetry.js'
+import { sleep, until } from '../../harness/until.js'
 
 /** Redis Cluster's key slot of a hash tag: the library's own (checked against CLUSTER KEYSLOT below). */
 const slotOfTag = (tag: string): number => clusterSlot(tag)
@@ -52,15 +54,35 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
 
     it('wakes a waiter on another client through cluster pub/sub', async () => {
       const resource = `c:${name}:wake`
-      const holder = await t.locks.acquire(resource)
-      const waiting = t.other.acquire(resource, { wait: 3_000 })
-      await sleep(150)
-      const released = performance.now()
-      await holder.release()
-      const lease = await waiting
-      expect(performance.now() - released).toBeLessThan(500) // the holder had ~1.8 s left
-      expect(lease.fence).toBeGreaterThan(holder.fence)
-      await lease.release()
+      const acquires = recordAcquires()
+      // Counted on a connection of its own: a redis-cli process per look could outlast the lease.
+      const direct = new Redis((await owner(resource)).url)
+      const scriptCalls = async () => {
+        const info = await direct.info('commandstats')
+        return ['evalsha', 'eval'].reduce((sum, command) => sum + Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0), 0)
+      }
+      try {
+        const holder = await t.locks.acquire(resource)
+        await direct.config('RESETSTAT')
+        const waiting = t.other.acquire(resource, { wait: 3_000 })
+        // A fresh waiter sends its first attempt, subscribes, and looks once more when the
+        // subscription is active (a release in between would have gone unheard): both attempts
+        // must be done before the release, or the second one could take the lock instead.
+        await until('the waiter made its two attempts', async () => (await scriptCalls()) >= 2)
+        expect(holder.held).toBe(true)
+        await holder.release()
+        const lease = await waiting
+        // The holder had ~1.8 s left: the waiter went out again because the release's message
+        // named it, not because its re-check timer ran out.
+        const wakes = acquires.wakes(resource)
+        expect(wakes).toContain('release')
+        expect(wakes).not.toContain('recheck')
+        expect(lease.fence).toBeGreaterThan(holder.fence)
+        await lease.release()
+      } finally {
+        acquires.stop()
+        direct.disconnect()
+      }
     })
 
     it('13. keeps working after the slot moved (MOVED): the lock and its fence moved together', async () => {
@@ -93,8 +115,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       const extended = settle(lease.extend(10_000).then(() => lease.release()))
       const waited = t.other.acquire(resource, { wait: 8_000 })
       const fresh = t.locks.acquire(neighbour, { wait: 8_000 })
-      // Longer than the clients' own TRYAGAIN retries (ioredis: 16 x 100 ms): a big slot, or a
-      // loaded machine, keeps a slot migrating for seconds.
+      // Time must pass: the migration outlasts the clients' own TRYAGAIN retries (ioredis: 16 x
+      // 100 ms), as a big slot, or a loaded machine, keeps a slot migrating for seconds.
       await sleep(2_500)
       await cluster.finishMigration(slot, to)
       expect(await extended).toBe(true)

@@ -15,7 +15,7 @@ import { scriptCalls } from '../../harness/commandstats.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { clusterAdapters, useClusterClient } from '../../harness/cluster-clients.js'
 import { describeRedis, useCluster, useFlushedClient } from '../../harness/per-adapter.js'
-import { closeQuietly, uniquePrefix } from '../../harness/util.js'
+import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
 const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`)
 
@@ -423,13 +423,24 @@ describeRedis('group commit', (server) => {
       const heard: string[] = []
       const listener = new Redis(server.url)
       await listener.psubscribe(`${k('a').channel}*`, `${k('b').channel}*`)
-      listener.on('pmessage', (_pattern, channel, message) => heard.push(`${channel} ${message}`))
+      let markers = 0
+      let marked = 0
+      listener.on('pmessage', (_pattern, channel: string, message) => {
+        if (channel.endsWith(':marker')) marked++
+        else heard.push(`${channel} ${message}`)
+      })
+      // Redis delivers a connection's messages in the order it ran their PUBLISH: once a marker
+      // published after the scripts is heard, every wake-up they published has been heard too.
+      const heardAll = async () => {
+        await client.command('PUBLISH', `${k('a').channel}:marker`, String(++markers))
+        await until('the listener heard the marker', () => marked === markers)
+      }
       await setup()
       const alone: unknown[] = []
       for (const [name, waiter] of leaves)
         alone.push(await run(scripts.mutexLeave, line(name), [waiter, k(name).channel, 1_000]).catch((err: Error) => ({ error: err.message })))
       const after = [await state(), (await expiries()).map((e) => (e as string[]).filter((_, i) => i % 2 === 0))]
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await heardAll()
       const heardAlone = [...heard]
       await setup()
       // The batch takes grace once, then waiter and channel per entry.
@@ -443,7 +454,7 @@ describeRedis('group commit', (server) => {
       expect(many.slice(0, 4)).toEqual(alone.slice(0, 4))
       expect(many[4]).toEqual([null, expect.stringMatching(/WRONGTYPE/)])
       expect([await state(), (await expiries()).map((e) => (e as string[]).filter((_, i) => i % 2 === 0))]).toEqual(after)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await heardAll()
       listener.disconnect()
       // The free lock's next waiter was woken by both leaves of `a` (the second finds the lock free
       // too), in each run alike; the held lock's never.
@@ -542,8 +553,9 @@ describe.skipIf(!requireRedisOrSkip())('group commit in quorum mode', () => {
     const watchers = servers.map((s) => new Redis(s.url))
     await Promise.all(watchers.map(logEverything))
     const leases = await Promise.all(names(10, 'c').map((name) => locks!.acquire(name, { ttl: 2_000 })))
-    // Late answers of a node left out of a decision still reach it: let them land.
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Late answers of a node left out of a decision still reach it, sent before the leases
+    // resolved: each connection runs its commands in order, so once its PING answers they ran.
+    await Promise.all(clients.map((c) => c.ping()))
     const counts = await Promise.all(
       watchers.map(async (w) => ({
         confirm: await scriptRuns(w, scripts.mutexConfirm),
