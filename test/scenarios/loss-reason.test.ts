@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createLocks, fencedSet, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
 import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { closeQuietly, keysOf, sleep, uniquePrefix } from '../../harness/util.js'
+import { closeQuietly, keysOf, sleep, uniquePrefix, until } from '../../harness/util.js'
 
 interface DefaultClient {
   readonly raw: RedisClient
@@ -247,12 +247,26 @@ describe.skipIf(!requireRedisOrSkip())('the loss reason says what happened', () 
         proxy.setDelay(100, { direction: 'down' }) // replies take 100 ms; requests arrive at once
         const ttl = 600
         const lease = await own.acquire('read-late', { ttl, autoExtend: true })
-        const created = performance.now()
-        // The renewal goes out between ttl/3 and ttl/3 + ttl/10 after the lease was made; its reply
-        // comes 100 ms after that. Block from just after the latest send until past the deadline.
-        await sleep(ttl / 3 + ttl / 10 + 10 - (performance.now() - created))
-        const until = lease.deadline + 150
-        while (performance.now() < until) {
+        // The renewal goes out a third of the ttl in; its reply is held 100 ms by the proxy (which
+        // runs in this process). Wait until the renewal has run in Redis (the lock's ttl there goes
+        // back up), then one more turn of the event loop, in which the proxy reads Redis' reply and
+        // holds it: only then block, from before the reply reaches the client until past the
+        // deadline. (A fixed sleep to "just after the latest send" raced the proxy's forwarding on
+        // a loaded machine: the renewal reached Redis only after the block, and was 'unreachable'.)
+        let lowest = Number.POSITIVE_INFINITY
+        await until(
+          'the renewal ran in Redis',
+          async () => {
+            const left = Number((await rival!.inspect('read-late')).ttl)
+            if (left > lowest + 50) return true
+            lowest = Math.min(lowest, left)
+            return false
+          },
+          { timeout: 3 * ttl, every: 5 },
+        )
+        await new Promise((resolve) => setImmediate(resolve))
+        const blockedUntil = lease.deadline + 150
+        while (performance.now() < blockedUntil) {
           // a long synchronous computation: the reply arrives meanwhile, unread
         }
         const { error } = await lossOf(lease, 1_000)
