@@ -1,8 +1,10 @@
 // TypeScript programs the tests start as processes (the CLI, workers), bundled once per test run.
 // Started through tsx, each process spends most of a second of CPU compiling before it runs; the
 // suite starts hundreds, which two cores feel. The test run's global setup bundles them with
-// esbuild into `.cache/prebuilt/` and names the folder in FENCELOCK_PREBUILT; `nodeArgsFor` then
-// runs the bundle, and falls back to tsx for anything not bundled (or outside a test run).
+// esbuild into a folder of its own, `.cache/prebuilt-<pid>/` (two test runs in one checkout must
+// not delete each other's), names it in FENCELOCK_PREBUILT and removes it when the run ends;
+// `nodeArgsFor` then runs the bundle, and falls back to tsx for anything not bundled (or outside a
+// test run).
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,10 +37,10 @@ export function nodeArgsFor(file: string): string[] {
   return ['--import', 'tsx', file]
 }
 
-/** Bundles every entry into `.cache/prebuilt/` (packages stay external, found in node_modules) and returns the folder. */
+/** Bundles every entry into `.cache/prebuilt-<pid>/` (packages stay external, found in node_modules) and returns the folder. */
 export async function prebuild(): Promise<string> {
   const { build } = await import('esbuild')
-  const dir = path.join(ROOT, '.cache', 'prebuilt')
+  const dir = path.join(ROOT, '.cache', `prebuilt-${process.pid}`)
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   await Promise.all(
@@ -56,4 +58,9 @@ export async function prebuild(): Promise<string> {
     ),
   )
   return dir
+}
+
+/** Removes a folder that `prebuild` made. */
+export function removePrebuilt(dir: string): void {
+  rmSync(dir, { recursive: true, force: true })
 }
