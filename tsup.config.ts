@@ -1,5 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { defineConfig, type Options } from 'tsup'
+import { rewriteRedlockCjsTypes } from './scripts/redlock-cjs-types.mjs'
 
 type Plugin = NonNullable<Options['esbuildPlugins']>[number]
 
@@ -32,35 +34,70 @@ const libraryFromDist: Plugin = {
   },
 }
 
-export default defineConfig([
-  {
-    entry: { index: 'src/index.ts', otel: 'src/otel/index.ts', 'redis-semaphore': 'src/compat/redis-semaphore/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: {
-      // The declarations name Node's types (`node:diagnostics_channel`'s Channel, AsyncDisposable,
-      // AbortSignal): a consumer whose tsconfig lists no @types (TypeScript 7's default, and
-      // `tsc --init`'s `"types": []` since 5.9) still gets them, from the @types/node it has.
-      banner: '/// <reference types="node" />',
-    },
-    // No `clean`: its declaration step deletes every .d.ts and .d.cts in the output directory when
-    // it starts, and the redlock build below writes its own there at the same time (CI runs found
-    // dist/redlock.d.ts and .d.cts missing). `npm run build` empties dist/ before tsup instead.
-    // No source maps: the output is not minified (a stack trace points at readable code with the
-    // source's names), and maps with their sourcesContent were 60% of the package, for users of
-    // --enable-source-maps alone.
-    target: 'node20',
-    splitting: false,
+// The time the build started: a redlock.d.cts older than it is from an earlier build.
+const started = Date.now() - 1_000
+
+// node-redlock's CommonJS shape: `require('fencelock/redlock')` is the class itself, as
+// `require('redlock')` is, with the named exports (and `default`) on it.
+const REDLOCK_CJS_FOOTER = '\nmodule.exports = Object.assign(module.exports.default, module.exports);\n'
+
+/** Appends the CommonJS footer to dist/redlock.cjs (once: a rebuild writes the file anew). */
+function redlockCjsFooter(dir: string): void {
+  const file = path.join(dir, 'redlock.cjs')
+  const text = readFileSync(file, 'utf8')
+  if (!text.endsWith(REDLOCK_CJS_FOOTER)) writeFileSync(file, text + REDLOCK_CJS_FOOTER)
+}
+
+const ENTRIES = {
+  index: 'src/index.ts',
+  otel: 'src/otel/index.ts',
+  'redis-semaphore': 'src/compat/redis-semaphore/index.ts',
+  redlock: 'src/compat/redlock/index.ts',
+}
+
+/**
+ * What both builds of the four entries share. The entries share one copy of the library: the code
+ * they have in common is in shared chunks (ESM chunks; CommonJS chunks that each entry requires),
+ * not bundled into each.
+ */
+const LIBRARY: Options = {
+  entry: ENTRIES,
+  dts: {
+    // The declarations name Node's types (`node:diagnostics_channel`'s Channel, AsyncDisposable,
+    // AbortSignal): a consumer whose tsconfig lists no @types (TypeScript 7's default, and
+    // `tsc --init`'s `"types": []` since 5.9) still gets them, from the @types/node it has.
+    banner: '/// <reference types="node" />',
   },
+  // No `clean`: its declaration step deletes every .d.ts and .d.cts in the output directory when
+  // it starts. `npm run build` empties dist/ before tsup instead.
+  // Blanks minified, names and statements kept: a stack trace names the source's functions (its
+  // line and column point into a long line), and the package is half the size it was. No source
+  // maps: with their sourcesContent they were 60% of the package, for users of
+  // --enable-source-maps alone.
+  target: 'node20',
+  splitting: true,
+  minifyWhitespace: true,
+  // otel/api.ts finds its own file by `__filename` (CommonJS) or `import.meta.url` (ESM): each
+  // build gets the other's name defined, so neither warns (esbuild: "import.meta is not
+  // available with cjs") and each takes the branch that is its own.
+  shims: true,
+}
+
+export default defineConfig((flags) => [
+  { ...LIBRARY, format: ['esm'] },
   {
-    // node-redlock's drop-in: its own entry (its own copy of the library's code it uses, as
-    // otel has). `require('fencelock/redlock')` is the class itself, as `require('redlock')` is,
-    // with the named exports (and `default`) on it.
-    entry: { redlock: 'src/compat/redlock/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: { banner: '/// <reference types="node" />' },
-    target: 'node20',
-    splitting: false,
-    footer: ({ format }) => (format === 'cjs' ? { js: 'module.exports = Object.assign(module.exports.default, module.exports);' } : {}),
+    ...LIBRARY,
+    format: ['cjs'],
+    // CommonJS chunks are made from ESM ones by a second transform that turns each class into an
+    // anonymous class expression: keepNames gives the classes their names back (`Redlock.name`,
+    // an error's class in a stack trace).
+    keepNames: true,
+    // node-redlock's shape (the footer), and the declarations that say so: `export = Redlock` in
+    // redlock.d.cts (scripts/redlock-cjs-types.mjs).
+    onSuccess: async () => {
+      redlockCjsFooter(flags.outDir ?? 'dist')
+      await rewriteRedlockCjsTypes(flags.outDir ?? 'dist', started)
+    },
   },
   {
     // ESM only, like dist/index.js, which it imports.
