@@ -1,15 +1,16 @@
 // fencelock/redlock beside the originals it replaces (redlock 4.2.0 and 5.0.0-beta.2, both
 // installed), on real Redis: a vote against from a client that never connected carries the
 // client's own error, as node-redlock's does; a v4 lock's `resource` is an array and its
-// `expiration` a whole number of ms, as v4's; and a misspelt setting is refused.
+// `expiration` a whole number of ms, as v4's; a misspelt setting is refused; and a failed acquire
+// leaves nothing behind on any node when it rejects, as node-redlock's own multi suite checks.
 import { createRequire } from 'node:module'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import Redlock, { ExecutionError } from '../../src/compat/redlock/index.js'
 import { InvalidArgumentError } from '../../src/index.js'
-import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
-import { freePort } from '../../harness/redis-server.js'
-import { until } from '../../harness/util.js'
+import { describeRedis, useFaultProxy, useIoredis, useRedis } from '../../harness/per-adapter.js'
+import { freePort, requireRedisOrSkip } from '../../harness/redis-server.js'
+import { sleep, until } from '../../harness/util.js'
 
 const require = createRequire(import.meta.url)
 interface V4Lock {
@@ -110,5 +111,44 @@ describeRedis('fencelock/redlock beside the originals', (server) => {
     const redlock = new Redlock([plain.client])
     await expect(redlock.acquire(['typo'], 1_000, { retryDelai: 5 } as never)).rejects.toThrow(/`retryDelai`.*did you mean `retryDelay`\?/)
     await expect(redlock.lockWithOptions('typo', 1_000, { driftfactor: 0.1 } as never)).rejects.toThrow(/`driftfactor`.*`driftFactor`/)
+  })
+})
+
+describe.skipIf(!requireRedisOrSkip())('fencelock/redlock over three nodes, one of them slow to answer', () => {
+  const [a, b, c] = [useRedis(), useRedis(), useRedis()]
+  const slow = useFaultProxy(a)
+  const plain = [useIoredis(a), useIoredis(b), useIoredis(c)]
+
+  it('a failed acquire rejects only once the grant of its last attempt is undone', async () => {
+    const key = 'majority-fails'
+    await plain[1]!.client.set(key, 'other1')
+    await plain[2]!.client.set(key, 'other2')
+    // Everything to and from A takes 100 ms more: a grant there comes back a round trip after the
+    // others refused, and is undone then. Whatever the wait budget (retryCount x 100 ms), an
+    // attempt may be on its way when it runs out: node-redlock rejects only after unlocking what
+    // its last attempt was granted, so nothing of it is left on A, then or later.
+    slow.setDelay(100)
+    const clients = [new Redis(slow.url), new Redis(b.url), new Redis(c.url)]
+    try {
+      for (const retryCount of [2, 3, 4, 5, 6, 7, 8, 9]) {
+        const redlock = new Redlock(clients, { retryCount, retryDelay: 100, retryJitter: 0 })
+        const failed = await redlock.acquire([key], 10_000).catch((e: unknown) => e)
+        expect(failed).toBeInstanceOf(ExecutionError)
+        // Time itself must pass: a grant on its way lands within 2 x 100 ms and its undo within
+        // 2 x 100 more; looking for 600 ms after the error covers both with room.
+        const seen: (string | null)[] = []
+        for (const end = performance.now() + 600; performance.now() < end; await sleep(10)) seen.push(await plain[0]!.client.get(key))
+        expect(
+          seen.filter((v) => v !== null),
+          `retryCount ${retryCount}`,
+        ).toEqual([])
+      }
+      expect(await plain[1]!.client.get(key)).toBe('other1')
+      expect(await plain[2]!.client.get(key)).toBe('other2')
+    } finally {
+      slow.heal()
+      for (const client of clients) client.disconnect()
+      await Promise.all(plain.map((p) => p.client.del(key)))
+    }
   })
 })
