@@ -1,6 +1,7 @@
-import { InvalidArgumentError, LockTimeoutError, QuorumError } from '../../errors/errors.js'
+import { ClosedError, InvalidArgumentError, LockTimeoutError, QuorumError } from '../../errors/errors.js'
 import { redlock as redlockPrimitive } from '../../primitives/redlock/redlock.js'
-import { adapterFor } from '../../redis/index.js'
+import { adapterFor, type RedisAdapter } from '../../redis/index.js'
+import { ioredisAdapter, isIORedis } from '../../redis/ioredis.js'
 import { Operations } from '../../runtime/operations.js'
 import { Runtime } from '../../runtime/runtime.js'
 import type { AcquireStats } from '../../runtime/waiter.js'
@@ -12,6 +13,7 @@ import { quorum } from '../../topology/quorum/quorum.js'
 import { single } from '../../topology/single.js'
 import { checkResource } from '../../util/validate.js'
 import { ResourceLockedError, attemptsOf, type ExecutionStats } from './errors.js'
+import { tracked, type Tracked } from './in-flight.js'
 import type { Lock, LockOwner } from './lock.js'
 import { waitBudget, type Checked } from './settings.js'
 
@@ -53,6 +55,9 @@ export class RedlockCore {
   readonly #topology: (primitive: Primitive<unknown, LockInfo>) => Backend<LockInfo>
   readonly #one: Operations<LockInfo>
   #all: Operations<LockInfo> | undefined
+  /** Per primitive (one resource, several): waits until its calls for a resource are answered. */
+  readonly #settled = new Map<boolean, Tracked['settled']>()
+  readonly #nodeTimeout: number
 
   constructor(owner: RedlockOwner) {
     this.owner = owner
@@ -66,8 +71,9 @@ export class RedlockCore {
       maxHold: Infinity,
     })
     const servers = owner.servers
-    const adapters = servers.map((c, i) => adapterFor(c, servers.length > 1 ? `clients[${i}]` : 'client'))
+    const adapters = servers.map((c, i) => adapterOf(c, servers.length > 1 ? `clients[${i}]` : 'client'))
     const nodeTimeout = quorumNodeTimeout(undefined)
+    this.#nodeTimeout = nodeTimeout(10_000)
     this.#topology =
       adapters.length === 1
         ? (primitive) => single(adapters[0]!, primitive, LONGEST_LOCK)
@@ -77,7 +83,11 @@ export class RedlockCore {
 
   #primitive(several: boolean): Primitive<unknown, LockInfo> {
     const s = this.owner.settings
-    return redlockPrimitive({ fenceRetention: 86_400_000, waiterGrace: 500, db: s.db, recheck: Math.max(10, s.retryDelay) }, several)
+    const { primitive, settled } = tracked(
+      redlockPrimitive({ fenceRetention: 86_400_000, waiterGrace: 500, db: s.db, recheck: Math.max(10, s.retryDelay) }, several),
+    )
+    this.#settled.set(several, settled)
+    return primitive
   }
 
   #ops(resources: readonly string[]): Operations<LockInfo> {
@@ -93,6 +103,8 @@ export class RedlockCore {
       return await this.#ops(names).acquireCounting(nameOf(names), { ttl, wait: waitBudget(s) }, stats)
     } catch (error) {
       this.#clientErrors(error)
+      // As node-redlock: the error comes once the last attempt's grants are undone, not before.
+      await this.#settled.get(names.length > 1)?.(nameOf(names), this.#nodeTimeout)
       throw error
     }
   }
@@ -104,14 +116,17 @@ export class RedlockCore {
    */
   attempts(count: number, won: boolean, resources = 1, failure?: unknown): Promise<ExecutionStats>[] {
     const n = this.owner.servers.length
-    const against = (i: number): Error =>
-      clientCause(failure, i) ?? new ResourceLockedError(`The operation was applied to: 0 of the ${resources} requested resources.`)
+    const against = (i: number): Error | Promise<Error> => {
+      const cause = clientCause(failure, i)
+      if (cause instanceof ClosedError && cause.code === 'CLIENT_CLOSED') return ownError(this.owner.servers[i], cause)
+      return cause ?? new ResourceLockedError(`The operation was applied to: 0 of the ${resources} requested resources.`)
+    }
     return attemptsOf(count, () => ({ membershipSize: n, quorumSize: Math.floor(n / 2) + 1, votesFor: new Set(), votesAgainst: new Map() })).map((p, a) =>
-      p.then((stats) => {
-        this.owner.servers.forEach((client, i) => {
+      p.then(async (stats) => {
+        for (const [i, client] of this.owner.servers.entries()) {
           if (won && a === count - 1) stats.votesFor.add(client)
-          else stats.votesAgainst.set(client, against(i))
-        })
+          else stats.votesAgainst.set(client, await against(i))
+        }
         return stats
       }),
     )
@@ -169,4 +184,49 @@ function clientCause(failure: unknown, i: number): Error | undefined {
   let error = failure
   while (error instanceof Error && error.cause instanceof Error) error = error.cause
   return error instanceof Error ? error : undefined
+}
+
+/**
+ * The adapter of a client, as createLocks makes it, except that an ioredis client that has ended
+ * is taken too: node-redlock takes it (its own test makes one that never connects), and each of
+ * its calls then fails with the client's own error, which becomes that node's vote against.
+ */
+function adapterOf(client: unknown, name: string): RedisAdapter {
+  try {
+    return adapterFor(client, name)
+  } catch (err) {
+    if (err instanceof ClosedError && isIORedis(client)) return ioredisAdapter(client)
+    throw err
+  }
+}
+
+/** How long a closed client may take to refuse a PING (it refuses at once; this only bounds a surprise). */
+const OWN_ERROR_MS = 100
+
+/**
+ * What a client that fencelock found closed says itself when asked anything: node-redlock's vote
+ * carries the client's error ("Connection is closed." from ioredis, `ClientClosedError` from
+ * node-redis), not fencelock's (whose hint to connect is node-redis's). A closed client refuses a
+ * PING without sending it; `fallback` where it answers or cannot be asked.
+ */
+async function ownError(client: unknown, fallback: Error): Promise<Error> {
+  const ping = (client as { ping?: unknown }).ping
+  if (typeof ping !== 'function') return fallback
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const reply: unknown = ping.call(client)
+    if (!(reply instanceof Promise)) return fallback
+    const late = new Promise<Error>((resolve) => (timer = setTimeout(() => resolve(fallback), OWN_ERROR_MS)))
+    return await Promise.race([
+      reply.then(
+        () => fallback,
+        (err: unknown) => (err instanceof Error ? err : fallback),
+      ),
+      late,
+    ])
+  } catch (err) {
+    return err instanceof Error ? err : fallback
+  } finally {
+    clearTimeout(timer)
+  }
 }
