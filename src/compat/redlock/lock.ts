@@ -13,7 +13,19 @@ export interface LockOwner {
 }
 
 /** The lease behind each lock the drop-in handed out (a lock made with `new Lock(...)` has none). */
-const leases = new WeakMap<Lock, { lease: Lease; flavor: Flavor }>()
+const leases = new WeakMap<object, { lease: Lease; flavor: Flavor }>()
+
+/** The lease behind `lock`, or behind the lock it was made from (`Object.create(lock)`). */
+function leaseBehind(lock: object): Lease | undefined {
+  for (let l: object | null = lock; l !== null && l !== Object.prototype; l = Object.getPrototypeOf(l)) {
+    const found = leases.get(l)
+    if (found) return found.lease
+  }
+  return undefined
+}
+
+// The class body does not name the class: a class that names itself inside is bundled as
+// `var Lock = class _Lock`, and prints (and reports its `name`) as `_Lock`.
 
 /**
  * A held lock, shaped as node-redlock's `Lock` (v4's `resource`, `unlock`; v5's `resources`,
@@ -50,21 +62,17 @@ export class Lock {
 
   /** @internal A lock backed by `lease`. */
   static of(owner: LockOwner, resource: string | string[], lease: Lease, flavor: Flavor, attempts: Lock['attempts'], remaining = 0): Lock {
+    // Whole ms, as node-redlock's (Date.now() + ttl - drift), rounded down: never later than the lease.
+    const expiration = Math.floor(epochNow() + lease.remaining)
     const lock =
-      flavor === 'v5'
-        ? new Lock(owner, resource, lease.token, attempts, epochNow() + lease.remaining)
-        : new Lock(owner, resource, lease.token, epochNow() + lease.remaining, attempts, remaining)
+      flavor === 'v5' ? new this(owner, resource, lease.token, attempts, expiration) : new this(owner, resource, lease.token, expiration, attempts, remaining)
     leases.set(lock, { lease, flavor })
     return lock
   }
 
   /** @internal The lease behind the lock, if the drop-in handed it out (or the one it was made from, for `Object.create(lock)`). */
   static leaseOf(lock: Lock): Lease | undefined {
-    for (let l: object | null = lock; l !== null && l !== Object.prototype; l = Object.getPrototypeOf(l)) {
-      const found = leases.get(l as Lock)
-      if (found) return found.lease
-    }
-    return undefined
+    return leaseBehind(lock)
   }
 
   /** @internal v4 (a number of attempts) or v5 (a list). */
@@ -74,12 +82,12 @@ export class Lock {
 
   /** The fencing token (absent on a lock made with `new Lock`): pass it to the store the lock protects (see fencelock's `fencedSet`). */
   get fence(): number | undefined {
-    return Lock.leaseOf(this)?.fence
+    return leaseBehind(this)?.fence
   }
 
   /** Aborts with `LockLostError` when the lock is lost (expired, taken over, extension refused). */
   get signal(): AbortSignal {
-    return Lock.leaseOf(this)?.signal ?? new AbortController().signal
+    return leaseBehind(this)?.signal ?? new AbortController().signal
   }
 
   /** v4: releases (callback or promise). */

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
+import { unknownOptionMessage } from '../../util/unknown-option.js'
 import { MAX_TTL, describeValue } from '../../util/validate.js'
 
 /** node-redlock's settings (v4's options, v5's and the fork's settings: one set). */
@@ -28,6 +29,19 @@ export interface Checked {
 
 export const DEFAULTS: Checked = { driftFactor: 0.01, retryCount: 10, retryDelay: 200, retryJitter: 100, automaticExtensionThreshold: 500, db: undefined }
 
+/** Every setting node-redlock reads (its custom scripts are refused by the constructor, with the reason). */
+const NAMES: readonly string[] = [
+  'driftFactor',
+  'retryCount',
+  'retryDelay',
+  'retryJitter',
+  'automaticExtensionThreshold',
+  'db',
+  'lockScript',
+  'unlockScript',
+  'extendScript',
+] satisfies readonly (keyof Settings | 'lockScript' | 'unlockScript' | 'extendScript')[]
+
 /** A setting as node-redlock reads it (anything but a number is the default), refusing numbers that mean nothing. */
 function numberOf(value: unknown, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number') return fallback
@@ -42,6 +56,9 @@ function numberOf(value: unknown, name: string, fallback: number, min: number, m
 export function checkSettings(settings: unknown, base: Checked = DEFAULTS): Checked {
   if (settings === undefined || settings === null) return base
   if (typeof settings !== 'object') throw new InvalidArgumentError(`Expected the settings to be an object, got ${describeValue(settings)}`)
+  // node-redlock ignores a misspelt `retrycount` and retries 10 times; say it instead.
+  const unknown = unknownOptionMessage(settings, NAMES, 'Redlock')
+  if (unknown !== undefined) throw new InvalidArgumentError(unknown)
   const s = settings as Record<string, unknown>
   const retryCount = numberOf(s.retryCount, 'retryCount', base.retryCount, -1)
   if (!Number.isInteger(retryCount))

@@ -16,7 +16,8 @@ export async function lockV4(core: RedlockCore, resource: string | string[], ttl
   const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   try {
     const lease = await core.take(Array.isArray(resource) ? resource : [resource], ttl, s, stats)
-    return Lock.of(core.owner, resource, lease, 'v4', stats.attempts, s.retryCount - stats.attempts)
+    // v4 keeps the resources as an array, whichever it was given (its `_lock` wraps a name).
+    return Lock.of(core.owner, Array.isArray(resource) ? resource : [resource], lease, 'v4', stats.attempts, s.retryCount - stats.attempts)
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error
     const attempts = core.failedAttempts(error, stats.attempts, s)
@@ -46,7 +47,7 @@ export async function extendV4(core: RedlockCore, lock: Lock, ttl: number): Prom
     throw failed(error)
   })
   if (!extended) throw failed()
-  lock.expiration = epochNow() + (Lock.leaseOf(lock)?.remaining ?? ttl - Math.round(core.owner.driftFactor * ttl) - 2)
+  lock.expiration = Math.floor(epochNow() + (Lock.leaseOf(lock)?.remaining ?? ttl - Math.round(core.owner.driftFactor * ttl) - 2))
   lock.attempts = 1
   return lock
 }

@@ -48,7 +48,7 @@ export async function extendV5(core: RedlockCore, lock: Lock, duration: number):
   const lease = Lock.leaseOf(lock)
   return lease
     ? Lock.of(core.owner, lock.resources, lease, 'v5', core.attempts(1, true))
-    : new Lock(core.owner, lock.resources, lock.value, core.attempts(1, true), epochNow() + duration)
+    : new Lock(core.owner, lock.resources, lock.value, core.attempts(1, true), Math.floor(epochNow() + duration))
 }
 
 /**
