@@ -34,7 +34,7 @@ describeRedis('redis-semaphore mixed fleet: original and drop-in processes exclu
       for (let i = 0; i < ROUNDS; i++) {
         await mutex.acquire()
         const seen = Number(await control.get('mf:counter'))
-        await sleep(1)
+        await sleep(1) // time must pass: a gap between read and write, where a second holder would lose an update
         await control.set('mf:counter', seen + 1)
         await mutex.release()
       }
@@ -52,7 +52,7 @@ describeRedis('redis-semaphore mixed fleet: original and drop-in processes exclu
     const enter = async (weight: number) => {
       inside.now += weight
       inside.max = Math.max(inside.max, inside.now)
-      await sleep(3)
+      await sleep(3) // time must pass: a permit held for a moment, so that holders overlap up to the limit
       inside.now -= weight
     }
     const work = async (lock: { acquire(): Promise<void>; release(): Promise<void> }, weight: number, rounds: number) => {

@@ -11,6 +11,7 @@ import { LostLockError, Mutex, MultiSemaphore, RedlockMutex, RedlockSemaphore, S
 import { besideKey, hashPart, keySlot } from '../../src/compat/redis-semaphore/keys.js'
 import { describeRedis, useCluster } from '../../harness/per-adapter.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { scriptCalls } from '../../harness/commandstats.js'
 import { sleep, until } from '../../harness/util.js'
 
 const FAST = { lockTimeout: 1_000, acquireTimeout: 300, retryInterval: 5 }
@@ -42,7 +43,8 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     client = new Redis(server.url)
   })
   afterAll(async () => {
-    await sleep(100)
+    // Every connection answers once more: what the tests sent on it (a waiter's leave) is done.
+    await Promise.all([client, ...extras].map((c) => c.ping()))
     for (const c of [client, ...extras]) c.disconnect()
   })
   afterEach(() => vi.restoreAllMocks())
@@ -145,33 +147,48 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
   })
 
   it('waits for a release of upgraded holders without polling (woken by it), and polls every retryInterval while an old process holds the lock', async () => {
+    // The waiter gives up (acquireTimeout) long before the holder's lock would expire (lockTimeout).
+    const IDLE = { lockTimeout: 10_000, acquireTimeout: 5_000 }
     const commands = async () => Number(/total_commands_processed:(\d+)/.exec(await server.redis.cli('INFO', 'stats'))![1])
     for (const [make, key] of [
-      [(c: Redis) => new Mutex(c, 'idle', { lockTimeout: 10_000 }), 'mutex:idle'],
-      [(c: Redis) => new Semaphore(c, 'idle', 1, { lockTimeout: 10_000 }), 'semaphore:idle'],
+      [(c: Redis) => new Mutex(c, 'idle', IDLE), 'mutex:idle'],
+      [(c: Redis) => new Semaphore(c, 'idle', 1, IDLE), 'semaphore:idle'],
     ] as const) {
       const holder = make(client)
       await holder.acquire()
       const waiter = make(extra())
       const waiting = waiter.acquire()
-      await sleep(300)
+      const channel = besideKey(key, ':fencelock:W')
+      await until('the waiter listens for the release', async () => (await client.pubsub('NUMSUB', channel))[1] === 1)
+      // Until it has parked: until its SUBSCRIBE's reply is read, it looks every retryInterval,
+      // as the peer polls (a loaded machine reads that reply late). No command between two looks.
+      let last = -1
+      await until(
+        'the waiter has parked',
+        async () => {
+          const now = await commands()
+          const parked = now === last + 1 // the INFO of the look before is the only command since
+          last = now
+          return parked
+        },
+        { every: 100 },
+      )
       const before = await commands()
-      await sleep(1_000)
+      await sleep(500) // time must pass: nothing may happen meanwhile, which no event can say
       const during = (await commands()) - before - 1
-      expect(during, `commands while a drop-in waited 1 s for ${key}`).toBeLessThanOrEqual(5)
-      const releasedAt = performance.now()
+      expect(during, `commands while a drop-in waits 500 ms for ${key}`).toBeLessThanOrEqual(5)
       await holder.release()
-      await waiting
-      expect(performance.now() - releasedAt, 'woken by the release, not by the 10 s expiry').toBeLessThan(500)
+      // Its acquireTimeout (5 s) ends before its look at the holder's expiry (10 s): it can only
+      // have the lock because the release's message woke it.
+      await expect(waiting).resolves.toBeUndefined()
       await waiter.release()
     }
     const old = new original.Mutex(client, 'idle-old', { lockTimeout: 10_000 })
     await old.acquire()
-    const polling = new Mutex(client, 'idle-old', { acquireTimeout: 600, retryInterval: 10 }).tryAcquire()
-    await sleep(100)
-    const before = await commands()
-    await sleep(300)
-    expect((await commands()) - before, 'an old holder wakes nobody: the drop-in polls').toBeGreaterThan(10)
+    await server.redis.cli('CONFIG', 'RESETSTAT')
+    const polling = new Mutex(client, 'idle-old', { acquireTimeout: 1_500, retryInterval: 10 }).tryAcquire()
+    // An old holder wakes nobody: the drop-in polls (an attempt, a script call, every 10 ms).
+    await until('the drop-in polls', async () => (await scriptCalls(server.redis)) > 10)
     expect(await polling).toBe(false)
     await old.release()
   })
@@ -181,16 +198,17 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     await holder.acquire()
     const order: number[] = []
     const waiters: Promise<void>[] = []
+    const inLine = async (key: string) => client.zcard(besideKey(key, ':fencelock:Q'))
     for (let i = 0; i < 5; i++) {
       const mutex = new Mutex(extra(), 'fifo', { lockTimeout: 10_000 })
       waiters.push(
         mutex.acquire().then(async () => {
           order.push(i)
-          await sleep(20)
           await mutex.release()
         }),
       )
-      await sleep(60)
+      // The next one comes once this one stands in line.
+      await until(`waiter ${i} stands in line`, async () => (await inLine('mutex:fifo')) === i + 1)
     }
     await holder.release()
     await Promise.all(waiters)
@@ -200,7 +218,7 @@ describeRedis('fencelock/redis-semaphore on one Redis', (server) => {
     await small.acquire()
     const big = new MultiSemaphore(extra(), 'fifo', 3, 3, { lockTimeout: 10_000, acquireTimeout: 5_000 })
     const bigGot = big.acquire()
-    await sleep(100)
+    await until('the request for 3 stands in line', async () => (await inLine('semaphore:fifo')) === 1)
     const newcomers = [0, 1].map(() => new Semaphore(client, 'fifo', 3, { lockTimeout: 10_000, acquireTimeout: 300 }))
     expect(await Promise.all(newcomers.map((n) => n.tryAcquire())), '2 are free, but the waiter for 3 came first').toEqual([false, false])
     await small.release()
@@ -270,8 +288,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/redis-semaphore Redlock* over 
     const sem = new RedlockSemaphore(clients, 'rl', 1, FAST)
     expect(await sem.tryAcquire()).toBe(true)
     expect(await new original.RedlockSemaphore(clients, 'rl', 1, FAST).tryAcquire()).toBe(false)
-    await sem.release()
-    await sleep(10)
+    await sem.release() // resolves once every node answered
     expect(await Promise.all(clients.map((c) => c.zcard('semaphore:rl')))).toEqual([0, 0, 0])
   })
 })
