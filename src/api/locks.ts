@@ -105,7 +105,7 @@ const DAY = 86_400_000
 /**
  * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
  * of clients, on a quorum of independent masters (a majority must grant each lock; see
- * docs/safety.md). Every lease carries a fencing token that strictly increases per resource, and
+ * docs/evidence/safety.md). Every lease carries a fencing token that strictly increases per resource, and
  * a signal that aborts when it is lost.
  */
 export function createLocks(options: LocksOptions): Locks {

@@ -12,7 +12,7 @@ export const GROUP_CHUNK = 128
  * flight, the client idle while Redis runs it, then Redis idle while the client reads the answers);
  * sent in eights, Redis runs the first eight while the client still reads the rest. With more calls
  * unanswered, Redis is busy anyway, and the rest of the turn goes as one call per `GROUP_CHUNK`,
- * which costs fewer calls (measured: docs/safety.md section 8).
+ * which costs fewer calls (measured: docs/evidence/safety.md section 8).
  */
 export const EAGER_BATCH = 8
 export const EAGER_IN_FLIGHT = 2
@@ -22,7 +22,7 @@ export interface BatchOptions {
   /**
    * false: every batch waits for the end of its turn. A quorum's client, which runs each operation
    * on every node, is busier than any of its nodes: an eager send there only costs more socket
-   * writes, each of which wakes a node (measured: docs/safety.md section 8).
+   * writes, each of which wakes a node (measured: docs/evidence/safety.md section 8).
    */
   readonly eager?: boolean
 }
@@ -48,7 +48,7 @@ export interface BatchCalls<Item, Answer> {
  * Group commit, as databases commit many transactions in one log write: the calls made in one turn
  * of the event loop go out together, one `many` call per key, once that turn's calls are all in.
  * No timer: the first call of a turn queues the flush as a microtask, which runs once the
- * callers of that turn have run (measured against setImmediate: see docs/safety.md). A call alone
+ * callers of that turn have run (measured against setImmediate: see docs/evidence/safety.md). A call alone
  * in its turn (or in its key) goes as `one`, the single script, as without grouping. Each item
  * still gets its own answer; a failure of a `many` call is each of its items' failure.
  */

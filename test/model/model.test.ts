@@ -1,4 +1,4 @@
-// The SPIN models of model/ (docs/model.md): each correct model verifies with no error within its
+// The SPIN models of model/ (docs/evidence/model.md): each correct model verifies with no error within its
 // bound, and each broken variant (one safety rule removed) yields a counterexample, whose trail is
 // printed. Needs `spin` and `gcc`; CI fails without them, elsewhere the suite is skipped.
 import { execFile } from 'node:child_process'

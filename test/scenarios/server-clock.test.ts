@@ -2,7 +2,7 @@
 // 3): a real redis-server under libfaketime, whose clock the test moves. Fences follow
 // max(last + 1, TIME) and the fence key outlives its last use by fenceRetention (by the server's
 // clock), so a step back keeps fences increasing unless the fence key expires while the clock is
-// still behind the last fence: the control shows that case, the bound of docs/safety.md section 9.
+// still behind the last fence: the control shows that case, the bound of docs/evidence/safety.md section 9.
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { adapters, type TestClient } from '../../harness/clients.js'

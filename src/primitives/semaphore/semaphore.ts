@@ -193,7 +193,7 @@ function mergeViews(name: string, limit: number, views: readonly SemaphoreView[]
  * A fair counting semaphore: at most `limit` permits at once, each a slot key that expires alone
  * by the server's clock; one fence counter for all permits; the mutex's FIFO queue and wake-ups.
  * On a quorum, each slot is a quorum mutex of its own (a permit is a majority holding the same
- * slot), which is what keeps `limit` exact there (docs/safety.md).
+ * slot), which is what keeps `limit` exact there (docs/evidence/safety.md).
  */
 export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, SemaphoreInfo> {
   const { limit } = options

@@ -24,7 +24,7 @@ export class NodeTimeoutError extends Error {
  * One independent master of a quorum. Besides its client, it remembers the server's run_id: a
  * change means the process restarted (and lost its locks), so the node is left out of quorum
  * counting for `maxTtl` after this client notices. The Lua side reports the server's own uptime
- * too, which covers clients that never saw the node before its restart (see docs/safety.md).
+ * too, which covers clients that never saw the node before its restart (see docs/evidence/safety.md).
  */
 export class QuorumNode {
   readonly index: number

@@ -31,7 +31,7 @@ export interface QuorumOptions {
  * same claim (a mutex has one; a semaphore's claim is its slot, so each slot is a quorum mutex of
  * its own). The lease's fence is the largest fence those nodes returned, confirmed (written back)
  * on a majority while the claim is held there, before the lease exists: every later majority
- * shares a node with that one, so its fence is larger (docs/safety.md).
+ * shares a node with that one, so its fence is larger (docs/evidence/safety.md).
  */
 export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
   // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
