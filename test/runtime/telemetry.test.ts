@@ -20,6 +20,7 @@ import {
   type TelemetryEvents,
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
+import { scriptCalls } from '../../harness/commandstats.js'
 import { docSection } from '../../harness/docs.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
@@ -118,13 +119,12 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
 
   it('a waiter woken by the release says so: its acquire event names why each later attempt went out', async () => {
     const holder = await locks.acquire('woken', { ttl: 30_000 })
+    await redis.cli('CONFIG', 'RESETSTAT')
     const waiting = locks.acquire('woken', { wait: 20_000 })
-    // In line and listening: a release before its channel is subscribed would go unheard, and the
-    // waiter would find the lock free on the look it takes once subscribed.
-    await until('the waiter is in line and listening', async () => {
-      if ((await locks.inspect('woken')).waiters !== 1) return false
-      return (await redis.cli('PUBSUB', 'CHANNELS', '*{woken}:W*')).trim() !== ''
-    })
+    // Both of the waiter's looks done: its first attempt, and the one it takes once its channel is
+    // subscribed (a first wait subscribes after its attempt went out). A release while that second
+    // look is in flight could let it find the lock free: then no message would have woken it.
+    await until("the waiter's two looks ran in Redis", async () => (await scriptCalls(redis)) >= 2)
     await holder.release()
     await (await waiting).release()
     const woken = of('fencelock:acquire')
