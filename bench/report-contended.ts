@@ -79,7 +79,7 @@ export function semaphoreTables(r: Results): Table[] {
   if (r.S) {
     const first = r.S[0]
     out.push({
-      title: `S. Semaphore: limit ${first?.limit ?? '?'}, ${first?.procs ?? '?'} processes, INCR/DECR of an inside counter under each permit, ${first?.seconds ?? '?'} s per library`,
+      title: `S tight loop (no work: measures how fast a released permit is taken again, not how semaphores are used): limit ${first?.limit ?? '?'}, ${first?.procs ?? '?'} processes, INCR/DECR of an inside counter under each permit, ${first?.seconds ?? '?'} s per library`,
       head: [
         'library',
         'permits/s',

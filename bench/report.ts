@@ -2,6 +2,7 @@
 // of each kind of scenario, the targets and the SVG chart are in the report-*.ts files.
 import { costTables } from './report-cost.js'
 import { contendedTables, quorumTables, readHeavyTables, scaleTables, semaphoreTables, transferTables } from './report-contended.js'
+import { workTables } from './report-work.js'
 import { floorTables, heapTables, idleTables, latencyTables, throughputTables } from './report-uncontended.js'
 import type { Results, Table } from './results.js'
 
@@ -41,6 +42,7 @@ function tables(r: Results): Table[] {
     ...idleTables(r),
     ...scaleTables(r),
     ...heapTables(r),
+    ...workTables(r),
     ...semaphoreTables(r),
     ...transferTables(r),
     ...readHeavyTables(r),

@@ -7,6 +7,7 @@ import type { IdleRow } from './idle.js'
 import type { FloorRow, LatencyRow, ThroughputRow } from './latency.js'
 import type { QuorumResult } from './quorum.js'
 import type { SemaphoreRow } from './semaphore-analysis.js'
+import type { WorkRow } from './semaphore-work.js'
 import type { RwRow, TransferRow } from './transfer.js'
 
 export interface Machine {
@@ -45,6 +46,8 @@ export interface Results {
   M?: MemoryRedisRow[]
   /** Semaphores: limit 4, 16 processes. */
   S?: SemaphoreRow[]
+  /** Semaphores at work: limit 4, 16 processes, each permit held around 1, 10 or 100 ms of simulated work. */
+  Swork?: WorkRow[]
   /** Transfers: 8 processes, 16 accounts, two locked at once. */
   T?: TransferRow[]
   /** Read-heavy: 90% reads, read/write lock against a mutex. */

@@ -14,6 +14,7 @@ import { quorumLatencyAndContention } from './quorum.js'
 import type { Server } from './redis.js'
 import type { Results } from './results.js'
 import { S_LIMIT, S_PROCS, semaphoreContendedAndIdle } from './semaphore.js'
+import { semaphoresAtWork } from './semaphore-work.js'
 import { R_HOLD_MS, R_PROCS, R_READ_SHARE, readHeavyReadWriteLock, T_ACCOUNTS, T_PROCS, transfersUnderTwoLocks } from './transfer.js'
 
 export const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'H', 'K', 'L', 'M', 'S', 'T', 'R', 'Q'] as const
@@ -112,8 +113,11 @@ export const SCENARIOS: readonly ScenarioStep[] = [
   {
     id: 'S',
     heading: (cfg) =>
-      `S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes, ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`,
-    measure: async (b) => void (b.results.S = await semaphoreContendedAndIdle(b.pool, b.main, b.cfg)),
+      `S. semaphore, limit ${S_LIMIT}, ${S_PROCS} processes: at work (permits held around 1, 10, 100 ms of simulated work), then the tight loop (no work) ${cfg.contendMs / 1000} s each, then ${S_PROCS} idle waiters for ${cfg.idleMs / 1000} s`,
+    measure: async (b) => {
+      b.results.Swork = await semaphoresAtWork(b.pool, b.main, b.cfg)
+      b.results.S = await semaphoreContendedAndIdle(b.pool, b.main, b.cfg)
+    },
   },
   {
     id: 'T',

@@ -7,12 +7,13 @@ import { latencyTask, type LatencyTask } from './latency-tasks.js'
 import { renewTask, type RenewTask } from './renew-tasks.js'
 import { rwRun, transferRun, type RwTask, type TransferTask } from './transfer-tasks.js'
 import { installWireCounter } from './wire.js'
+import { workOpen, workRun, type WorkTask } from './work-tasks.js'
 
 export type { Sections, SemaphoreTarget } from './contend-tasks.js'
 
 installWireCounter()
 
-export type Task = LatencyTask | ContendTask | TransferTask | RwTask | CostTask | RenewTask | { type: 'ready' } | { type: 'exit' }
+export type Task = LatencyTask | ContendTask | TransferTask | RwTask | CostTask | RenewTask | WorkTask | { type: 'ready' } | { type: 'exit' }
 
 interface Request {
   id: number
@@ -51,6 +52,10 @@ async function handle(task: Task): Promise<unknown> {
     case 'renew-hold':
     case 'renew-finish':
       return renewTask(task)
+    case 'work-open':
+      return workOpen(task)
+    case 'work-run':
+      return workRun(task)
     case 'ready':
       return {}
     case 'exit':

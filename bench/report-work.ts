@@ -1,0 +1,58 @@
+// The table of "S at work" (bench/semaphore-work.ts): per setting and library, the medians over
+// the rounds of utilization, permits/s, waits, fairness and Redis commands per permit.
+import type { Results, Table } from './results.js'
+import { W_LIMIT, W_PROCS } from './semaphore-work.js'
+import { fmt } from './stats.js'
+
+const pct = (v: number) => `${(v * 100).toFixed(1)}%`
+
+export function workTables(r: Results): Table[] {
+  if (!r.Swork?.length) return []
+  const first = r.Swork[0]
+  return [
+    {
+      title: `S at work: limit ${W_LIMIT}, ${W_PROCS} processes, each permit held around a timer of simulated work, then asked for again at once; ${first?.seconds ?? '?'} s per run, median of ${first?.rounds ?? '?'} interleaved rounds`,
+      head: [
+        'work',
+        'library',
+        'utilization',
+        'all busy',
+        'permits/s',
+        'wait p50',
+        'wait p99',
+        'wait max',
+        'heavy wait p99',
+        'fairness (Jain)',
+        'Redis cmds/permit',
+        'gap p50',
+        'gap mean',
+        'release p50',
+        'failed',
+      ],
+      rows: r.Swork.map((x) => [
+        x.setting,
+        x.label,
+        pct(x.median.utilization),
+        pct(x.median.allBusy),
+        fmt(x.median.permitsPerSec),
+        fmt(x.median.waitP50),
+        fmt(x.median.waitP99),
+        fmt(x.median.waitMax),
+        fmt(x.median.heavyWaitP99),
+        fmt(x.median.fairness),
+        fmt(x.median.commandsPerPermit),
+        fmt(x.median.gapP50),
+        fmt(x.median.gapMean),
+        fmt(x.median.releaseP50),
+        fmt(x.median.toWakeP50),
+        fmt(x.median.afterWakeP50),
+        fmt(x.median.scriptUs),
+        String(x.median.failedAcquires),
+      ]),
+      note:
+        'times in ms. utilization: permit-time the workers held (acquire resolved -> release sent) / (limit x window); all busy: share of the window with all permits held. ' +
+        "wait: acquire called -> resolved. heavy: the workers taking 3 permits. fairness: Jain's index over the workers' permit counts (1 = equal). " +
+        "Redis cmds/permit: INFO commandstats delta (redis.call()s inside Lua included) / acquisitions. gap: a permit freed (release sent) -> the next acquire that took it resolved. release: release sent -> answered. release -> wake: a permit freed -> the wake-up message for the process that took it arrived there (fencelock only: the bench subscribes to the same channel in that process); wake -> acquired: the rest of the gap, the woken acquire's round trip.",
+    },
+  ]
+}
