@@ -1,5 +1,6 @@
 // The table of "S at work" (bench/semaphore-work.ts): per setting and library, the medians over
 // the rounds of utilization, permits/s, waits, fairness and Redis commands per permit.
+import { existsSync, readFileSync } from 'node:fs'
 import type { Results, Table } from './results.js'
 import { W_LIMIT, W_PROCS } from './semaphore-work.js'
 import { fmt } from './stats.js'
@@ -55,4 +56,24 @@ export function workTables(r: Results): Table[] {
         "Redis cmds/permit: INFO commandstats delta (redis.call()s inside Lua included) / acquisitions. gap: a permit freed (release sent) -> the next acquire that took it resolved. release: release sent -> answered. release -> wake: a permit freed -> the wake-up message for the process that took it arrived there (fencelock only: the bench subscribes to the same channel in that process); wake -> acquired: the rest of the gap, the woken acquire's round trip.",
     },
   ]
+}
+
+export const WORK_BEGIN = '<!-- S at work: begin (kept by full runs; its figures are from `npm run bench -- --only S`) -->'
+export const WORK_END = '<!-- S at work: end -->'
+
+/** The hand-written "S at work" section the page at `doc` has now, if any. */
+export function workSection(doc: string): string | undefined {
+  if (!existsSync(doc)) return undefined
+  const text = readFileSync(doc, 'utf8')
+  const at = text.indexOf(WORK_BEGIN)
+  const end = text.indexOf(WORK_END)
+  return at >= 0 && end > at ? text.slice(at, end + WORK_END.length) : undefined
+}
+
+/** `text` with the kept section put back before the tight-loop S table (or at the end). */
+export function spliceWork(text: string, section: string | undefined): string {
+  if (!section) return text
+  const at = text.indexOf('\n## S tight loop')
+  if (at < 0) return `${text.trimEnd()}\n\n${section}\n`
+  return `${text.slice(0, at + 1)}${section}\n\n${text.slice(at + 1)}`
 }

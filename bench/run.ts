@@ -16,6 +16,7 @@ import { redisVersion, startServer, type Server } from './redis.js'
 import { renderMarkdown, renderText } from './report.js'
 import { serversSection, spliceServers } from './report-servers.js'
 import { renderSvg } from './report-svg.js'
+import { spliceWork, workSection } from './report-work.js'
 import { targets } from './report-targets.js'
 import type { Results } from './results.js'
 import { ALL, SCENARIOS, type Bench, type Scenario } from './scenarios.js'
@@ -104,7 +105,8 @@ function nproc(): number {
 function writeBenchmarkDoc(results: Results): void {
   const doc = path.join(root, 'docs', 'evidence', 'benchmark.md')
   const kept = serversSection(doc)
-  writeFileSync(doc, spliceServers(spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))), kept))
+  const work = workSection(doc)
+  writeFileSync(doc, spliceWork(spliceServers(spliceMemory1m(renderMarkdown(results), readMemory1m(path.join(root, MEMORY_1M_FILE))), kept), work))
 }
 
 /** `--render file.json`: tables, targets, docs again from a saved run (no Redis, no workers). */

@@ -92,8 +92,9 @@ function medianOf(each: WorkFigures[]): WorkFigures {
 
 /** Every setting, the libraries interleaved within each round; medians over `rounds`. */
 export async function semaphoresAtWork(pool: Pool, server: Server, cfg: Config): Promise<WorkRow[]> {
-  const ms = cfg.quick ? 1_500 : 4_000
-  const rounds = cfg.quick ? 1 : 3
+  // BENCH_WORK_MS and BENCH_WORK_ROUNDS (development): another window or number of rounds.
+  const ms = Number(process.env.BENCH_WORK_MS) || (cfg.quick ? 1_500 : 4_000)
+  const rounds = Number(process.env.BENCH_WORK_ROUNDS) || (cfg.quick ? 1 : 3)
   const settings = [...W_HOLDS.map((holdMs) => ({ holdMs, mixed: false, libs: WORK_LIBS })), { holdMs: W_MIXED_HOLD, mixed: true, libs: MIXED_LIBS }]
   const each = new Map<string, { setting: string; holdMs: number; mixed: boolean; label: string; figures: WorkFigures[] }>()
   for (let round = 0; round < rounds; round++) {
@@ -103,7 +104,7 @@ export async function semaphoresAtWork(pool: Pool, server: Server, cfg: Config):
         const f = await workOnce(pool, server, lib, s.holdMs, s.mixed, ms)
         const label = workLabel(lib)
         log(
-          `  S at work ${setting}, ${label}: utilization ${(f.utilization * 100).toFixed(1)}%, ${f.permitsPerSec.toFixed(0)} permits/s, wait p50 ${f.waitP50.toFixed(1)} p99 ${f.waitP99.toFixed(1)} max ${f.waitMax.toFixed(1)} ms, Jain ${f.fairness.toFixed(3)}, ${f.commandsPerPermit.toFixed(1)} commands/permit, gap p50 ${f.gapP50?.toFixed(2) ?? '-'} ms (release -> wake ${f.toWakeP50?.toFixed(2) ?? '-'}, wake -> acquired ${f.afterWakeP50?.toFixed(2) ?? '-'})`,
+          `  S at work ${setting}, ${label}: utilization ${(f.utilization * 100).toFixed(1)}%, ${f.permitsPerSec.toFixed(0)} permits/s, wait p50 ${f.waitP50.toFixed(1)} p99 ${f.waitP99.toFixed(1)} max ${f.waitMax.toFixed(1)} ms, Jain ${f.fairness.toFixed(3)}, ${f.commandsPerPermit.toFixed(1)} commands/permit, ${f.failedAcquires} failed, gap p50 ${f.gapP50?.toFixed(2) ?? '-'} ms (release -> wake ${f.toWakeP50?.toFixed(2) ?? '-'}, wake -> acquired ${f.afterWakeP50?.toFixed(2) ?? '-'})`,
         )
         const key = `${setting}|${label}`
         const entry = each.get(key) ?? { setting, holdMs: s.holdMs, mixed: s.mixed, label, figures: [] }

@@ -147,7 +147,7 @@ export async function workRun(task: Extract<WorkTask, { type: 'work-run' }>): Pr
     const called = clock()
     let release: () => Promise<unknown>
     try {
-      release = await sem.acquire(10_000, Math.max(5_000, task.endAt - called + 3_000))
+      release = await sem.acquire(10_000, Math.ceil(Math.max(5_000, task.endAt - called + 3_000)))
     } catch (err) {
       out.failedAcquires++
       out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
