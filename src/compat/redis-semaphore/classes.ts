@@ -2,9 +2,19 @@
 // (`mutex:<key>`, `semaphore:<key>`), with the peer's argument checks and messages.
 import type { Exec } from '../../lua/binding.js'
 import { defaultTimeoutOptions, Lock, type LockOptions } from './lock.js'
+import type { RedisClient } from '../../redis/client-types.js'
 import type { SharedSubscriber } from '../../redis/subscriber.js'
-import { connectionOf, execOn, mutexStore, redlockStore, semaphoreStore, type Granted, type Store } from './stores.js'
+import { connectionOf, execOn, mutexStore, redlockStore, semaphoreStore, type EvalClient, type Granted, type Store } from './stores.js'
 import { Waker } from './wake.js'
+
+/**
+ * What the constructors take, checked at compile time as redis-semaphore 5.8 checks its ioredis
+ * client: any client fencelock has an adapter for (ioredis, iovalkey, node-redis, Valkey GLIDE),
+ * or any other client with ioredis' `evalsha` and `eval` (as redis-semaphore accepts one). A
+ * constructor also takes `null`, to refuse it at run time with the peer's message ("client" is
+ * required), which code written for redis-semaphore may test.
+ */
+export type RedisSemaphoreClient = RedisClient | EvalClient
 
 function checkKey(key: unknown): asserts key is string {
   if (!key) throw new Error('"key" is required')
@@ -20,16 +30,16 @@ function checkCount(value: unknown, name: 'limit' | 'permits'): asserts value is
 export class Mutex extends Lock {
   protected _kind = 'mutex'
   protected _key: string
-  protected _client: unknown
+  protected _client: RedisSemaphoreClient
   #exec: Exec
   #subscriber: () => SharedSubscriber | undefined
   #store: Store | undefined
 
-  constructor(client: unknown, key: string, options?: LockOptions) {
+  constructor(client: RedisSemaphoreClient | null, key: string, options?: LockOptions) {
     super(options)
     if (!client) throw new Error('"client" is required')
     checkKey(key)
-    this._client = client
+    this._client = client as RedisSemaphoreClient
     this._key = `mutex:${key}`
     const connection = connectionOf(client)
     this.#exec = connection.exec
@@ -78,7 +88,7 @@ export class Semaphore extends Mutex {
   protected override _kind = 'semaphore'
   protected _limit: number
 
-  constructor(client: unknown, key: string, limit: number, options?: LockOptions) {
+  constructor(client: RedisSemaphoreClient | null, key: string, limit: number, options?: LockOptions) {
     super(client, key, options)
     checkCount(limit, 'limit')
     this._key = `semaphore:${key}`
@@ -95,7 +105,7 @@ export class MultiSemaphore extends Semaphore {
   protected override _kind = 'multi-semaphore'
   protected _permits: number
 
-  constructor(client: unknown, key: string, limit: number, permits: number, options?: LockOptions) {
+  constructor(client: RedisSemaphoreClient | null, key: string, limit: number, permits: number, options?: LockOptions) {
     super(client, key, limit, options)
     checkCount(permits, 'permits')
     this._permits = permits
@@ -114,11 +124,11 @@ export class MultiSemaphore extends Semaphore {
 export class RedlockMutex extends Lock {
   protected _kind = 'redlock-mutex'
   protected _key: string
-  protected _clients: unknown[]
+  protected _clients: RedisSemaphoreClient[]
   #nodes: Exec[]
   #store: ReturnType<typeof redlockStore> | undefined
 
-  constructor(clients: unknown[], key: string, options: LockOptions = defaultTimeoutOptions) {
+  constructor(clients: RedisSemaphoreClient[], key: string, options: LockOptions = defaultTimeoutOptions) {
     super(options)
     if (!clients || !Array.isArray(clients)) throw new Error('"clients" array is required')
     checkKey(key)
@@ -154,7 +164,7 @@ export class RedlockSemaphore extends RedlockMutex {
   protected override _kind = 'redlock-semaphore'
   protected _limit: number
 
-  constructor(clients: unknown[], key: string, limit: number, options?: LockOptions) {
+  constructor(clients: RedisSemaphoreClient[], key: string, limit: number, options?: LockOptions) {
     super(clients, key, options)
     checkCount(limit, 'limit')
     this._key = `semaphore:${key}`
@@ -171,7 +181,7 @@ export class RedlockMultiSemaphore extends RedlockSemaphore {
   protected override _kind = 'redlock-multi-semaphore'
   protected _permits: number
 
-  constructor(clients: unknown[], key: string, limit: number, permits: number, options?: LockOptions) {
+  constructor(clients: RedisSemaphoreClient[], key: string, limit: number, permits: number, options?: LockOptions) {
     super(clients, key, limit, options)
     checkCount(permits, 'permits')
     this._permits = permits

@@ -71,6 +71,10 @@ export abstract class Lock {
   protected _onLockLost: LockLostCallback
   #fence: number | undefined
   #lost = new AbortController()
+  /** Fires at the deadline: lockTimeout after the last grant or refresh that succeeded was sent. */
+  #deadline: ReturnType<typeof setTimeout> | undefined
+  /** Refreshing every refreshInterval (from acquire until stopRefresh, release or loss). */
+  #refreshing = false
 
   /** One attempt; the fence when acquired. */
   /** One attempt; `remaining`: ms this acquire still waits at most (an upgraded waiter's place in line lasts that long at most). */
@@ -134,9 +138,11 @@ export abstract class Lock {
       while (performance.now() < end && ++attempt <= acquireAttemptsLimit) {
         abortSignal?.throwIfAborted()
         waker?.arm()
+        const sent = performance.now()
         const result = await this._attempt(end - performance.now())
         if (result.ok) {
           this.#fence = result.fence
+          this.#heldFrom(sent)
           queued = false
           return true
         }
@@ -155,30 +161,68 @@ export abstract class Lock {
   }
 
   private _startRefresh(): void {
+    this.#refreshing = true
     this._refreshInterval = setInterval(this._processRefresh, this._refreshTimeInterval)
     this._refreshInterval.unref()
   }
 
+  /** Stops refreshing; the lock then expires in Redis, unannounced, as redis-semaphore's does (the deadline watch stops too). */
   stopRefresh(): void {
     if (this._refreshInterval) clearInterval(this._refreshInterval)
+    this.#refreshing = false
+    clearTimeout(this.#deadline)
   }
 
   private _processRefresh = async (): Promise<void> => {
     if (this._refreshing) return
     this._refreshing = true
     try {
+      const sent = performance.now()
       const refreshed = await this._refresh()
-      if (!refreshed) {
-        if (!this._acquired) return // released on purpose meanwhile
-        this._acquired = false
-        this.stopRefresh()
-        const lockLostError = new LostLockError(`Lost ${this._kind} for key ${this._key}`)
-        this.#lost.abort(lockLostError)
-        this._onLockLost(lockLostError)
-      }
+      if (!this._acquired) return // released on purpose meanwhile, or lost at its deadline
+      if (!refreshed) await this.#lose(`Lost ${this._kind} for key ${this._key}`)
+      else if (this.#refreshing) this.#heldFrom(sent) // not after stopRefresh() meanwhile
     } finally {
       this._refreshing = false
     }
+  }
+
+  /**
+   * The lock is held until lockTimeout after `sent` (when the grant or refresh that succeeded was
+   * sent: Redis counts its PX from no earlier). fencelock's promise, kept here too: at that
+   * deadline the signal aborts unless a refresh succeeded, whether Redis answered or not. The
+   * peer's own state follows as the peer's suite needs it: isAcquired turns false and onLockLost
+   * hears the loss at the deadline when no refresh is on its way, else when that refresh fails or
+   * one more lockTimeout passes without its answer (a refresh that is slow but succeeds keeps the
+   * lock, as in redis-semaphore). Without refreshes (refreshInterval 0, stopRefresh) only the
+   * signal says so.
+   */
+  #heldFrom(sent: number): void {
+    clearTimeout(this.#deadline)
+    const { lockTimeout } = this._acquireOptions
+    const why = `Lost ${this._kind} for key ${this._key}: no refresh succeeded within lockTimeout (${lockTimeout} ms)`
+    this.#deadline = setTimeout(
+      () => {
+        if (!this.#lost.signal.aborted) this.#lost.abort(new LostLockError(why))
+        if (!this.#refreshing) return
+        if (!this._refreshing) return void this.#lose(why)
+        this.#deadline = setTimeout(() => void this.#lose(why), lockTimeout)
+        this.#deadline.unref()
+      },
+      sent + lockTimeout - performance.now(),
+    )
+    this.#deadline.unref()
+  }
+
+  /** Lost: isAcquired turns false, the signal aborts and onLockLost hears it (by default a rejection no one handles, as the peer's). */
+  async #lose(message: string): Promise<void> {
+    if (!this._acquired) return
+    this._acquired = false
+    this.stopRefresh()
+    const reason: unknown = this.#lost.signal.reason
+    const lockLostError = this.#lost.signal.aborted && reason instanceof LostLockError ? reason : new LostLockError(message)
+    if (!this.#lost.signal.aborted) this.#lost.abort(lockLostError)
+    this._onLockLost(lockLostError)
   }
 
   async acquire(abortSignal?: AbortSignal): Promise<void> {
@@ -190,8 +234,10 @@ export abstract class Lock {
     if (this.#lost.signal.aborted) this.#lost = new AbortController()
     const external = this._acquiredExternally
     if (external) this.#fence = undefined
+    const sent = performance.now()
     const acquired = external ? await this._refresh() : await this._acquire(abortSignal)
     if (!acquired) return false
+    if (external) this.#heldFrom(sent)
     this._acquired = true
     this._acquiredExternally = false
     if (this._refreshTimeInterval > 0) this._startRefresh()
@@ -199,6 +245,7 @@ export abstract class Lock {
   }
 
   async release(): Promise<void> {
+    clearTimeout(this.#deadline)
     if (this._refreshTimeInterval > 0) this.stopRefresh()
     if (this._acquired || this._acquiredExternally) await this._release()
     this._acquired = false

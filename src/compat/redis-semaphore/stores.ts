@@ -78,7 +78,8 @@ export function semaphoreStore(key: string, limit: number, permits: number): Sto
 }
 
 /** The little redis-semaphore asked of a client ("ioredis-like": any object with evalsha and eval). */
-interface EvalClient {
+/** An "ioredis-like" client fencelock has no adapter for, as redis-semaphore accepts one: evalsha and eval. */
+export interface EvalClient {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
   eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
 }
