@@ -28,6 +28,9 @@ export function workTables(r: Results): Table[] {
         'gap p50',
         'gap mean',
         'release p50',
+        'release -> wake p50',
+        'wake -> acquired p50',
+        'Redis µs/script',
         'failed',
       ],
       rows: r.Swork.map((x) => [
@@ -76,4 +79,31 @@ export function spliceWork(text: string, section: string | undefined): string {
   const at = text.indexOf('\n## S tight loop')
   if (at < 0) return `${text.trimEnd()}\n\n${section}\n`
   return `${text.slice(0, at + 1)}${section}\n\n${text.slice(at + 1)}`
+}
+
+type Add = (id: string, target: string, measured: string, pass: boolean | null) => void
+
+/**
+ * Issue 44's targets: at 10 and 100 ms, utilization >= 95% and >= redis-semaphore's (defaults and
+ * retry 1 ms) with a lower wait p99 and max; at 1 ms, utilization >= redis-semaphore's at defaults.
+ */
+export function workTargets(r: Results, add: Add): void {
+  const rows = r.Swork ?? []
+  const at = (holdMs: number, lib: string) => rows.find((x) => !x.mixed && x.holdMs === holdMs && x.label.startsWith(lib))
+  for (const holdMs of [1, 10, 100]) {
+    const f = at(holdMs, 'fencelock')?.median
+    if (!f) continue
+    if (holdMs > 1) add('S work', `${holdMs} ms: utilization >= 95%`, pct(f.utilization), f.utilization >= 0.95)
+    const peers = rows.filter((x) => !x.mixed && x.holdMs === holdMs && x.label.startsWith('redis-semaphore') && (holdMs > 1 || x.label.includes('defaults')))
+    for (const p of peers) {
+      add('S work', `${holdMs} ms: utilization >= ${p.label}`, `${pct(f.utilization)} vs ${pct(p.median.utilization)}`, f.utilization >= p.median.utilization)
+      if (holdMs === 1) continue
+      add(
+        'S work',
+        `${holdMs} ms: wait p99 and max < ${p.label}`,
+        `p99 ${fmt(f.waitP99)} vs ${fmt(p.median.waitP99)} ms, max ${fmt(f.waitMax)} vs ${fmt(p.median.waitMax)} ms`,
+        f.waitP99 < p.median.waitP99 && f.waitMax < p.median.waitMax,
+      )
+    }
+  }
 }
