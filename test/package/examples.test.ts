@@ -17,6 +17,10 @@ import { keysOf, until } from '../../harness/util.js'
 import { installBuiltPackage } from './installed-package.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
+// How long the package's build may take (tsup, about 30 s of CPU; a build waits on the sources'
+// hash, so each change to src/ builds anew): 90 s was seen on two cores shared with other test
+// runs, so 10x its CPU time.
+const BUILD_LIMIT_MS = 300_000
 const examples = path.join(root, 'examples')
 
 interface Example {
@@ -100,7 +104,7 @@ describe.skipIf(!redisReady)('examples', () => {
       // Declarations are not needed to run it, so they are not built.
       dir = await installBuiltPackage('fencelock-examples-')
       copyFileSync(path.join(examples, 'cjs-node-redis.cjs'), path.join(dir, 'cjs-node-redis.cjs'))
-    }, 120_000)
+    }, BUILD_LIMIT_MS)
     afterAll(() => {
       if (dir) rmSync(dir, { recursive: true, force: true })
     })
@@ -156,11 +160,10 @@ describe.skipIf(!redisReady)('examples', () => {
       const running = async () =>
         Number((await db.query('SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1 AND state = $2', [sleeping, 'active'])).rows[0].n)
       await until('the query runs', async () => (await running()) === 1, { timeout: 10_000, every: 50 })
-      const deleted = performance.now()
       expect(await redis.cli('DEL', keysOf('fencelock:', 'report:monthly').lock)).toBe('1')
       expect(await exitOf(example)).toBe(0)
-      // Lost at the next extension (every ttl/3 = 1 s), far sooner than the work's own end.
-      expect(performance.now() - deleted).toBeLessThan(workMs / 2)
+      // Lost at the next extension (every ttl/3 = 1 s), not at the work's own end: the loss's
+      // reason is the extension Redis refused, and no work says done (checked below).
       expect(example.stderr()).toBe('')
       const out = example.stdout()
       expect(out).toMatch(/server: the client hung up after \d+ ms/)
@@ -193,10 +196,10 @@ describe.skipIf(!redisReady)('examples', () => {
     it('aborts the current job through its signal when the grace period ends, and still exits 0', async () => {
       const example = tsx('graceful-shutdown.ts', { REDIS_URL: redis.url, JOB_MS: '30000', GRACE_MS: '300' })
       await example.waitFor(/job 1: started/)
-      const sent = performance.now()
       example.child.kill('SIGTERM')
+      // Exits at the end of the grace period, not of the 30 s job: the job says it was stopped
+      // for that reason, and never that it was done (checked below).
       expect(await exitOf(example)).toBe(0)
-      expect(performance.now() - sent).toBeLessThan(10_000)
       expect(example.stderr()).toBe('')
       const out = example.stdout()
       expect(out).toContain('job 1: stopped: the 300 ms grace period is over')

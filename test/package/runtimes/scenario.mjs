@@ -58,11 +58,12 @@ async function scriptCalls(client) {
   return calls
 }
 
-async function until(what, condition, ms = 5_000) {
+/** Looks at `condition` every `every` ms until it holds; throws naming `what` after `ms`. */
+async function until(what, condition, ms = 5_000, every = 10) {
   const started = performance.now()
   while (!(await condition())) {
     if (performance.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting until ${what}`)
-    await sleep(10)
+    await sleep(every)
   }
 }
 
@@ -108,38 +109,48 @@ const steps = {
     return { fence: lease.fence }
   },
 
-  /** A second waiter is woken by the release's message: no scripts while it waits, prompt after. */
+  /** A second waiter is woken by the release's message: no scripts while it waits, and telemetry names the release as what woke it. */
   async wake({ holder, waiter, holderClient }) {
     const resource = 'wake'
-    const first = await holder.acquire(resource, { ttl: 10_000 })
-    const waiting = waiter.acquire(resource, { ttl: 10_000, wait: 8_000 })
-    waiting.catch(() => {}) // awaited below; a failure must not be an unhandled rejection meanwhile
-    await until('the second instance waits in the queue', async () => (await holder.inspect(resource)).waiters === 1)
-    await until(
-      'the waiter subscribed to its wake-up channel',
-      async () => ((await holderClient.command('PUBSUB', 'CHANNELS', `${prefix}{${resource}}*`)) ?? []).length > 0,
-    )
-    // Its look after subscribing returns: wait until no script ran for 150 ms (at most 3 s).
-    let before = await scriptCalls(holderClient)
-    for (let settled = false, started = performance.now(); !settled && performance.now() - started < 3_000; ) {
-      await sleep(150)
-      const now = await scriptCalls(holderClient)
-      settled = now === before
-      before = now
+    const seen = []
+    const listener = (message) => {
+      if (message.resource === resource) seen.push(message)
     }
-    await sleep(500)
-    const polled = (await scriptCalls(holderClient)) - before
-    check(polled === 0, `the waiter sends nothing while it waits (${polled} scripts ran in 500 ms)`)
-    const releasedAt = performance.now()
-    check((await first.release()) === true, 'the holder releases')
-    const second = await waiting
-    const latency = Math.round(performance.now() - releasedAt)
-    // The waiter's re-check comes only after the holder's remaining ttl (~9 s): a wake-up this
-    // fast came from the release's message.
-    check(latency < 1_500, `the release woke the waiter (acquired ${latency} ms after the release; its re-check was ~9 s away)`)
-    check(second.fence > first.fence, `the next holder's fence ${second.fence} is larger than ${first.fence}`)
-    check((await second.release()) === true, 'the woken waiter releases')
-    return { latency, polled }
+    subscribe('fencelock:acquire', listener)
+    try {
+      const first = await holder.acquire(resource, { ttl: 10_000 })
+      const scriptsBefore = await scriptCalls(holderClient)
+      const waiting = waiter.acquire(resource, { ttl: 10_000, wait: 8_000 })
+      waiting.catch(() => {}) // awaited below; a failure must not be an unhandled rejection meanwhile
+      // A fresh waiter sends its first attempt, subscribes, and looks once more when the
+      // subscription is active (a release in between would have gone unheard): both attempts are
+      // done before the release, or the second one could take the lock instead of the message.
+      await until('the waiter made its two attempts', async () => (await scriptCalls(holderClient)) - scriptsBefore >= 2)
+      await until('the second instance waits in the queue', async () => (await holder.inspect(resource)).waiters === 1)
+      await until(
+        'the waiter subscribed to its wake-up channel',
+        async () => ((await holderClient.command('PUBSUB', 'CHANNELS', `${prefix}{${resource}}*`)) ?? []).length > 0,
+      )
+      const before = await scriptCalls(holderClient)
+      await sleep(500) // time must pass: the waiter sends nothing meanwhile, which no event can say
+      const polled = (await scriptCalls(holderClient)) - before
+      check(polled === 0, `the waiter sends nothing while it waits (${polled} scripts ran in 500 ms)`)
+      const releasedAt = performance.now()
+      check((await first.release()) === true, 'the holder releases')
+      const second = await waiting
+      const latency = Math.round(performance.now() - releasedAt)
+      // Its re-check would come only after the holder's remaining ttl (~9 s): the release's message woke it.
+      const wakes = seen.find((m) => m.token === second.token)?.wakes ?? []
+      check(
+        wakes.includes('release') && !wakes.includes('recheck'),
+        `the release's message woke the waiter, not its re-check (wakes ${JSON.stringify(wakes)}; acquired ${latency} ms after the release)`,
+      )
+      check(second.fence > first.fence, `the next holder's fence ${second.fence} is larger than ${first.fence}`)
+      check((await second.release()) === true, 'the woken waiter releases')
+      return { latency, polled, wakes }
+    } finally {
+      unsubscribe('fencelock:acquire', listener)
+    }
   },
 
   /** Fences strictly increase from one acquisition to the next, whichever instance acquires. */
@@ -278,7 +289,7 @@ const steps = {
     const fences = await reentrant.withLock(
       'reentry',
       async (outer) => {
-        await sleep(5)
+        await new Promise((resolve) => setTimeout(resolve)) // across a timer: the chain goes on in another task
         const inner = await reentrant.withLock('reentry', (lease) => lease.fence)
         const inTimer = await new Promise((resolve, reject) => setTimeout(() => reentrant.withLock('reentry', (lease) => lease.fence).then(resolve, reject), 5))
         return [outer.fence, inner, inTimer]
