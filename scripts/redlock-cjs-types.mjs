@@ -53,7 +53,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
  * is the export list) at or after `since` (ms since the epoch), then rewrites it. tsup runs that step beside the JavaScript build and
  * calls onSuccess after the latter only, so onSuccess waits here (at most `timeout` ms).
  */
-export async function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 120_000) {
+export async function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_000) {
   const file = path.join(dir, 'redlock.d.cts')
   const started = Date.now()
   for (;;) {
