@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { parseCommandLine, UsageError } from '../../src/cli/args.js'
 import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { uniquePrefix } from '../../harness/util.js'
+import { nodeArgsFor } from '../../harness/prebuilt.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const cliPath = path.join(root, 'src', 'cli', 'main.ts')
@@ -16,7 +17,7 @@ const cliPath = path.join(root, 'src', 'cli', 'main.ts')
 function cli(args: string[], onStdout?: (text: string, stop: () => void) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env }
   delete env.REDIS_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { cwd: root, env })
+  const child = spawn(process.execPath, [...nodeArgsFor(cliPath), ...args], { cwd: root, env })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => {

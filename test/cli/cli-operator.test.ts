@@ -1,4 +1,4 @@
-// The operator's `fencelock` command, run as a real process (node --import tsx) against real
+// The operator's `fencelock` command, run as a real process (its bundle, or through tsx) against real
 // redis-servers: colour only on a terminal (a real pseudo-terminal from `script`), inspect's
 // listing found with SCAN (ioredis and node-redis), --watch, release --force (also a holder that
 // changes while the prompt waits), run --semaphore / --read / --write, a quorum of three nodes.
@@ -21,6 +21,7 @@ import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { recordAcquires } from '../../harness/telemetry.js'
 import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
+import { nodeArgsFor } from '../../harness/prebuilt.js'
 
 const ESC = '\u001b['
 
@@ -37,7 +38,7 @@ function onTerminal(
   // `exec`: the CLI itself is the terminal's foreground process, as when a user runs it. `script`
   // runs the command with $SHELL or /bin/sh (when SHELL is unset, as in CI), and dash does not
   // exec the last command by itself: a Ctrl-C then killed the shell, and script reported 130.
-  const command = `exec ${[process.execPath, '--import', 'tsx', cliPath, ...args].map(quote).join(' ')}`
+  const command = `exec ${[process.execPath, ...nodeArgsFor(cliPath), ...args].map(quote).join(' ')}`
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env: cliEnv({ TERM: 'xterm', ...options.env }) })
   let output = ''
   const type = (line: string) => void child.stdin.write(`${line}\n`)

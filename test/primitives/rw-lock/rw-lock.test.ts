@@ -9,12 +9,13 @@ import { adapters } from '../../../harness/clients.js'
 import { recordAcquires } from '../../../harness/telemetry.js'
 import { closeQuietly, nameMaker, sleep, uniquePrefix, until } from '../../../harness/util.js'
 import { describeRedis, perAdapter } from '../../../harness/per-adapter.js'
+import { nodeArgsFor } from '../../../harness/prebuilt.js'
 
 describeRedis('read/write lock', (server) => {
   it('a reader killed with -9 frees its share within its ttl: a writer gets in then', async () => {
     const prefix = uniquePrefix('rw-kill')
     const worker = fileURLToPath(new URL('../../../harness/workers/reader-worker.ts', import.meta.url))
-    const child = spawn(process.execPath, ['--import', 'tsx', worker, server.url, prefix, 'table', '1500'], {
+    const child = spawn(process.execPath, [...nodeArgsFor(worker), server.url, prefix, 'table', '1500'], {
       cwd: fileURLToPath(new URL('../../../', import.meta.url)),
       stdio: ['ignore', 'pipe', 'inherit'],
     })
