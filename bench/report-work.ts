@@ -25,6 +25,7 @@ export function workTables(r: Results): Table[] {
         'heavy wait p99',
         'fairness (Jain)',
         'Redis cmds/permit',
+        'client CPU µs/permit',
         'gap p50',
         'gap mean',
         'release p50',
@@ -45,6 +46,7 @@ export function workTables(r: Results): Table[] {
         fmt(x.median.heavyWaitP99),
         fmt(x.median.fairness),
         fmt(x.median.commandsPerPermit),
+        fmt(x.median.clientCpuUs),
         fmt(x.median.gapP50),
         fmt(x.median.gapMean),
         fmt(x.median.releaseP50),
@@ -56,7 +58,8 @@ export function workTables(r: Results): Table[] {
       note:
         'times in ms. utilization: permit-time the workers held (acquire resolved -> release sent) / (limit x window); all busy: share of the window with all permits held. ' +
         "wait: acquire called -> resolved. heavy: the workers taking 3 permits. fairness: Jain's index over the workers' permit counts (1 = equal). " +
-        "Redis cmds/permit: INFO commandstats delta (redis.call()s inside Lua included) / acquisitions. gap: a permit freed (release sent) -> the next acquire that took it resolved. release: release sent -> answered. release -> wake: a permit freed -> the wake-up message for the process that took it arrived there (fencelock only: the bench subscribes to the same channel in that process); wake -> acquired: the rest of the gap, the woken acquire's round trip.",
+        "Redis cmds/permit: INFO commandstats delta (redis.call()s inside Lua included) / acquisitions. gap: a permit freed (release sent) -> the next acquire that took it resolved. release: release sent -> answered. release -> wake: a permit freed -> the wake-up message for the process that took it arrived there (fencelock only: the bench subscribes to the same channel in that process); wake -> acquired: the rest of the gap, the woken acquire's round trip. " +
+        "client CPU: all the workers' CPU over the run / acquisitions. Redis µs/script: time Redis spent per EVAL/EVALSHA call (INFO commandstats, acquire and release alike).",
     },
   ]
 }

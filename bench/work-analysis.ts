@@ -24,6 +24,8 @@ export interface WorkFigures {
   /** Jain's index over the workers' acquisition counts: 1 = equal shares, 1/n = one worker took all. */
   fairness: number
   commandsPerPermit: number
+  /** Client CPU of all the workers together per acquisition (acquire, wait, release; the timer's work is nil), µs. */
+  clientCpuUs: number
   /** Permit freed (release sent) -> next acquire resolved with it, p50 and mean, ms (one-permit settings). */
   gapP50: number | null
   gapMean: number | null
@@ -130,6 +132,7 @@ export function analyseWork(parts: WorkPart[], limit: number, from: number, to: 
     heavyWaitP99: heavy.length ? percentile(heavy, 99) : null,
     fairness: jain(counts),
     commandsPerPermit: commands / Math.max(1, total),
+    clientCpuUs: (parts.reduce((a, p) => a + p.sections.cpuMs, 0) * 1000) / Math.max(1, total),
     gapP50: oneEach ? percentile(g, 50) : null,
     gapMean: oneEach ? g.reduce((a, b) => a + b, 0) / Math.max(1, g.length) : null,
     releaseP50: percentile(releases, 50),

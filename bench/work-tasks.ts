@@ -24,6 +24,8 @@ export interface WorkSections {
   wait: number[]
   /** fencelock: when the last wake-up message for this process arrived during the acquire (null: none). */
   woken: (number | null)[]
+  /** CPU (user+system) of this process over the run, ms. */
+  cpuMs: number
   failedAcquires: number
   longestFailedWait: number
   errors: string[]
@@ -141,8 +143,9 @@ function wokenIn(wakes: number[] | undefined, from: number, to: number): number 
 export async function workRun(task: Extract<WorkTask, { type: 'work-run' }>): Promise<WorkSections> {
   const sem = open
   if (!sem) throw new Error('work-run before work-open')
-  const out: WorkSections = { acquired: [], releasing: [], released: [], wait: [], woken: [], failedAcquires: 0, longestFailedWait: 0, errors: [] }
+  const out: WorkSections = { acquired: [], releasing: [], released: [], wait: [], woken: [], cpuMs: 0, failedAcquires: 0, longestFailedWait: 0, errors: [] }
   await sleep(Math.max(0, task.startAt - clock()))
+  const cpu0 = process.cpuUsage()
   while (clock() < task.endAt) {
     const called = clock()
     let release: () => Promise<unknown>
@@ -164,6 +167,8 @@ export async function workRun(task: Extract<WorkTask, { type: 'work-run' }>): Pr
     out.released.push(clock())
     out.wait.push(acquired - called)
   }
+  const cpu = process.cpuUsage(cpu0)
+  out.cpuMs = (cpu.user + cpu.system) / 1000
   await sem.close()
   open = undefined
   await closeClients()
