@@ -24,7 +24,7 @@ export async function semaphoreContendedAndIdle(pool: Pool, server: Server, cfg:
     const idle = await semaphoreIdle(pool, server, lib, { procs: S_PROCS, limit: S_LIMIT, ms: cfg.idleMs, name: `s:${lib.kind}:idle` })
     const row = { ...contended, idle }
     log(
-      `  S ${row.label}: ${Math.round(row.permitsPerSec)} permits/s, ${Math.round(row.handoffsPerSec)} handed over/s, gap p50 ${row.gapP50.toFixed(2)} ms, fairness ${row.fairness.toFixed(2)}, idle ${idle.redisCommands} Redis commands, violations ${row.violations}`,
+      `  S tight loop, ${row.label}: ${Math.round(row.permitsPerSec)} permits/s, ${Math.round(row.handoffsPerSec)} handed over/s, gap p50 ${row.gapP50.toFixed(2)} ms, fairness ${row.fairness.toFixed(2)}, idle ${idle.redisCommands} Redis commands, violations ${row.violations}`,
     )
     rows.push(row)
   }

@@ -155,6 +155,8 @@ export async function workRun(task: Extract<WorkTask, { type: 'work-run' }>): Pr
       out.failedAcquires++
       out.longestFailedWait = Math.max(out.longestFailedWait, clock() - called)
       if (out.errors.length < 3) out.errors.push(String(err))
+      // An acquire refused at once (a bad argument) must not spin a core of a shared machine.
+      await sleep(1)
       continue
     }
     const acquired = clock()
