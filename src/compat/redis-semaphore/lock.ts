@@ -192,10 +192,10 @@ export abstract class Lock {
    * sent: Redis counts its PX from no earlier). fencelock's promise, kept here too: at that
    * deadline the signal aborts unless a refresh succeeded, whether Redis answered or not. The
    * peer's own state follows as the peer's suite needs it: isAcquired turns false and onLockLost
-   * hears the loss at the deadline when no refresh is on its way, else when that refresh fails or
-   * one more lockTimeout passes without its answer (a refresh that is slow but succeeds keeps the
-   * lock, as in redis-semaphore). Without refreshes (refreshInterval 0, stopRefresh) only the
-   * signal says so.
+   * hear the loss when the refresh on its way at the deadline (sent then if it is late) fails, or
+   * when one more lockTimeout passes without its answer (a refresh that is slow but succeeds
+   * keeps the lock, as in redis-semaphore). Without refreshes (refreshInterval 0, stopRefresh)
+   * only the signal says so.
    */
   #heldFrom(sent: number): void {
     clearTimeout(this.#deadline)
@@ -205,7 +205,8 @@ export abstract class Lock {
       () => {
         if (!this.#lost.signal.aborted) this.#lost.abort(new LostLockError(why))
         if (!this.#refreshing) return
-        if (!this._refreshing) return void this.#lose(why)
+        // A refresh that is late (a busy event loop) is sent now: its answer decides, as in the peer.
+        if (!this._refreshing) void this._processRefresh()
         this.#deadline = setTimeout(() => void this.#lose(why), lockTimeout)
         this.#deadline.unref()
       },
