@@ -1,5 +1,5 @@
 // Valkey GLIDE, the third client adapter: what is GLIDE's own. The per-client suites run with it
-// too (vitest.config.ts, project `glide`); this file checks what only GLIDE does: its rewritten
+// too (vitest.config.ts, project `with-glide`: ioredis, node-redis and GLIDE in one pass); this file checks what only GLIDE does: its rewritten
 // error messages, its own factory for the wake-up client, its resubscription after a reconnect
 // (no event, read from its statistics), and that fencelock closes what it made.
 import { GlideClient, Logger } from '@valkey/valkey-glide'
