@@ -62,7 +62,7 @@ export class Lock {
 
   /** @internal A lock backed by `lease`. */
   static of(owner: LockOwner, resource: string | string[], lease: Lease, flavor: Flavor, attempts: Lock['attempts'], remaining = 0): Lock {
-    // Whole ms, as node-redlock's (Date.now() + ttl - drift), rounded down: never later than the lease.
+    // Whole ms, as node-redlock's (the wall clock plus ttl less drift), rounded down: never later than the lease.
     const expiration = Math.floor(epochNow() + lease.remaining)
     const lock =
       flavor === 'v5' ? new this(owner, resource, lease.token, attempts, expiration) : new this(owner, resource, lease.token, expiration, attempts, remaining)
