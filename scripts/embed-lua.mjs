@@ -66,7 +66,9 @@ for (const { file, path } of luaFiles()) {
   }
   const summary = prose.join(' ').replace(/\*\//g, '* /')
   // The source as an expression: its own code around the library functions it uses, stored once.
-  const sourceExpression = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)].filter((part) => part !== '""').join(' + ')
+  const sourceExpression = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)]
+    .filter((part) => part !== '""')
+    .join(' + ')
   const object = JSON.stringify(described).replace('"\\u0000"', () => sourceExpression)
   out += `\n/** ${summary} */\nexport const ${name} = /* @__PURE__ */ script<\n  ${types.keys},\n  ${types.args},\n  ${types.reply}\n>(${object})\n`
   groups.set(group, groups.get(group) + out)
@@ -74,14 +76,12 @@ for (const { file, path } of luaFiles()) {
 mkdirSync(outDir, { recursive: true })
 const names = [...groups.keys()].sort()
 for (const group of names) {
-  const imports = "import { script, type Arg, type Reply } from '../binding.js'\n" + (groupLibrary.get(group).size > 0 ? "import * as lib from './lib.js'\n" : '')
+  const imports =
+    "import { script, type Arg, type Reply } from '../binding.js'\n" + (groupLibrary.get(group).size > 0 ? "import * as lib from './lib.js'\n" : '')
   writeIfChanged(join(outDir, `${group}.ts`), GENERATED + imports + groups.get(group))
 }
 // The library functions, once each (a script's source joins the ones it uses to its own code).
-writeIfChanged(
-  join(outDir, 'lib.ts'),
-  GENERATED + [...library].map(([fn, text]) => `export const ${fn} = ${JSON.stringify(text)}\n`).join(''),
-)
+writeIfChanged(join(outDir, 'lib.ts'), GENERATED + [...library].map(([fn, text]) => `export const ${fn} = ${JSON.stringify(text)}\n`).join(''))
 // A folder whose scripts are gone leaves no file behind.
 for (const entry of readdirSync(outDir)) if (entry !== 'lib.ts' && !names.includes(entry.replace(/\.ts$/, ''))) rmSync(join(outDir, entry))
 writeIfChanged(join(srcDir, 'lua', 'embedded.ts'), GENERATED + names.map((group) => `export * from './embedded/${group}.js'\n`).join(''))
