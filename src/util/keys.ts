@@ -53,10 +53,13 @@ const CRC16 = (() => {
   return table
 })()
 
+/** CRC16-XMODEM of `bytes`, continuing from `crc` (the CRC of the bytes before them). */
+export function crc16(bytes: Uint8Array, crc = 0): number {
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16[((crc >> 8) ^ byte) & 0xff]!
+  return crc
+}
+
 /** The Redis Cluster slot (0..16383) of `key`: CRC16 of its hash tag (of its UTF-8 bytes). */
 export function clusterSlot(key: string): number {
-  const bytes = Buffer.from(hashTag(key), 'utf8')
-  let crc = 0
-  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16[((crc >> 8) ^ byte) & 0xff]!
-  return crc & 0x3fff
+  return crc16(Buffer.from(hashTag(key), 'utf8')) & 0x3fff
 }
