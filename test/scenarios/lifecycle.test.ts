@@ -67,10 +67,9 @@ describe.skipIf(!requireRedisOrSkip())('lifecycle', () => {
         if (fault === 'stopped') await redis.stop()
         else redis.pause()
         worker.send('go')
-        // Promise 12: a typed error within the wait deadline, no hang. The worker's own measure
-        // from the call; the bound is the wait with a 10x margin (a hang would never settle).
+        // Promise 12: a typed error within the wait deadline, no hang. The bound is the wait with a
+        // 10x margin: an outcome later than that (a hang never settles) fails this wait for it.
         const outcome = await worker.next('outcome', 10 * WAIT)
-        expect(outcome.elapsed).toBeLessThan(10 * WAIT)
         expect(outcome.acquired).toBe(false)
         const error = outcome.error as { name: string; message: string }
         expect(['RedisError', 'LockTimeoutError']).toContain(error.name)
