@@ -48,7 +48,9 @@ describeRedis('Redis users and their rights', (server) => {
         expect((err as Error).message).toMatch(/released/i)
         expect((err as Error).message).toMatch(/PUBLISH/)
         expect(String((err as RedisError).cause)).toMatch(/NOPERM|can't run this command/)
-        expect(await t.client.command('EXISTS', keysOf(prefix, 'r').lock)).not.toBe(1) // the lock is free or the waiter's
+        // Released: the lock is free, or already the waiter's (its look once subscribed may take it
+        // at once), never the old holder's.
+        expect(await t.client.command('GET', keysOf(prefix, 'r').lock)).not.toBe(lease.token)
         expect(await lease.release()).toBe(false) // already released: nothing more to do
         // The waiter's re-check still gets it, within the holder's ttl (2 s) instead of at once: no
         // release message woke it (the PUBLISH was refused); its own looks found the lock free.
