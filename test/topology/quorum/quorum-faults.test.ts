@@ -5,6 +5,7 @@ import { createClient } from 'redis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createLocks, LockLostError, QuorumError, RedisError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.js'
+import { watchKey } from '../../../harness/keyspace.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { until } from '../../../harness/until.js'
 
@@ -55,26 +56,6 @@ async function clients(urls: string[], offset = 0): Promise<RedisClient[]> {
     }
   }
   return raw
-}
-
-/**
- * Records what happens to `key` on each server from now on (keyspace events: `del` when a script
- * deletes it, `expired` when its ttl ran out), so a test can tell "given back" from "expired".
- */
-async function watchKey(nodes: RedisProcess[], key: string): Promise<{ events: string[][]; stop(): Promise<void> }> {
-  const events: string[][] = nodes.map(() => [])
-  const subscribers = await Promise.all(
-    nodes.map(async (node, i) => {
-      const subscriber = new Redis(node.url)
-      await subscriber.config('SET', 'notify-keyspace-events', 'Kgx')
-      subscriber.on('message', (_channel: string, event: string) => {
-        if (event === 'del' || event === 'expired') events[i]!.push(event)
-      })
-      await subscriber.subscribe(`__keyspace@0__:${key}`)
-      return subscriber
-    }),
-  )
-  return { events, stop: async () => void (await Promise.all(subscribers.map((s) => s.quit()))) }
 }
 
 /**

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, QuorumError, type Lease, type Locks, type RedisClient } from '../../../src/index.js'
+import { watchKey } from '../../../harness/keyspace.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { scripts, type LuaScript } from '../../../src/lua/index.js'
 import { recordAcquires } from '../../../harness/telemetry.js'
@@ -57,26 +58,6 @@ async function clientsFor(servers: RedisProcess[], offset = 0): Promise<{ raw: R
     }
   }
   return { raw, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
-}
-
-/**
- * Records what happens to `key` on each server from now on (keyspace events: `del` when a script
- * deletes it, `expired` when its ttl ran out), so a test can tell "given back" from "expired".
- */
-async function watchKey(servers: RedisProcess[], key: string): Promise<{ events: string[][]; stop(): Promise<void> }> {
-  const events: string[][] = servers.map(() => [])
-  const subscribers = await Promise.all(
-    servers.map(async (server, i) => {
-      const subscriber = new Redis(server.url)
-      await subscriber.config('SET', 'notify-keyspace-events', 'Kgx')
-      subscriber.on('message', (_channel: string, event: string) => {
-        if (event === 'del' || event === 'expired') events[i]!.push(event)
-      })
-      await subscriber.subscribe(`__keyspace@0__:${key}`)
-      return subscriber
-    }),
-  )
-  return { events, stop: async () => void (await Promise.all(subscribers.map((s) => s.quit()))) }
 }
 
 describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
