@@ -18,7 +18,8 @@ export interface ClusterAdapter {
   connect(cluster: RedisCluster): Promise<ClusterClient>
 }
 
-const everyCluster: ClusterAdapter[] = [
+/** Every cluster client, whatever FENCELOCK_ADAPTERS names (a suite where the point is that they agree). */
+export const everyCluster: readonly ClusterAdapter[] = [
   {
     name: 'ioredis',
     async connect(cluster) {

@@ -3,47 +3,15 @@
 // moves to another master. Calls in flight meet ASK and TRYAGAIN while it migrates and MOVED once
 // it moved; each client must follow them (ioredis and node-redis do it themselves, GLIDE's
 // explicitly routed script calls through the adapter), so every call succeeds.
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { describe, expect, it } from 'vitest'
 import type { Lease } from '../../src/index.js'
 import { clusterSlot } from '../../src/util/keys.js'
-import { connectGlideCluster } from '../../harness/clients.js'
-import { type ClusterAdapter, useClusterLocks } from '../../harness/cluster-clients.js'
+import { everyCluster, useClusterLocks } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 
 /** Every cluster client, whatever FENCELOCK_ADAPTERS names: the point is that the three agree. */
-const allClusterClients: ClusterAdapter[] = [
-  {
-    name: 'glide',
-    async connect(cluster) {
-      const client = await connectGlideCluster([cluster.nodes[0]!.url])
-      return { raw: client, close: async () => client.close() }
-    },
-  },
-  {
-    name: 'ioredis',
-    async connect(cluster) {
-      const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-      client.on('error', () => {})
-      await new Promise<void>((resolve, reject) => {
-        client.once('ready', resolve)
-        client.once('end', () => reject(new Error('cluster client ended')))
-      })
-      return { raw: client, close: async () => client.disconnect() }
-    },
-  },
-  {
-    name: 'node-redis',
-    async connect(cluster) {
-      const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-      client.on('error', () => {})
-      await client.connect()
-      return { raw: client, close: async () => void client.destroy() }
-    },
-  },
-]
+const allClusterClients = everyCluster
 
 /** `count` resource names whose keys all land in one slot (the slot of the first). */
 function namesInOneSlot(base: string, count: number): string[] {
