@@ -1,3 +1,5 @@
+import { promised, type Into } from '../util/into.js'
+
 /** An argument of a script call (ARGV): the client sends numbers as their decimal text. */
 export type Arg = string | number
 
@@ -24,28 +26,11 @@ export type Decode = (reply: never) => unknown
 
 /**
  * Runs a script on one node: how a topology lends a node to a primitive (plain, or followed by
- * WAIT). With `decode`, the promise holds what `decode` made of the reply (one promise per call
- * on the hot path instead of one more `.then` per layer); a `decode` that throws rejects it.
+ * WAIT). What `decode` made of the reply goes to `into.value`, a failure (or what `decode` threw)
+ * to `into.error`; nothing is returned and no promise is made for it (the convention of
+ * util/into.ts).
  */
-export interface Exec {
-  (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode?: Decode): Promise<unknown>
-  /**
-   * The same call, its decoded reply handed to `value` and its failure (or what `decode` threw) to
-   * `error`, with no promise made for it: the hot path of a lone acquire or release. Absent (an
-   * Exec that wraps another, as WAIT does): the caller uses the promise.
-   */
-  readonly into?: ExecInto
-}
-
-/** `Exec.into`: the reply read by `decode` goes to `value`, a failure to `error`; nothing is returned. */
-export type ExecInto = (
-  script: LuaScript,
-  keys: readonly string[],
-  args: readonly Arg[],
-  decode: Decode,
-  value: (decoded: unknown) => void,
-  error: (err: unknown) => void,
-) => void
+export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode: Decode, into: Into<unknown>) => void
 
 /**
  * The typed binding of one script, generated from its header into src/lua/embedded/: `K` and `A`
@@ -53,22 +38,24 @@ export type ExecInto = (
  * way TypeScript calls a script: no call site packs KEYS and ARGV by hand.
  */
 export interface Script<K extends readonly string[], A extends readonly Arg[], R> extends LuaScript {
+  /** Sends the script; what `decode` makes of its reply goes to `into` (a failure too). */
+  send<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T, into: Into<T>): void
+  /** `send`, promised (for calls off the hot path): its reply, or what `decode` made of it. */
   run(exec: Exec, keys: K, args: A): Promise<R>
-  /** The same, the reply read by `decode` in the handler that receives it. */
   run<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T): Promise<T>
-  /** The same, through `Exec.into`: what `decode` made of the reply goes to `value`, a failure to `error`. */
-  runInto<T>(exec: ExecInto, keys: K, args: A, decode: (reply: R) => T, value: (decoded: T) => void, error: (err: unknown) => void): void
 }
 
 /** What a script's binding answers. */
 export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], infer R> ? R : never
 
+const same = (reply: never): unknown => reply
+
 export function script<K extends readonly string[], A extends readonly Arg[], R>(described: LuaScript): Script<K, A, R> {
   // The types carry the counts: nothing to check per call on the hot path.
   const bound: Script<K, A, R> = {
     ...described,
-    run: (exec: Exec, keys: K, args: A, decode?: Decode) => exec(bound, keys, args, decode) as Promise<never>,
-    runInto: (exec, keys, args, decode, value, error) => exec(bound, keys, args, decode as Decode, value as (decoded: unknown) => void, error),
+    send: (exec, keys, args, decode, into) => exec(bound, keys, args, decode as Decode, into as Into<unknown>),
+    run: (exec: Exec, keys: K, args: A, decode: Decode = same) => promised<never>((into) => exec(bound, keys, args, decode, into)),
   }
   return bound
 }

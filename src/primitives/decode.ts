@@ -6,6 +6,9 @@ import type { NodeFacts } from '../topology/primitive.js'
 
 export const toNumber = (value: unknown): number => (typeof value === 'number' ? value : Number(value))
 
+/** A script's 1 (done) or 0 (not done) as a boolean. */
+export const isOne = (reply: unknown): boolean => toNumber(reply) === 1
+
 /** A release script's reply: 1, 0, or {1, text of a refused PUBLISH} (see mutex-release.lua). */
 export function decodeRelease(reply: 1 | 0 | readonly [code: 1, refusal: Reply]): { released: boolean; refused?: string } {
   if (Array.isArray(reply)) return { released: toNumber(reply[0]) === 1, refused: String(reply[1]) }

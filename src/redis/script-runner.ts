@@ -1,5 +1,6 @@
 import type { Decode, LuaScript } from '../lua/index.js'
-import type { Exec, ExecInto } from '../lua/binding.js'
+import type { Exec } from '../lua/binding.js'
+import type { Into } from '../util/into.js'
 import { isNoScript, isPermanentReplyError, leaving } from './adapter.js'
 import { MIN_SERVER, ServerVersionError } from '../errors/errors.js'
 import { classify } from '../errors/redis-failure.js'
@@ -48,8 +49,8 @@ export function argvSender(send: (args: string[], key?: string) => Promise<unkno
 }
 
 export interface ScriptRunner {
-  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply. With `into` (see Exec). */
-  readonly evalScript: Exec & { readonly into: ExecInto }
+  /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply (see Exec). */
+  readonly evalScript: Exec
   /** The same, with `WAIT numreplicas timeout` written right behind it: the reply and the acknowledgements. */
   evalThenWait(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], wait: readonly [number, number]): Promise<[unknown, number]>
 }
@@ -71,8 +72,9 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
   const toAcks = (value: unknown) => (typeof value === 'number' ? value : Number(value))
   // Every failure leaves classified (errors/redis-failure.ts); a synchronous throw (a client closed
   // meanwhile) stays synchronous, as the client threw it.
+  const failure = (err: unknown): unknown => leaving(asRedisWrote(err), isClosed)
   const fail = (err: unknown): never => {
-    throw leaving(asRedisWrote(err), isClosed)
+    throw failure(err)
   }
   // A script refused inside Redis may mean a server older than the scripts need: asked once (INFO
   // server, only after such a refusal: nothing on the hot path), answered with ServerVersionError.
@@ -92,38 +94,54 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
       return fail(err)
     })
   }
-  const evalOnce = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode: Decode | undefined): Promise<unknown> => {
+  /** Hands `reply` read by `decode` to `into` (what `decode` throws too). */
+  const decoded = (decode: Decode, into: Into<unknown>, reply: unknown): void => {
+    let value: unknown
     try {
-      return sender.eval(script.source, keys, args).then(decode as ((reply: unknown) => unknown) | undefined, scriptFailed)
+      value = decode(reply as never)
     } catch (err) {
-      return fail(err)
+      return into.error(err)
+    }
+    into.value(value)
+  }
+  /** A refusal read by scriptFailed: classified, or a ServerVersionError once the server was asked. */
+  const refused = (err: unknown, into: Into<unknown>): void => {
+    try {
+      void scriptFailed(err).then(undefined, into.error)
+    } catch (thrown) {
+      into.error(thrown)
     }
   }
-  const evalScript = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode?: Decode): Promise<unknown> => {
-    if (first(script)) return evalOnce(script, keys, args, decode)
+  const evalOnce: Exec = (script, keys, args, decode, into) => {
+    let sent: Promise<unknown>
+    try {
+      sent = sender.eval(script.source, keys, args)
+    } catch (err) {
+      return into.error(failure(err))
+    }
+    sent.then(
+      (reply) => decoded(decode, into, reply),
+      (err: unknown) => refused(err, into),
+    )
+  }
+  // EVALSHA, its reply decoded in the handler that receives it: no promise of fencelock's per call.
+  // The outcomes: a synchronous throw of the client, a NOSCRIPT resent as EVAL, a refusal read by
+  // scriptFailed, a decode that throws.
+  const evalScript: Exec = (script, keys, args, decode, into) => {
+    if (first(script)) return evalOnce(script, keys, args, decode, into)
     let sent: Promise<unknown>
     try {
       sent = sender.evalsha(script.sha, keys, args)
     } catch (err) {
-      return fail(err)
+      return into.error(failure(err))
     }
-    // Handlers instead of an async function, the reply decoded in the first: one promise per call.
-    return sent.then(decode as ((reply: unknown) => unknown) | undefined, (err: unknown) =>
-      isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode) : scriptFailed(err),
+    sent.then(
+      (reply) => decoded(decode, into, reply),
+      (err: unknown) => (isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode, into) : refused(err, into)),
     )
   }
-  // The same outcomes as evalScript's promise, handed over: a synchronous throw of the client, a
-  // NOSCRIPT resent as EVAL, a refusal read by scriptFailed, a decode that throws.
-  const into = handingOver({
-    sender,
-    first,
-    evalOnce,
-    scriptFailed,
-    isNoScript: (err) => isNoScript(asRedisWrote(err)),
-    failure: (err) => leaving(asRedisWrote(err), isClosed),
-  })
   return {
-    evalScript: Object.assign(evalScript, { into }),
+    evalScript,
     async evalThenWait(script, keys, args, [count, timeout]) {
       const wait = ['WAIT', String(count), String(timeout)]
       try {
@@ -142,60 +160,5 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
         return scriptFailed(err)
       }
     },
-  }
-}
-
-/** What `Exec.into` needs of the runner: its sender and its steps, as evalScript uses them. */
-interface IntoSteps {
-  sender: ScriptSender
-  first(script: LuaScript): boolean
-  evalOnce(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], decode: Decode | undefined): Promise<unknown>
-  scriptFailed(raw: unknown): Promise<never> | never
-  isNoScript(err: unknown): boolean
-  /** A synchronous throw of the client, classified as evalScript would throw it. */
-  failure(err: unknown): unknown
-}
-
-/**
- * The runner's `Exec.into`: the same outcomes as evalScript's promise, handed over: a synchronous
- * throw of the client, a NOSCRIPT resent as EVAL, a refusal read by scriptFailed, a decode that throws.
- */
-function handingOver({ sender, first, evalOnce, scriptFailed, isNoScript, failure }: IntoSteps): ExecInto {
-  const evalOnceInto: ExecInto = (script, keys, args, decode, value, error) => {
-    let sent: Promise<unknown>
-    try {
-      sent = evalOnce(script, keys, args, decode)
-    } catch (err) {
-      return error(err)
-    }
-    sent.then(value, error)
-  }
-  return (script, keys, args, decode, value, error) => {
-    if (first(script)) return evalOnceInto(script, keys, args, decode, value, error)
-    let sent: Promise<unknown>
-    try {
-      sent = sender.evalsha(script.sha, keys, args)
-    } catch (err) {
-      return error(failure(err))
-    }
-    sent.then(
-      (reply) => {
-        let decoded: unknown
-        try {
-          decoded = decode(reply as never)
-        } catch (err) {
-          return error(err)
-        }
-        value(decoded)
-      },
-      (err: unknown) => {
-        if (isNoScript(err)) return evalOnceInto(script, keys, args, decode, value, error)
-        try {
-          void scriptFailed(err).then(undefined, error)
-        } catch (thrown) {
-          error(thrown)
-        }
-      },
-    )
   }
 }

@@ -3,7 +3,8 @@ import type { Attempt } from '../topology/backend.js'
 import { isPermanent, lateReply, noReplyError } from '../errors/failures.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { settleInto, type Into } from '../util/alarms.js'
+import { settleWithin } from '../util/alarms.js'
+import { DROPPED, type Into } from '../util/into.js'
 import type { TryResult } from './waiter.js'
 
 /**
@@ -53,7 +54,7 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
     try {
       if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
       if (performance.now() - start >= budget) {
-        void backend.release(resource, outcome.token).catch(() => {})
+        backend.release(resource, outcome.token, DROPPED)
         return { error: lateReply(resource), permanent: false }
       }
       const lease = new LeaseState(context, {
@@ -70,7 +71,7 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
       return { error: err, permanent: isPermanent(err), token }
     }
   }
-  return settleInto<Attempt, R | PromiseLike<R>>(send, limit, Math.round(limit), {
+  return settleWithin<Attempt, R | PromiseLike<R>>(send, limit, Math.round(limit), {
     silent: () => {
       const error = noReplyError(
         { kind: 'no-reply', ms: limit, clientError: backend.clientError?.() },
@@ -81,7 +82,7 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
     },
     // The reply came after the attempt gave up: a lock it was granted is released at once.
     late: (late) => {
-      if (late.acquired) void backend.release(resource, late.token).catch(() => {})
+      if (late.acquired) backend.release(resource, late.token, DROPPED)
     },
     value: (outcome) => then(granted(outcome)),
     // The attempt may have run before the connection failed: retry with the same token. (Not

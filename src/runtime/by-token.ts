@@ -2,6 +2,7 @@ import type { Backend } from '../topology/backend.js'
 import { LockLostError } from '../errors/errors.js'
 import { noReply, redisFailure } from '../errors/failures.js'
 import { NO_REPLY, replyWithin } from '../util/alarms.js'
+import { promised } from '../util/into.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import type { LeaseState } from './lease-state.js'
 import type { Runtime } from './runtime.js'
@@ -22,7 +23,12 @@ export function releaseByToken(on: ByToken<unknown>, resource: string, token: st
   const local = leaseOf(on, resource, token)
   if (local) return local.release()
   // Bounded like lease.release(): a Redis that does not answer must not hold the caller forever.
-  return bounded(on, `release lock "${resource}"`, Math.min(on.runtime.defaults.ttl, 10_000), on.backend.release(resource, token))
+  return bounded(
+    on,
+    `release lock "${resource}"`,
+    Math.min(on.runtime.defaults.ttl, 10_000),
+    promised<boolean>((into) => on.backend.release(resource, token, into)),
+  )
 }
 
 export async function extendByToken(on: ByToken<unknown>, resource: string, token: string, ms: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { RedisFailure } from '../errors/redis-failure.js'
 import { noReplyError, redisFailure } from '../errors/failures.js'
-import { settleInto, type Into } from '../util/alarms.js'
+import { settleWithin } from '../util/alarms.js'
+import type { Into } from '../util/into.js'
 
 /** A release sent `left` ms before its lease's deadline, and what its outcome needs of the lease. */
 export interface Release {
@@ -30,7 +31,7 @@ export function releaseWithin(send: (into: Into<boolean>) => void, release: Rele
   // Bounded by the deadline, releases come due about in the order they are sent: a lane of
   // their own (ttls are integers: ttl + 0.5 is no other lane), so arming one stays O(1).
   // One promise from the reply (or its silence) to the outcome, on every release.
-  return settleInto<boolean, boolean>(send, limit, left >= floor ? ttl + 0.5 : limit, {
+  return settleWithin<boolean, boolean>(send, limit, left >= floor ? ttl + 0.5 : limit, {
     silent: () => {
       throw noReplyError(release.silence(limit), ` to the release of lock "${resource}"; it expires at its ttl`)
     },

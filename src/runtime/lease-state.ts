@@ -156,7 +156,7 @@ export class LeaseState implements Lease {
     this.#context.leases.delete(this)
     const { backend, kind } = this.#context
     const { resource, token } = this
-    return releaseWithin((into) => backend.releaseInto(resource, token, into), {
+    return releaseWithin((into) => backend.release(resource, token, into), {
       resource,
       left,
       ttl: this.#ttl,

@@ -1,5 +1,5 @@
 import type { FencelockError } from '../errors/errors.js'
-import type { Into } from '../util/alarms.js'
+import type { Into } from '../util/into.js'
 
 /**
  * Outcome of one acquisition attempt. `blocked`: nobody holds the lock, yet it could not be
@@ -78,9 +78,11 @@ export interface Backend<Info = LockInfo> {
   extendMany?(leases: readonly { readonly resource: string; readonly token: string; readonly ttl: number }[]): Promise<readonly (boolean | FencelockError)[]>
   /** Leases with equal keys may share an `extendMany` call (a Redis Cluster slot; one key for one node). */
   batchKey?(resource: string): number
-  release(resource: string, token: string): Promise<boolean>
-  /** `release` with its outcome handed to `into`, no promise made for it (a lease's release). */
-  releaseInto(resource: string, token: string, into: Into<boolean>): void
+  /**
+   * Releases `token`'s lock: true (to `into`) if it released it, false if that token no longer held
+   * it. No promise made for it: the hot path of every release.
+   */
+  release(resource: string, token: string, into: Into<boolean>): void
   /** A waiter gives up its place in the queue (and wakes the next one if the lock is free). */
   leave(resource: string, waiter: string): Promise<void>
   inspect(resource: string): Promise<Info>

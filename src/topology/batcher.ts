@@ -1,3 +1,5 @@
+import type { Into } from '../util/into.js'
+
 // Group commit's queue: the calls of one turn of the event loop, sent together (see group.ts for
 // the primitives' grouped calls built on it).
 /**
@@ -29,15 +31,13 @@ export interface BatchOptions {
 
 interface Pending<Item, Answer> {
   readonly item: Item
-  resolve(answer: Answer): void
-  reject(err: unknown): void
+  readonly into: Into<Answer>
 }
 
 /** How a `Batcher` sends: one item alone, several in one call, and which items may share a call. */
 export interface BatchCalls<Item, Answer> {
-  one(item: Item): Promise<Answer>
-  /** `one` with the answer handed to `resolve` (a failure to `reject`), no promise made for it; absent: `one`. */
-  oneInto?(item: Item, resolve: (answer: Answer) => void, reject: (err: unknown) => void): void
+  /** Sends `item` alone; its answer (or failure) goes to `into`. */
+  one(item: Item, into: Into<Answer>): void
   /** One answer per item, in order: its answer, or the error that item alone failed with. */
   many(items: readonly Item[]): Promise<readonly (Answer | Error)[]>
   /** Items with equal keys may share a `many` call (a Redis Cluster slot); absent: all may. */
@@ -65,29 +65,9 @@ export class Batcher<Item, Answer> {
     this.#eagerBatch = options.eager === false ? Infinity : EAGER_BATCH
   }
 
-  /** `item`'s answer, or what `finish` makes of it (read in the handler that settles it: no promise more). */
-  run(item: Item): Promise<Answer>
-  run<R>(item: Item, finish: (answer: Answer) => R): Promise<R>
-  run<R>(item: Item, finish?: (answer: Answer) => R): Promise<R | Answer> {
-    return new Promise<R | Answer>((resolve, reject) => {
-      if (!finish) return this.push(item, resolve, reject)
-      this.push(
-        item,
-        (answer) => {
-          try {
-            resolve(finish(answer))
-          } catch (err) {
-            reject(err)
-          }
-        },
-        reject,
-      )
-    })
-  }
-
-  /** Queues `item`; its answer goes to `resolve` (or its failure to `reject`), no promise made for it. */
-  push(item: Item, resolve: (answer: Answer) => void, reject: (err: unknown) => void): void {
-    this.#queue.push({ item, resolve, reject })
+  /** Queues `item`; its answer (or its failure) goes to `into`, no promise made for it. */
+  push(item: Item, into: Into<Answer>): void {
+    this.#queue.push({ item, into })
     if (this.#queue.length >= this.#eagerBatch && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
     else if (!this.#scheduled) {
       this.#scheduled = true
@@ -124,22 +104,11 @@ export class Batcher<Item, Answer> {
   }
 
   #one(pending: Pending<Item, Answer>): void {
-    const oneInto = this.#calls.oneInto
-    if (oneInto) {
-      try {
-        oneInto(pending.item, pending.resolve, pending.reject)
-      } catch (err) {
-        pending.reject(err)
-      }
-      return
-    }
-    let sent: Promise<Answer>
     try {
-      sent = this.#calls.one(pending.item)
+      this.#calls.one(pending.item, pending.into)
     } catch (err) {
-      return pending.reject(err)
+      pending.into.error(err)
     }
-    sent.then(pending.resolve, pending.reject)
   }
 
   #many(chunk: Pending<Item, Answer>[]): void {
@@ -155,13 +124,13 @@ export class Batcher<Item, Answer> {
         this.#inFlight--
         for (let i = 0; i < chunk.length; i++) {
           const answer = answers[i]
-          if (answer instanceof Error) chunk[i]!.reject(answer)
-          else chunk[i]!.resolve(answer as Answer)
+          if (answer instanceof Error) chunk[i]!.into.error(answer)
+          else chunk[i]!.into.value(answer as Answer)
         }
       },
       (err: unknown) => {
         this.#inFlight--
-        for (const pending of chunk) pending.reject(err)
+        for (const pending of chunk) pending.into.error(err)
       },
     )
   }

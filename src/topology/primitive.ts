@@ -1,4 +1,5 @@
-import type { Exec, ExecInto } from '../lua/binding.js'
+import type { Exec } from '../lua/binding.js'
+import type { Into } from '../util/into.js'
 
 /**
  * What a node says about itself when a topology of several nodes asks (`AttemptRequest.maxTtl`),
@@ -87,15 +88,15 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   channel(resource: string): readonly string[]
   /** The token a lease is known by once `claim` was granted (a semaphore's permit names its slot). */
   leaseToken(token: string, claim: string): string
-  acquire(exec: Exec, resource: string, request: AttemptRequest): Promise<NodeGrant>
-  /** `acquire` through `Exec.into`: the grant goes to `value`, a failure to `error`, no promise made (absent: `acquire`). */
-  acquireInto?(exec: ExecInto, resource: string, request: AttemptRequest, value: (grant: NodeGrant) => void, error: (err: unknown) => void): void
+  /** One attempt on this node: its grant (or refusal) goes to `into`, a failure too (no promise made: the hot path). */
+  acquire(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void
   /**
    * Makes a grant final on this node once a topology of several nodes settled on `fence` for it
    * (one node's grant is final as it is): while `token` (a lease token) holds it here, the fence
-   * kept here becomes at least `fence`, and `waiter` ('' for none) gives up its place. True if it did.
+   * kept here becomes at least `fence`, and `waiter` ('' for none) gives up its place. True (to
+   * `into`) if it did.
    */
-  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string): Promise<boolean>
+  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void
   extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean>
   /**
    * `extend` for several leases in ONE script call: one answer per lease, in order. Every
@@ -105,9 +106,8 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   extendMany?(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]>
   /** A key of `resource` that `extendMany`, `acquireMany` and `releaseMany` touch: its cluster slot is the resource's. */
   routeKey?(resource: string): string
-  release(exec: Exec, resource: string, token: string): Promise<Released>
-  /** `release` through `Exec.into`, as `acquireInto` is for `acquire`. */
-  releaseInto?(exec: ExecInto, resource: string, token: string, value: (released: Released) => void, error: (err: unknown) => void): void
+  /** Releases `token`'s grant on this node; the answer goes to `into`, as `acquire`'s does. */
+  release(exec: Exec, resource: string, token: string, into: Into<Released>): void
   /**
    * `acquire` for several attempts in ONE script call (group commit, see topology/group.ts): one
    * answer per attempt, in order, each decided exactly as `acquire` would decide it alone (the

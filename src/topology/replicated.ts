@@ -7,6 +7,7 @@ import { clusterSlot } from '../util/keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import type { Exec } from '../lua/binding.js'
 import { single } from './single.js'
+import { promised } from '../util/into.js'
 
 interface Call {
   readonly resource: string
@@ -32,10 +33,17 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
   /** A node whose script calls are each followed by WAIT; `acks()` is the last call's acknowledgements. */
   const waitingNode = () => {
     let acks = 0
-    const exec: Exec = async (script, keys, args, decode) => {
-      const [reply, acknowledged] = await redis.evalThenWait(script, keys, args, wait)
-      acks = acknowledged
-      return decode ? (decode as (reply: unknown) => unknown)(reply) : reply
+    const exec: Exec = (script, keys, args, decode, into) => {
+      redis.evalThenWait(script, keys, args, wait).then(([reply, acknowledged]) => {
+        acks = acknowledged
+        let decoded: unknown
+        try {
+          decoded = decode(reply as never)
+        } catch (err) {
+          return into.error(err)
+        }
+        into.value(decoded)
+      }, into.error)
     }
     return { exec, acks: () => acks }
   }
@@ -48,14 +56,14 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
     const leaseToken = primitive.leaseToken(request.token, grant.claim)
     if (acks < options.count) {
       // Not on enough replicas: a failover now could lose it, so it must not become a lease.
-      await base.release(resource, leaseToken).catch(() => {})
+      await promised<boolean>((into) => base.release(resource, leaseToken, into)).catch(() => {})
       throw new ReplicationError(resource, acks, options.count)
     }
     return { acquired: true, fence: grant.fence, token: leaseToken }
   }
   const attemptOne = async (call: Call): Promise<Attempt> => {
     const node = waitingNode()
-    const grant = await primitive.acquire(node.exec, call.resource, call.request)
+    const grant = await promised<NodeGrant>((into) => primitive.acquire(node.exec, call.resource, call.request, into))
     return settle(call, grant, node.acks())
   }
   const { acquireMany, routeKey } = primitive
@@ -63,7 +71,7 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
   const attempts =
     acquireMany && routeKey
       ? new Batcher<Call, Attempt>({
-          one: attemptOne,
+          one: (call, into) => void attemptOne(call).then(into.value, into.error),
           async many(calls) {
             const node = waitingNode()
             const grants = await acquireMany.call(primitive, node.exec, calls)
@@ -77,7 +85,7 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
     ...base,
     attempt: (resource, token, ttl, waiter, into) => {
       const call = { resource, request: { token, ttl, waiter } }
-      if (attempts) attempts.push(call, into.value, into.error)
+      if (attempts) attempts.push(call, into)
       else void attemptOne(call).then(into.value, into.error)
     },
     // Renewals of several leases: one script call and one WAIT for all, the same verdict for each.

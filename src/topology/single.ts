@@ -1,7 +1,8 @@
 import type { Attempt, Backend } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
-import { groupedCalls } from './group.js'
+import { groupCommit } from './group.js'
+import { reading } from '../util/into.js'
 import type { NodeGrant, Primitive, Released } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
@@ -13,7 +14,8 @@ import { subscriberFor } from '../redis/subscriber.js'
  */
 export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
   const primitive = kind
-  const calls = groupedCalls(kind, redis.isCluster)
+  // Acquisitions and releases grouped per turn (departures go one by one, as a waiter gives up).
+  const grouped = groupCommit(kind, redis.isCluster)
   const exec = redis.evalScript
   const many = primitive.extendMany
   const routeKey = primitive.routeKey
@@ -35,7 +37,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
     clientError: () => redis.clientError(),
-    attempt: (resource, token, ttl, waiter, into) => calls.acquireInto(exec, resource, { token, ttl, waiter }, granted(token), into),
+    attempt: (resource, token, ttl, waiter, into) => grouped.acquire(exec, resource, { token, ttl, waiter }, reading(into, granted(token))),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
     ...(many && routeKey
       ? {
@@ -44,8 +46,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
           batchKey: redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
         }
       : {}),
-    release: (resource, token) => calls.release(exec, resource, token, released(resource)),
-    releaseInto: (resource, token, into) => calls.releaseInto(exec, resource, token, released(resource), into),
+    release: (resource, token, into) => grouped.release(exec, resource, token, reading(into, released(resource))),
     leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
     async inspect(resource) {
       return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)

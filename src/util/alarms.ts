@@ -1,3 +1,5 @@
+import type { Into } from './into.js'
+
 /** What `replyWithin` resolves to when its limit passed first. */
 export const NO_REPLY: unique symbol = Symbol('no reply')
 
@@ -177,36 +179,7 @@ export const setAlarm = (alarm: Alarm, due: number, lane: number): void => timel
 /** Disarms `alarm`. */
 export const cancelAlarm = (alarm: Alarm): void => timeline.cancel(alarm)
 
-/**
- * `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped): the one reply
- * limit, on the shared timeline (no Node timer per call) and with one promise, as it is on the hot
- * path of every acquire and release. The alarm holds the process open, as a pending reply does. `lane`: alarms whose due times grow in the order they are armed (default:
- * those of the same `ms`).
- */
-export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(ms)): Promise<T | typeof NO_REPLY> {
-  return new Promise<T | typeof NO_REPLY>((resolve, reject) => {
-    const alarm = new Alarm(() => resolve(NO_REPLY), true)
-    timeline.set(alarm, performance.now() + ms, lane)
-    work.then(
-      (value) => {
-        timeline.cancel(alarm)
-        resolve(value)
-      },
-      (err: unknown) => {
-        timeline.cancel(alarm)
-        reject(err)
-      },
-    )
-  })
-}
-
-/** Where an outcome goes without a promise between: the hot path hands it down (see `settleInto`). */
-export interface Into<T> {
-  value(value: T): void
-  error(err: unknown): void
-}
-
-/** What `settleInto` makes of each outcome; a handler that throws rejects the settled promise. */
+/** What `settleWithin` makes of each outcome; a handler that throws rejects the settled promise. */
 export interface Settle<T, R> {
   value(value: T): R
   error(err: unknown): R
@@ -217,13 +190,14 @@ export interface Settle<T, R> {
 }
 
 /**
- * `replyWithin` and its reading in one, for work that hands its outcome to `into` instead of
- * making a promise: the only promise from the request to the caller's result is the one returned
- * (`replyWithin(...).then(...)` makes two, and takes one more hop). The first of value, error and
- * silence for `ms` settles it, read by `settle`; a value after the silence goes to `settle.late`,
- * anything else later is dropped. `start` throwing rejects with what it threw.
+ * The one reply limit: work that hands its outcome to an `Into`, settled by the first of value,
+ * error and silence for `ms`, read by `settle`, on the shared timeline (no Node timer per call).
+ * The promise returned is the only one from the request to the caller's result: the hot path of
+ * every acquire and release. A value after the silence goes to `settle.late`, anything else later
+ * is dropped; `start` throwing rejects with what it threw. The alarm holds the process open, as a
+ * pending reply does. `lane`: alarms whose due times grow in the order they are armed.
  */
-export function settleInto<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
+export function settleWithin<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
   return new Promise<R>((resolve, reject) => {
     /** Set once settled; `silenced`: by the silence (a value then is late). */
     let settled = false
@@ -267,5 +241,18 @@ export function settleInto<T, R>(start: (into: Into<T>) => void, ms: number, lan
       timeline.cancel(alarm)
       reject(err)
     }
+  })
+}
+
+const rethrow = (err: unknown): never => {
+  throw err
+}
+
+/** `work`'s outcome, or `NO_REPLY` if `ms` pass first (a later outcome is dropped): `settleWithin` for a promise. */
+export function replyWithin<T>(work: Promise<T>, ms: number, lane = Math.round(ms)): Promise<T | typeof NO_REPLY> {
+  return settleWithin<T, T | typeof NO_REPLY>((into) => void work.then(into.value, into.error), ms, lane, {
+    value: (value) => value,
+    error: rethrow,
+    silent: () => NO_REPLY,
   })
 }

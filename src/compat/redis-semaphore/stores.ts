@@ -126,7 +126,7 @@ export function connectionOf(client: unknown): { exec: Exec; subscriber(): Share
     }
     return made
   }
-  return { exec: (script, keys, args, decode) => make().exec(script, keys, args, decode), subscriber: () => make().subscriber }
+  return { exec: (script, keys, args, decode, into) => make().exec(script, keys, args, decode, into), subscriber: () => make().subscriber }
 }
 
 /** The peer's majority of `count` nodes. */

@@ -1,5 +1,6 @@
 import type { LockInfo } from '../../topology/backend.js'
 import type { Primitive } from '../../topology/primitive.js'
+import { promised, type Into } from '../../util/into.js'
 
 /**
  * The redlock primitive, counting its script calls in flight per resource name. node-redlock's
@@ -30,11 +31,14 @@ export function tracked(primitive: Primitive<unknown, LockInfo>): Tracked {
     work.then(done, done)
     return work
   }
+  /** `send`'s outcome handed to `into`, the call counted as in flight until then. */
+  const tracking = <T>(resource: string, into: Into<T>, send: (tracked: Into<T>) => void): void =>
+    void track(resource, promised(send)).then(into.value, into.error)
   return {
     primitive: {
       ...primitive,
-      acquire: (exec, resource, request) => track(resource, primitive.acquire(exec, resource, request)),
-      release: (exec, resource, token) => track(resource, primitive.release(exec, resource, token)),
+      acquire: (exec, resource, request, into) => tracking(resource, into, (tracked) => primitive.acquire(exec, resource, request, tracked)),
+      release: (exec, resource, token, into) => tracking(resource, into, (tracked) => primitive.release(exec, resource, token, tracked)),
       leave: (exec, resource, waiter) => track(resource, primitive.leave(exec, resource, waiter)),
     },
     async settled(resource, limit) {

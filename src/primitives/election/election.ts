@@ -2,7 +2,7 @@ import { keyCache } from '../../util/keys.js'
 import type { ReplyOf } from '../../lua/binding.js'
 import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 
 // An election is a fair mutex whose holder also keeps a value and tells observers of every change.
 // The runtime knows operations on a resource name only, so what a call carries beyond the name
@@ -128,19 +128,24 @@ export function election(options: ElectionOptions): Primitive<ElectionView, Elec
     kind: 'election',
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
-    acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }) => {
+    acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }, into) => {
       const k = keysOf(resource)
-      return electionAcquire
-        .run(exec, k.all, [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers])
-        .then((reply): NodeGrant => {
+      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers] as const
+      electionAcquire.send(
+        exec,
+        k.all,
+        args,
+        (reply): NodeGrant => {
           const [code, value] = reply
           const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
           return maxTtl === undefined ? grant : { ...grant, node: nodeFacts(reply, 2) }
-        })
+        },
+        into,
+      )
     },
-    async confirm(exec, resource, token, fence, waiter) {
+    confirm: (exec, resource, token, fence, waiter, into) => {
       const k = keysOf(resource)
-      return toNumber(await electionConfirm.run(exec, k.all, [token, fence, retention, waiter, k.observers])) === 1
+      electionConfirm.send(exec, k.all, [token, fence, retention, waiter, k.observers], isOne, into)
     },
     async extend(exec, resource, token, ttl) {
       const k = keysOf(resource)
@@ -148,9 +153,9 @@ export function election(options: ElectionOptions): Primitive<ElectionView, Elec
       const args = version === undefined ? ([token, ttl, '', '', k.observers] as const) : ([token, ttl, version, value, k.observers] as const)
       return toNumber(await electionExtend.run(exec, [k.lock, k.term], args)) === 1
     },
-    release: (exec, resource, token) => {
+    release: (exec, resource, token, into) => {
       const k = keysOf(resource)
-      return electionRelease.run(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, grace, k.observers]).then(decodeRelease)
+      electionRelease.send(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, grace, k.observers], decodeRelease, into)
     },
     async leave(exec, resource, waiter) {
       const k = keysOf(resource)

@@ -3,7 +3,7 @@ import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { multiAcquire, multiConfirm, multiExtend, multiExtendMany, multiLeave, multiRelease } from '../../lua/embedded.js'
 import type { LockInfo } from '../../topology/backend.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type MutexKeys } from '../lock.js'
 
 export interface MultiOptions {
@@ -69,13 +69,11 @@ export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> 
     kind: 'multi',
     channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
-    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
-      const reply = await multiAcquire.run(exec, keysOf(name).four, [token, ttl, retention, waiter, grace, score, maxTtl ?? ''])
-      return decode(reply, maxTtl !== undefined)
+    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
+      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? ''] as const
+      multiAcquire.send(exec, keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
     },
-    async confirm(exec, name, token, fence, waiter) {
-      return toNumber(await multiConfirm.run(exec, keysOf(name).four, [token, fence, retention, waiter])) === 1
-    },
+    confirm: (exec, name, token, fence, waiter, into) => multiConfirm.send(exec, keysOf(name).four, [token, fence, retention, waiter], isOne, into),
     async extend(exec, name, token, ttl) {
       return toNumber(await multiExtend.run(exec, keysOf(name).lockKeys, [token, ttl])) === 1
     },
@@ -91,9 +89,9 @@ export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> 
     },
     // Every lock of an all-or-nothing lease shares one cluster slot (or it is not atomic).
     routeKey: (name) => keysOf(name).lockKeys[0]!,
-    async release(exec, name, token) {
+    release(exec, name, token, into) {
       const k = keysOf(name)
-      return decodeRelease(await multiRelease.run(exec, k.three, [token, grace, ...k.channels]))
+      multiRelease.send(exec, k.three, [token, grace, ...k.channels], decodeRelease, into)
     },
     async leave(exec, name, waiter) {
       const k = keysOf(name)

@@ -15,7 +15,7 @@ import {
 } from '../../lua/embedded.js'
 import type { Arg, Reply } from '../../lua/binding.js'
 import type { AttemptRequest, NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeEntries, decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeEntries, decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type LockView, type MutexKeys } from '../lock.js'
 
 export { mutexKeys, type MutexKeys } from '../lock.js'
@@ -50,8 +50,6 @@ function grantOf(reply: readonly (Reply | undefined)[], maxTtl: number | undefin
   return code === 1 ? { granted: true, fence: toNumber(value), claim: '', node } : { granted: false, retry: toNumber(value), node }
 }
 
-const isOne = (reply: Reply): boolean => toNumber(reply) === 1
-
 /**
  * A fair mutex: one script call per acquire, extend and release on each node, or one for many
  * (acquireMany, releaseMany, extendMany, confirmMany, leaveMany), whose entries the single scripts' Lua decides.
@@ -74,9 +72,8 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     kind: 'mutex',
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
-    acquire: (exec, resource, request) => mutexAcquire.run(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl)),
-    acquireInto: (exec, resource, request, value, error) =>
-      mutexAcquire.runInto(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl), value, error),
+    acquire: (exec, resource, request, into) =>
+      mutexAcquire.send(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl), into),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
       const args: [retention: Arg, grace: Arg, ...requests: Arg[]] = [retention, grace]
@@ -87,9 +84,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
       const reply = await mutexAcquireMany.run(exec, keys, args)
       return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => grantOf(entry, attempts[i]!.request.maxTtl))
     },
-    async confirm(exec, resource, token, fence, waiter) {
-      return toNumber(await mutexConfirm.run(exec, keysOf(resource).all, [token, fence, retention, waiter])) === 1
-    },
+    confirm: (exec, resource, token, fence, waiter, into) => mutexConfirm.send(exec, keysOf(resource).all, [token, fence, retention, waiter], isOne, into),
     async confirmMany(exec, leases) {
       const keys: string[] = []
       const args: [retention: Arg, ...confirms: Arg[]] = [retention]
@@ -112,13 +107,9 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
       return decodeMany('mutex-extend-many', await mutexExtendMany.run(exec, locks, args), leases.length)
     },
     routeKey: (resource) => keysOf(resource).lock,
-    release: (exec, resource, token) => {
+    release: (exec, resource, token, into) => {
       const k = keysOf(resource)
-      return mutexRelease.run(exec, k.line, [token, k.channel, grace], decodeRelease)
-    },
-    releaseInto: (exec, resource, token, value, error) => {
-      const k = keysOf(resource)
-      mutexRelease.runInto(exec, k.line, [token, k.channel, grace], decodeRelease, value, error)
+      mutexRelease.send(exec, k.line, [token, k.channel, grace], decodeRelease, into)
     },
     async releaseMany(exec, leases) {
       const keys: string[] = []

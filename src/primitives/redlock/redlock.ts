@@ -2,7 +2,7 @@ import type { LockInfo } from '../../topology/backend.js'
 import { keyCache } from '../../util/keys.js'
 import { redlockAcquire, redlockConfirm, redlockExtend, redlockInspect, redlockLeave, redlockRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 import { mergeLock, type LockView } from '../lock.js'
 import { redlockKeys, type RedlockKeys } from './keys.js'
 
@@ -62,19 +62,18 @@ export function redlock(options: RedlockOptions, several: boolean): Primitive<Lo
     kind: several ? 'redlock-all' : 'redlock',
     channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
-    acquire: (exec, name, { token, ttl, waiter, score = '', maxTtl }) =>
-      redlockAcquire
-        .run(exec, keysOf(name).four, [token, ttl, retention, several ? '' : waiter, grace, score, maxTtl ?? '', db, recheck])
-        .then((reply) => grantOf(reply, maxTtl !== undefined)),
-    async confirm(exec, name, token, fence, waiter) {
-      return toNumber(await redlockConfirm.run(exec, keysOf(name).four, [token, fence, retention, several ? '' : waiter, db])) === 1
+    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
+      const args = [token, ttl, retention, several ? '' : waiter, grace, score, maxTtl ?? '', db, recheck] as const
+      redlockAcquire.send(exec, keysOf(name).four, args, (reply) => grantOf(reply, maxTtl !== undefined), into)
     },
+    confirm: (exec, name, token, fence, waiter, into) =>
+      redlockConfirm.send(exec, keysOf(name).four, [token, fence, retention, several ? '' : waiter, db], isOne, into),
     async extend(exec, name, token, ttl) {
       return toNumber(await redlockExtend.run(exec, keysOf(name).locks, [token, ttl, db])) === 1
     },
-    async release(exec, name, token) {
+    release(exec, name, token, into) {
       const k = keysOf(name)
-      return decodeRelease(await redlockRelease.run(exec, k.three, [token, grace, db, ...k.channels]))
+      redlockRelease.send(exec, k.three, [token, grace, db, ...k.channels], decodeRelease, into)
     },
     async leave(exec, name, waiter) {
       if (several) return

@@ -2,7 +2,7 @@ import { keyCache } from '../../util/keys.js'
 import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 
 export interface RwLockOptions {
   prefix: string
@@ -77,13 +77,11 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
     kind: mode === 'r' ? 'rw-read' : 'rw-write',
     channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
-    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
-      const reply = await rwAcquire.run(exec, keysOf(name).all, [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? ''])
-      return decode(reply, maxTtl !== undefined)
+    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
+      const args = [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? ''] as const
+      rwAcquire.send(exec, keysOf(name).all, args, (reply) => decode(reply, maxTtl !== undefined), into)
     },
-    async confirm(exec, name, token, fence, waiter) {
-      return toNumber(await rwConfirm.run(exec, keysOf(name).all, [token, fence, retention, waiter, mode])) === 1
-    },
+    confirm: (exec, name, token, fence, waiter, into) => rwConfirm.send(exec, keysOf(name).all, [token, fence, retention, waiter, mode], isOne, into),
     async extend(exec, name, token, ttl) {
       return toNumber(await rwExtend.run(exec, keysOf(name).holders, [token, ttl, mode])) === 1
     },
@@ -100,9 +98,9 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
       return decodeMany('rw-extend-many', await rwExtendMany.run(exec, keys, args), leases.length)
     },
     routeKey: (name) => keysOf(name).writer,
-    async release(exec, name, token) {
+    release(exec, name, token, into) {
       const k = keysOf(name)
-      return decodeRelease(await rwRelease.run(exec, k.holdersQueue, [token, mode, k.channel, grace]))
+      rwRelease.send(exec, k.holdersQueue, [token, mode, k.channel, grace], decodeRelease, into)
     },
     async leave(exec, name, waiter) {
       const k = keysOf(name)

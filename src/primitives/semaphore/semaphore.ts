@@ -12,7 +12,7 @@ import {
   semaphoreRelease,
 } from '../../lua/embedded.js'
 import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, nodeFacts, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
 
 export interface SemaphoreOptions {
   prefix: string
@@ -211,25 +211,15 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     kind: 'semaphore',
     channel: (name) => keysOf(name).channels,
     leaseToken: permitToken,
-    async acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }) {
-      const reply = await semaphoreAcquire.run(exec, keysOf(name).all, [
-        token,
-        ttl,
-        retention,
-        waiter,
-        grace,
-        limit,
-        permits,
-        score,
-        maxTtl === undefined ? '' : String(maxTtl),
-      ])
-      return decodeGrant(name, limit, reply, maxTtl !== undefined)
+    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
+      const args = [token, ttl, retention, waiter, grace, limit, permits, score, maxTtl === undefined ? '' : String(maxTtl)] as const
+      semaphoreAcquire.send(exec, keysOf(name).all, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
     },
-    async confirm(exec, name, token, fence, waiter) {
+    confirm(exec, name, token, fence, waiter, into) {
       const k = keysOf(name)
       const { base, keys } = permitOf(name, token)
-      if (keys === undefined) return false
-      return toNumber(await semaphoreConfirm.run(exec, [k.fence, k.queue, k.queueExpiry, keys[0]!, ...keys.slice(1)], [base, fence, retention, waiter])) === 1
+      if (keys === undefined) return into.value(false)
+      semaphoreConfirm.send(exec, [k.fence, k.queue, k.queueExpiry, keys[0]!, ...keys.slice(1)], [base, fence, retention, waiter], isOne, into)
     },
     async extend(exec, name, token, ttl) {
       const { base, keys } = permitOf(name, token)
@@ -239,11 +229,11 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     },
     extendMany: (exec, leases) => extendPermits(exec, leases, keysOf, permitOf),
     routeKey: (name) => keysOf(name).limit,
-    async release(exec, name, token) {
+    release(exec, name, token, into) {
       const k = keysOf(name)
       const { base, slots } = splitToken(token)
-      if (slots?.some((slot) => slot >= limit)) return { released: false }
-      return decodeRelease(await semaphoreRelease.run(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, grace]))
+      if (slots?.some((slot) => slot >= limit)) return into.value({ released: false })
+      semaphoreRelease.send(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, grace], decodeRelease, into)
     },
     async leave(exec, name, waiter) {
       const k = keysOf(name)

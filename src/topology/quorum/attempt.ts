@@ -3,6 +3,7 @@ import type { Attempt } from '../backend.js'
 import type { AttemptRequest, NodeGrant, UndoPlace } from '../primitive.js'
 import { decided, execOf, leaveAll, onNodes, undo, vote, type QuorumContext } from './calls.js'
 import type { NodeResult, QuorumNode } from './node.js'
+import { DROPPED } from '../../util/into.js'
 
 /** Where the waiter stands again if the grant is undone: its score on every node. */
 const placeOf = ({ waiter, score = '', ttl }: AttemptRequest): UndoPlace => ({ waiter, score, ttl })
@@ -40,7 +41,7 @@ export async function attempt(q: QuorumContext<unknown>, resource: string, token
   const counts = new Map<QuorumNode, number>() // node -> ms until it counts
   const results = await decided<NodeGrant>(
     q,
-    (node, into) => q.calls.acquireInto(execOf(node), resource, request, into),
+    (node, into) => q.primitive.acquire(execOf(node), resource, request, into),
     ms,
     (grant, node) => {
       const facts = grant.node
@@ -100,11 +101,11 @@ interface Won {
 async function confirmWon(q: QuorumContext<unknown>, resource: string, { request, claim, won, tally, ms }: Won): Promise<Attempt> {
   const { token, waiter } = request
   const leaseToken = q.primitive.leaseToken(token, claim)
-  const confirms = await onNodes<boolean>(won.nodes, (node, into) => q.calls.confirmInto(execOf(node), resource, leaseToken, won.fence, waiter, into), ms)
+  const confirms = await onNodes<boolean>(won.nodes, (node, into) => q.primitive.confirm(execOf(node), resource, leaseToken, won.fence, waiter, into), ms)
   if (confirms.filter((c) => c.ok && c.value).length >= q.majority) {
     // Other claims this token won elsewhere (a semaphore's nodes disagreed on the slot) are given back.
     if (tally.claims.size > 1)
-      for (const node of tally.granted.filter((n) => !won.nodes.includes(n))) q.primitive.release(execOf(node), resource, token).catch(() => {})
+      for (const node of tally.granted.filter((n) => !won.nodes.includes(n))) q.primitive.release(execOf(node), resource, token, DROPPED)
     if (waiter !== '') {
       // Where the lock was held by another, this waiter joined the queue: leave it, or it
       // would stand at the head there until its place expires and block everyone.

@@ -1,8 +1,7 @@
 import { LockLostError, QuorumError, type NodeVote } from '../../errors/errors.js'
 import type { Exec } from '../../lua/binding.js'
-import type { Into } from '../../util/alarms.js'
-import type { GroupCommit } from '../group.js'
-import type { Primitive, UndoPlace } from '../primitive.js'
+import { promised, type Into } from '../../util/into.js'
+import type { Primitive, Released, UndoPlace } from '../primitive.js'
 import type { QuorumNode, NodeResult } from './node.js'
 import type { WaiterBook } from './waiters.js'
 
@@ -12,9 +11,8 @@ export interface QuorumContext<Info> {
   readonly majority: number
   /** How long a restarted node stays out of quorum counting (the longest ttl, unless QuorumOptions.restartWindow says otherwise). */
   readonly maxTtl: number
+  /** The primitive, its calls to each node grouped per turn (see group.ts). */
   readonly primitive: Primitive<unknown, Info>
-  /** The primitive's acquire, release and confirm without a promise each (the hot path). */
-  readonly calls: Omit<GroupCommit<unknown, Info>, 'primitive'>
   readonly book: WaiterBook
   /** Per-node timeout in ms for a given ttl (much smaller than the ttl). */
   readonly nodeTimeout: (ttl: number) => number
@@ -29,7 +27,7 @@ export const onNodes = <T>(nodes: readonly QuorumNode[], start: (node: QuorumNod
     let pending = nodes.length
     if (pending === 0) return resolve(results)
     nodes.forEach((node, i) =>
-      node.runInto<T>(
+      node.run<T>(
         (into) => start(node, into),
         ms,
         (result) => {
@@ -67,7 +65,7 @@ export const decided = <T>(
     let best = 0
     let done = false
     nodes.forEach((node, i) => {
-      node.runInto<T>(
+      node.run<T>(
         (into) => start(node, into),
         ms,
         (result) => {
@@ -114,7 +112,7 @@ export const undo = (q: QuorumContext<unknown>, resource: string, token: string,
     const exec = execOf(node)
     const undone = primitive.undo
       ? primitive.undo(exec, resource, token, place)
-      : primitive.release(exec, resource, token).then(() => primitive.leave(exec, resource, ''))
+      : promised<Released>((into) => primitive.release(exec, resource, token, into)).then(() => primitive.leave(exec, resource, ''))
     undone.catch(() => {})
   }
 }

@@ -26,14 +26,16 @@ export function batched<Info>(
         let pending = nodes.length
         const decided = () => counts.every((n) => n >= majority || n + pending < majority)
         nodes.forEach((node, n) => {
-          void node
-            .run(() => many(execOf(node), leases), ms)
-            .then((result) => {
+          node.run<readonly (boolean | Error)[]>(
+            (into) => void many(execOf(node), leases).then(into.value, into.error),
+            ms,
+            (result) => {
               pending--
               got[n] = result
               if (result.ok) for (let i = 0; i < counts.length; i++) if (result.value[i] === true) counts[i]!++
               if (pending === 0 || decided()) resolve([...got])
-            })
+            },
+          )
         })
       })
       return leases.map((lease, i) => {

@@ -1,5 +1,6 @@
 import type { RedisAdapter } from '../../redis/adapter.js'
-import { Alarm, cancelAlarm, setAlarm, type Into } from '../../util/alarms.js'
+import { Alarm, cancelAlarm, setAlarm } from '../../util/alarms.js'
+import type { Into } from '../../util/into.js'
 
 /** An alarm this late came due during a stall of this process, not of the node. */
 const STALLED_MS = 20
@@ -38,20 +39,12 @@ export class QuorumNode {
   }
 
   /**
-   * Runs `call` with a timeout (the call itself is not cancelled: its reply is simply ignored).
-   * See `runInto`, which this is with a promise.
-   */
-  run<T>(call: (redis: RedisAdapter) => Promise<T>, ms: number): Promise<NodeResult<T>> {
-    return new Promise((resolve) => this.runInto<T>((into) => void call(this.redis).then(into.value, into.error), ms, resolve))
-  }
-
-  /**
    * `start` sends a call to this node and hands its outcome to `into`; `done` gets that outcome,
    * or a timeout after `ms` (a later outcome is ignored), once. The limit sits on the shared
    * timeline (no Node timer per call: a quorum makes several calls per node and lease), and no
    * promise is made between the node's reply and `done`: the hot path of every quorum operation.
    */
-  runInto<T>(start: (into: Into<T>) => void, ms: number, done: (result: NodeResult<T>) => void): void {
+  run<T>(start: (into: Into<T>) => void, ms: number, done: (result: NodeResult<T>) => void): void {
     let settled = false
     // A limit that came due while this process stalled (a GC pause, a long synchronous task) says
     // nothing of the node: its reply may sit unread (Node runs due timers before it reads the

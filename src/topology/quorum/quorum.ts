@@ -36,7 +36,7 @@ export interface QuorumOptions {
 export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
   // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
   // sent when the turn ends (not eagerly: here the client, not a node, is the busy side).
-  const { primitive, ...calls } = groupCommit(
+  const primitive = groupCommit(
     kind,
     adapters.some((a) => a.isCluster),
     { eager: false },
@@ -45,7 +45,7 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
   const majority = Math.floor(nodes.length / 2) + 1
   const maxTtl = options.maxTtl
   const book = new WaiterBook()
-  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, calls, book, nodeTimeout: options.nodeTimeout }
+  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
   return {
     maxTtl,
     wake: quorumWake(
@@ -81,29 +81,7 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
         )
       : {}),
 
-    async release(resource, token) {
-      const results = await decided<Released>(
-        q,
-        (node, into) => calls.releaseInto(execOf(node), resource, token, into),
-        options.nodeTimeout(maxTtl),
-        (value) => (value.released ? '' : undefined),
-      )
-      if (results.every((r) => r !== undefined && !r.ok)) {
-        throw new QuorumError(
-          resource,
-          'release',
-          results.map((r, i) => vote(nodes[i]!, r!, 'replied')),
-          majority,
-        )
-      }
-      const refused = results.find((r) => r?.ok && r.value.refused !== undefined)
-      if (refused?.ok) throw wakeRefused(resource, refused.value.refused!)
-      return results.some((r) => r?.ok && r.value.released)
-    },
-
-    releaseInto(resource, token, into) {
-      void this.release(resource, token).then(into.value, into.error)
-    },
+    release: (resource, token, into) => void releaseOnQuorum(q, resource, token, options).then(into.value, into.error),
 
     async leave(resource, waiter) {
       book.done(resource, waiter)
@@ -126,4 +104,30 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
 
     channel: (resource) => primitive.channel(resource),
   }
+}
+
+/**
+ * A release on every node, decided once a majority released (or could not): true if this call
+ * released the lease somewhere. Rejects with `QuorumError` when no node answered, and with the
+ * wake-up's refusal where a node released but could not wake the next waiter.
+ */
+async function releaseOnQuorum(q: QuorumContext<unknown>, resource: string, token: string, options: QuorumOptions): Promise<boolean> {
+  const { nodes, majority, primitive } = q
+  const results = await decided<Released>(
+    q,
+    (node, into) => primitive.release(execOf(node), resource, token, into),
+    options.nodeTimeout(options.maxTtl),
+    (value) => (value.released ? '' : undefined),
+  )
+  if (results.every((r) => r !== undefined && !r.ok)) {
+    throw new QuorumError(
+      resource,
+      'release',
+      results.map((r, i) => vote(nodes[i]!, r!, 'replied')),
+      majority,
+    )
+  }
+  const refused = results.find((r) => r?.ok && r.value.refused !== undefined)
+  if (refused?.ok) throw wakeRefused(resource, refused.value.refused!)
+  return results.some((r) => r?.ok && r.value.released)
 }

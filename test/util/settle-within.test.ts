@@ -2,7 +2,8 @@
 // promise: the first of value, error and silence settles the result; a value after the silence
 // goes to `late` (an acquire's late grant is released there), anything else later is dropped.
 import { describe, expect, it } from 'vitest'
-import { settleInto, type Into } from '../../src/util/alarms.js'
+import { settleWithin } from '../../src/util/alarms.js'
+import type { Into } from '../../src/util/into.js'
 
 const reading = (late: unknown[] = []) => ({
   value: (v: number) => `value ${v}`,
@@ -11,11 +12,11 @@ const reading = (late: unknown[] = []) => ({
   late: (v: number) => void late.push(v),
 })
 
-describe('settleInto', () => {
+describe('settleWithin', () => {
   it('settles with the value read by settle.value, once: a later error or value is dropped', async () => {
     let into: Into<number> | undefined
     const late: unknown[] = []
-    const result = settleInto<number, string>((i) => (into = i), 1_000, 1_000, reading(late))
+    const result = settleWithin<number, string>((i) => (into = i), 1_000, 1_000, reading(late))
     into!.value(7)
     into!.error(new Error('after'))
     into!.value(8)
@@ -24,7 +25,7 @@ describe('settleInto', () => {
   })
 
   it('settles with the error read by settle.error', async () => {
-    const result = settleInto<number, string>((into) => into.error(new Error('refused')), 1_000, 1_000, reading())
+    const result = settleWithin<number, string>((into) => into.error(new Error('refused')), 1_000, 1_000, reading())
     expect(await result).toBe('error refused')
   })
 
@@ -32,7 +33,7 @@ describe('settleInto', () => {
     let into: Into<number> | undefined
     const late: unknown[] = []
     const started = performance.now()
-    const result = await settleInto<number, string>((i) => (into = i), 30, 30, reading(late))
+    const result = await settleWithin<number, string>((i) => (into = i), 30, 30, reading(late))
     expect(result).toBe('silent')
     // Not silent before its 30 ms were up: a lower bound (1 ms for timer rounding).
     expect(performance.now() - started).toBeGreaterThanOrEqual(29)
@@ -44,7 +45,7 @@ describe('settleInto', () => {
   it('rejects with what start threw, and what a reading handler threw', async () => {
     const boom = new Error('boom')
     await expect(
-      settleInto<number, string>(
+      settleWithin<number, string>(
         () => {
           throw boom
         },
@@ -59,6 +60,6 @@ describe('settleInto', () => {
         throw boom
       },
     }
-    await expect(settleInto<number, string>((into) => into.value(1), 1_000, 1_000, throwing)).rejects.toBe(boom)
+    await expect(settleWithin<number, string>((into) => into.value(1), 1_000, 1_000, throwing)).rejects.toBe(boom)
   })
 })

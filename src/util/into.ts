@@ -1,0 +1,40 @@
+/**
+ * The one internal convention for an outcome that comes later: the caller hands an `Into` down,
+ * and the work calls `value` or `error` on it once. No promise is made between a Redis reply and
+ * the caller that reads it (the hot path of every acquire and release makes none of its own);
+ * where a caller wants a promise, `promised` makes the one promise at that edge.
+ */
+export interface Into<T> {
+  value(value: T): void
+  error(err: unknown): void
+}
+
+/** The promise of work that hands its outcome to an `Into`; a synchronous throw of `send` rejects it. */
+export function promised<T>(send: (into: Into<T>) => void): Promise<T> {
+  return new Promise<T>((value, error) => {
+    try {
+      send({ value, error })
+    } catch (err) {
+      error(err)
+    }
+  })
+}
+
+/** `into` reading each value through `read` first: what `read` throws goes to `into.error`. */
+export function reading<A, T>(into: Into<T>, read: (answer: A) => T): Into<A> {
+  return {
+    value(answer) {
+      let result: T
+      try {
+        result = read(answer)
+      } catch (err) {
+        return into.error(err)
+      }
+      into.value(result)
+    },
+    error: into.error,
+  }
+}
+
+/** An outcome nobody waits for (a give-back, a late grant released): dropped. */
+export const DROPPED: Into<unknown> = { value() {}, error() {} }
