@@ -47,6 +47,7 @@ export {
   QuorumError,
   ReplicationError,
   ServerVersionError,
+  MissingDependencyError,
   LockReentryError,
   KeyTypeError,
   type NodeVote,

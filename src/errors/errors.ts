@@ -40,6 +40,20 @@ export class InvalidArgumentError extends FencelockError {
   }
 }
 
+/**
+ * An optional peer dependency is missing: `fencelock/otel` was imported without
+ * `@opentelemetry/api` installed (only that entry needs it). Thrown while the entry loads, so
+ * importing `fencelock/otel` rejects with it (ESM) or `require` throws it (CommonJS).
+ */
+export class MissingDependencyError extends FencelockError {
+  /** The package to install. */
+  readonly dependency: string
+  constructor(dependency: string, message: string, cause: unknown) {
+    super('MISSING_DEPENDENCY', message, { cause })
+    this.dependency = dependency
+  }
+}
+
 /** `acquire` waited its whole `wait` budget without getting the lock. */
 export class LockTimeoutError extends FencelockError {
   /** The resource that could not be had (a semaphore's or read/write lock's name). */

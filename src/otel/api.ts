@@ -3,7 +3,7 @@
 // application that imports fencelock/otel without installing it must be told what to install.
 import { createRequire } from 'node:module'
 import type * as OpenTelemetry from '@opentelemetry/api'
-import { MissingDependencyError } from './errors.js'
+import { MissingDependencyError } from '../errors/errors.js'
 
 /**
  * Synchronous, so `instrument()` stays synchronous: the ESM build resolves it from its own file

@@ -3,5 +3,5 @@
 // connect it to whichever copy of fencelock the application uses.
 export { instrument, type Instrumentation } from './instrument.js'
 export type { InstrumentOptions } from './options.js'
-export { InvalidArgumentError, MissingDependencyError } from './errors.js'
+export { InvalidArgumentError, MissingDependencyError } from '../errors/errors.js'
 export { ATTRIBUTES, METRICS, SCOPE, SPANS } from './names.js'

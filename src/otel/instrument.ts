@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { api } from './api.js'
-import { InvalidArgumentError } from './errors.js'
+import { InvalidArgumentError } from '../errors/errors.js'
 import { checkOptions, type CheckedOptions, type InstrumentOptions } from './options.js'
 import { createRecorder, type Recorder } from './recorder.js'
 

@@ -1,6 +1,7 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api'
 import { unknownOptionMessage } from '../util/unknown-option.js'
-import { describeValue, InvalidArgumentError } from './errors.js'
+import { InvalidArgumentError } from '../errors/errors.js'
+import { describeValue } from '../errors/describe-value.js'
 
 /** Options of `instrument()`. */
 export interface InstrumentOptions {

@@ -10,7 +10,7 @@ import { diag, DiagLogLevel, metrics, SpanStatusCode, trace, type Attributes } f
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { claimFence, createLocks, fencedSet, LockTimeoutError, telemetry } from '../../src/index.js'
+import { claimFence, createLocks, FencelockError, fencedSet, LockTimeoutError, telemetry } from '../../src/index.js'
 import { instrument, InvalidArgumentError, METRICS, SPANS, type Instrumentation } from '../../src/otel/index.js'
 import { adapters } from '../../harness/clients.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
@@ -391,7 +391,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       await otel.shutdown()
     })
 
-    it('loads no library code: src/otel imports only @opentelemetry/api, node built-ins, its own files, library types, and the import-free message helpers', () => {
+    it('loads no library code: src/otel imports only @opentelemetry/api, node built-ins, its own files, library types, the import-free message helpers and error classes', () => {
       const dir = new URL('../../src/otel/', import.meta.url)
       const imports = readdirSync(dir).flatMap((file) =>
         [...readFileSync(new URL(file, dir), 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({
@@ -401,9 +401,10 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
         })),
       )
       expect(imports.length).toBeGreaterThan(5)
-      // The value formatter and the unknown-option check are shared with the library: pure
-      // functions that import nothing, so they bring no library code (or state) along.
-      const shared = ['../errors/describe-value.js', '../util/unknown-option.js']
+      // The value formatter, the unknown-option check and the error classes are shared with the
+      // library: they import nothing, so they bring no library code (or state) along, and a bad
+      // option is the same InvalidArgumentError (one class for `instanceof`) wherever it is thrown.
+      const shared = ['../errors/describe-value.js', '../util/unknown-option.js', '../errors/errors.js']
       for (const file of shared) expect(readFileSync(new URL(file.replace(/\.js$/, '.ts'), dir), 'utf8')).not.toMatch(/^\s*(import|export)\b[^\n]*\bfrom\b/m)
       const allowed = (i: { type: boolean; from: string }) =>
         i.from === '@opentelemetry/api' ||
@@ -443,6 +444,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
           error = e
         }
         expect(error, String(message)).toBeInstanceOf(InvalidArgumentError)
+        expect(error).toBeInstanceOf(FencelockError)
         expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', name: 'InvalidArgumentError' })
         expect((error as Error).message.startsWith(message), (error as Error).message).toBe(true)
       }
