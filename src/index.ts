@@ -12,7 +12,8 @@
  * @module fencelock
  */
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './api/locks.js'
-export type { QuorumOptions, ReplicasOptions } from './topology/quorum/options.js'
+export type { QuorumOptions } from './topology/quorum/options.js'
+export type { ReplicasOptions } from './topology/replicated.js'
 export type { Lease } from './runtime/lease.js'
 export type { LockInfo } from './topology/backend.js'
 export type { PermitOptions, Semaphore, SemaphoreOptions, SemaphoreInfo, TryPermitOptions } from './primitives/semaphore/handle.js'

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/errors.js'
 import type { RedisClient } from '../redis/client-types.js'
-import type { QuorumOptions, ReplicasOptions } from '../topology/quorum/options.js'
+import type { QuorumOptions } from '../topology/quorum/options.js'
+import type { ReplicasOptions } from '../topology/replicated.js'
 import { checkOptions, describeValue, optionNames } from '../util/validate.js'
 
 /** What `createLocks` takes. */
