@@ -33,7 +33,6 @@ const RUNTIME_MAY_USE_OF_TOPOLOGY = ['src/topology/backend.ts', 'src/topology/wa
 /** Below every layer, one file every layer may use: the callback convention (util/into.ts). */
 const CONVENTION = 'src/util/into.ts'
 
-
 function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name)
@@ -90,6 +89,13 @@ describe('ARCHITECTURE.md: the layers and who may import whom', () => {
       }
     }
     expect(broken).toEqual([])
+  })
+
+  it('ARCHITECTURE.md names every folder of src/ in its map', () => {
+    const map = readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8')
+    const folders = [...new Set(sources.map((f) => path.posix.dirname(f)))].filter((d) => d !== 'src' && !d.includes('/embedded'))
+    expect(folders.length).toBeGreaterThan(15)
+    expect(folders.filter((d) => !map.includes(`\`${d}/\``))).toEqual([])
   })
 
   it('only the entry files stand in src/ root', () => {
