@@ -9,8 +9,9 @@ import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex } from 'redis-semaphore'
 import type { Lease, Locks } from '../src/index.js'
 import { fencelock } from './library.js'
-import { mutexKeys } from '../src/primitives/mutex/mutex.js'
-import { mutexAcquire, mutexRelease } from '../src/lua/embedded.js'
+import { createHash } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { luaSource } from '../scripts/lua-source.mjs'
 
 /** fencelock quorum mode's maxTtl in the bench: the longest ttl the scenarios ask for. */
 export const QUORUM_MAX_TTL = 10_000
@@ -217,7 +218,21 @@ function openRedlock5(spec: LibSpec, clients: Redis[], label: string): LockLib {
  * shows what the scripts cost in Redis and on the wire, the gap to fencelock's row what its
  * JavaScript costs. Not a peer: the targets leave it out.
  */
+/** A mutex script as it ships (read from its .lua file, as the build embeds it), with its SHA1. */
+function shippedScript(name: string): { sha: string; source: string } {
+  const source = luaSource(fileURLToPath(new URL(`../src/primitives/mutex/${name}.lua`, import.meta.url)))
+  return { sha: createHash('sha1').update(source).digest('hex'), source }
+}
+
+/** The mutex's keys of `resource` under the default prefix, as Redis holds them (the layout of src/primitives/lock.ts). */
+const mutexKeysOf = (resource: string) => {
+  const base = `fencelock:{${resource}}:`
+  return { lock: `${base}L`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` }
+}
+
 function openFencelockScripts(first: Redis, label: string): LockLib {
+  const mutexAcquire = shippedScript('mutex-acquire')
+  const mutexRelease = shippedScript('mutex-release')
   const loaded = new Set<string>()
   const run = (script: { sha: string; source: string }, keys: string[], args: (string | number)[]) => {
     if (loaded.has(script.sha)) return first.evalsha(script.sha, keys.length, ...keys, ...args)
@@ -228,7 +243,7 @@ function openFencelockScripts(first: Redis, label: string): LockLib {
     label,
     giveUps: 0,
     async acquire(key, ttl) {
-      const k = mutexKeys('fencelock:', key)
+      const k = mutexKeysOf(key)
       const token = randomUUID()
       const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
       const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace, '', ''])) as [

@@ -121,6 +121,16 @@ describe('ARCHITECTURE.md: the layers and who may import whom', () => {
     expect(circles).toEqual([])
   })
 
+  it('the benchmarks use the built package: nothing of src/ but its types', () => {
+    const broken: string[] = []
+    for (const file of walk(path.join(root, 'bench')).map(rel)) {
+      const text = readFileSync(path.join(root, file), 'utf8')
+      for (const m of text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gm))
+        if (!m[1] && /(^|\/)src\//.test(m[2]!)) broken.push(`${file} -> ${m[2]}`)
+    }
+    expect(broken).toEqual([])
+  })
+
   it("tests, the fault harness and the benchmarks share harness/: none reaches into another's helpers", () => {
     const broken: string[] = []
     for (const dir of ['verify', 'bench', 'harness']) {
