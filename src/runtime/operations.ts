@@ -1,5 +1,5 @@
 import type { Backend } from '../topology/backend.js'
-import { reportAcquire, unreported } from './acquire-report.js'
+import { reportAcquire, unreported } from './events.js'
 import { LockAbortedError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
 import { attemptError } from '../errors/failures.js'
 import { keyCache } from '../util/keys.js'

@@ -3,6 +3,9 @@ import { MAX_TIMER_DELAY } from '../util/alarms.js'
 import { attemptError } from '../errors/failures.js'
 import type { WakeReason } from '../util/telemetry.js'
 import type { LeaseState } from './lease-state.js'
+import type { AcquireStats } from './events.js'
+
+export type { AcquireStats } from './events.js'
 
 /**
  * Result of one attempt on behalf of a waiter. After an error whose outcome is unknown (the
@@ -14,16 +17,6 @@ export type TryResult =
   | { retry: number; blocked?: unknown }
   /** `silent`: ms the attempt waited for a reply that never came (the client's offline queue, a paused or unreachable Redis). */
   | { error: unknown; permanent: boolean; token?: string; silent?: number }
-
-/** What the `fencelock:acquire` event reports of one acquire; kept only while someone listens. */
-export interface AcquireStats {
-  /** Attempts sent to Redis so far. */
-  attempts: number
-  /** The first attempt found the lock taken (or someone ahead in line), or this acquire queued behind another of this process. */
-  contended: boolean
-  /** Why each attempt after waiting was sent (see `WakeReason`). */
-  readonly wakes: WakeReason[]
-}
 
 /** One acquire's checked options, and what it decided before its first attempt. */
 export interface AcquireCall {

@@ -1,0 +1,111 @@
+import { LockAbortedError, LockLostError, LockTimeoutError, type LockLostReason } from '../errors/errors.js'
+import type { Lease } from './lease.js'
+import { emit, events, type LockKind, type WakeReason } from '../util/telemetry.js'
+
+/** What the `fencelock:acquire` event reports of one acquire; kept only while someone listens. */
+export interface AcquireStats {
+  /** Attempts sent to Redis so far. */
+  attempts: number
+  /** The first attempt found the lock taken (or someone ahead in line), or this acquire queued behind another of this process. */
+  contended: boolean
+  /** Why each attempt after waiting was sent (see `WakeReason`). */
+  readonly wakes: WakeReason[]
+}
+
+// What the runtime publishes on the diagnostics channels (util/telemetry.ts): an acquisition
+// (`fencelock:acquire:start`, `fencelock:acquire`), and a lease's extension, release and loss.
+
+const asked = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined)
+
+/** True while nobody listens to the acquire events. */
+export const unreported = (): boolean => !events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers
+
+/**
+ * Runs one acquisition (`acquire`, `tryAcquire`) and publishes `fencelock:acquire:start` and
+ * `fencelock:acquire` for it when anyone listens: the outcome ('acquired', 'busy' for a null
+ * lease, 'timeout', 'aborted', 'error'), the wait, the attempts sent and whether the first found
+ * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
+ */
+export function reportAcquire<L extends Lease | null>(
+  kind: LockKind,
+  resource: string,
+  ttl: unknown,
+  wait: unknown,
+  run: (stats: AcquireStats | undefined) => Promise<L>,
+): Promise<L> {
+  if (unreported()) return run(undefined)
+  const started = performance.now()
+  const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
+  // The options as given, before they are checked: a value that is not a number is left out (the call rejects).
+  emit(events.acquireStart, () => ({ kind, resource, ttl: asked(ttl), wait: asked(wait) }))
+  return run(stats).then(
+    (lease) => {
+      const waitedMs = performance.now() - started
+      if (lease)
+        emit(events.acquire, () => ({
+          kind,
+          resource,
+          outcome: 'acquired',
+          waitedMs,
+          token: lease.token,
+          fence: lease.fence,
+          attempts: stats.attempts,
+          contended: stats.contended,
+          wakes: stats.wakes,
+        }))
+      else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended, wakes: stats.wakes }))
+      return lease
+    },
+    (error: unknown) => {
+      const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
+      emit(events.acquire, () => ({
+        kind,
+        resource,
+        outcome,
+        waitedMs: performance.now() - started,
+        error,
+        attempts: stats.attempts,
+        contended: stats.contended,
+        wakes: stats.wakes,
+      }))
+      throw error
+    },
+  )
+}
+
+/** The lease as its telemetry events name it. */
+interface Reported {
+  readonly resource: string
+  readonly token: string
+  readonly fence: number
+}
+
+/** `fencelock:extend` once `extending` settles, if anyone listens (the messages are built only then). */
+export function reportExtend(kind: LockKind, lease: Reported, ttl: number, extending: Promise<boolean>): void {
+  if (!events.extend.hasSubscribers) return
+  const { resource, token } = lease
+  extending.then(
+    (ok) => emit(events.extend, () => ({ kind, resource, token, ttl, outcome: ok ? 'extended' : 'lost' })),
+    (error: unknown) =>
+      emit(events.extend, () =>
+        error instanceof LockLostError ? { kind, resource, token, ttl, outcome: 'lost' } : { kind, resource, token, ttl, outcome: 'error', error },
+      ),
+  )
+}
+
+/** `fencelock:release`, if anyone listens: Redis answered `released`; `wasHeld`: the lease was still held when released. */
+export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: number, wasHeld: boolean, released: boolean): void {
+  emit(events.release, () => ({
+    kind,
+    resource: lease.resource,
+    token: lease.token,
+    fence: lease.fence,
+    released: released && wasHeld,
+    heldMs: performance.now() - acquiredAt,
+  }))
+}
+
+/** `fencelock:lost`. */
+export function reportLost(kind: LockKind, lease: Reported, acquiredAt: number, reason: LockLostReason): void {
+  emit(events.lost, () => ({ kind, resource: lease.resource, token: lease.token, fence: lease.fence, reason, heldMs: performance.now() - acquiredAt }))
+}
