@@ -17,14 +17,11 @@ export interface AcquireStats {
 
 const asked = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined)
 
-/** True while nobody listens to the acquire events. */
-export const unreported = (): boolean => !events.acquire.hasSubscribers && !events.acquireStart.hasSubscribers
-
 /**
  * Runs one acquisition (`acquire`, `tryAcquire`) and publishes `fencelock:acquire:start` and
  * `fencelock:acquire` for it when anyone listens: the outcome ('acquired', 'busy' for a null
  * lease, 'timeout', 'aborted', 'error'), the wait, the attempts sent and whether the first found
- * the lock taken. With nobody listening it only calls `run` (no stats object, no closures).
+ * the lock taken. The caller asks only while someone listens (no stats object or closures otherwise).
  */
 export function reportAcquire<L extends Lease | null>(
   kind: LockKind,
@@ -33,7 +30,6 @@ export function reportAcquire<L extends Lease | null>(
   wait: unknown,
   run: (stats: AcquireStats | undefined) => Promise<L>,
 ): Promise<L> {
-  if (unreported()) return run(undefined)
   const started = performance.now()
   const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
   // The options as given, before they are checked: a value that is not a number is left out (the call rejects).

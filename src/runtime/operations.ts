@@ -1,5 +1,5 @@
 import type { Backend } from '../topology/backend.js'
-import { reportAcquire, unreported } from './events.js'
+import { reportAcquire } from './events.js'
 import { LockAbortedError, LockTimeoutError, type FencelockError } from '../errors/errors.js'
 import { attemptError } from '../errors/failures.js'
 import { keyCache } from '../util/keys.js'
@@ -11,7 +11,7 @@ import { extendByToken, inspectBounded, releaseByToken, type ByToken } from './b
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
-import type { LockKind } from '../util/telemetry.js'
+import { events, type LockKind } from '../util/telemetry.js'
 import {
   checkBoolean,
   checkFunction,
@@ -29,6 +29,12 @@ import { newWaiter, type AcquireCall, type AcquireStats, type TryResult } from '
 import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
+
+/** True while someone listens to the acquire events: only then are they counted and built. */
+const listened = (): boolean => events.acquire.hasSubscribers || events.acquireStart.hasSubscribers
+
+/** The options of a call that passed none: nothing to check. */
+const NONE: AcquireOptions & TryAcquireOptions = Object.freeze({})
 
 /** The lease, its renewals stopped `maxHold` ms after its acquire (nothing to do when off). */
 const limitHold = (lease: LeaseState, maxHold: number): LeaseState => {
@@ -101,8 +107,8 @@ export class Operations<Info> {
    * Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*`
    * when listened to (with the attempts sent and whether the first found the lock taken).
    */
-  acquire(resource: string, options: AcquireOptions = {}): Promise<Lease> {
-    if (unreported()) return this.#acquire(resource, options, undefined)
+  acquire(resource: string, options: AcquireOptions = NONE): Promise<Lease> {
+    if (!listened()) return this.#acquire(resource, options, undefined)
     return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.#acquire(resource, options, stats))
   }
 
@@ -116,7 +122,7 @@ export class Operations<Info> {
    * queue. Not an async function: uncontended, the caller gets the attempt's own promise, which
    * settles with the lease in the handler that reads the reply (no promise more of its own).
    */
-  #acquire(resource: string, options: AcquireOptions = {}, stats: AcquireStats | undefined): Promise<Lease> {
+  #acquire(resource: string, options: AcquireOptions = NONE, stats: AcquireStats | undefined): Promise<Lease> {
     let call: AcquireCall
     try {
       call = this.#acquireCall(resource, options, stats)
@@ -138,7 +144,7 @@ export class Operations<Info> {
   /** The acquire's options read and checked; its waiter id when it may wait. */
   #acquireCall(resource: string, options: AcquireOptions, stats: AcquireStats | undefined): AcquireCall {
     this.#checkName(resource)
-    checkOptions(options, ACQUIRE_OPTIONS)
+    if (options !== NONE) checkOptions(options, ACQUIRE_OPTIONS)
     const ttl = this.#ttl(options.ttl)
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
@@ -190,8 +196,8 @@ export class Operations<Info> {
   }
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
-  tryAcquire(resource: string, options: TryAcquireOptions = {}): Promise<Lease | null> {
-    if (unreported()) return this.#tryAcquire(resource, options, undefined)
+  tryAcquire(resource: string, options: TryAcquireOptions = NONE): Promise<Lease | null> {
+    if (!listened()) return this.#tryAcquire(resource, options, undefined)
     return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.#tryAcquire(resource, options, stats))
   }
 
@@ -200,7 +206,7 @@ export class Operations<Info> {
     let maxHold = Infinity
     try {
       this.#checkName(resource)
-      checkOptions(options, TRY_ACQUIRE_OPTIONS)
+      if (options !== NONE) checkOptions(options, TRY_ACQUIRE_OPTIONS)
       const ttl = this.#ttl(options.ttl)
       const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
       this.#runtime.checkOpen(this.#backend)

@@ -2,7 +2,7 @@ import type { Attempt, Backend } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
 import { groupCommit } from './group.js'
-import { reading } from '../util/into.js'
+import type { Into } from '../util/into.js'
 import type { NodeGrant, Primitive, Released } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
@@ -19,25 +19,29 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
   const exec = redis.evalScript
   const many = primitive.extendMany
   const routeKey = primitive.routeKey
-  const granted =
-    (token: string) =>
-    (grant: NodeGrant): Attempt => {
-      if (grant.granted) return { acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) }
-      if (grant.refusal) throw grant.refusal
-      return { acquired: false, retry: grant.retry }
-    }
-  const released =
-    (resource: string) =>
-    (reply: Released): boolean => {
-      if (reply.refused !== undefined) throw wakeRefused(resource, reply.refused)
-      return reply.released
-    }
+  /** The node's grant as the runtime's attempt: a lease token, a refusal to wait on, or the refusal's error. */
+  const granted = (token: string, into: Into<Attempt>): Into<NodeGrant> => ({
+    value(grant) {
+      if (grant.granted) into.value({ acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) })
+      else if (grant.refusal) into.error(grant.refusal)
+      else into.value({ acquired: false, retry: grant.retry })
+    },
+    error: into.error,
+  })
+  /** Released or not; a release whose wake-up PUBLISH Redis refused is an error (the next waiter sleeps). */
+  const released = (resource: string, into: Into<boolean>): Into<Released> => ({
+    value(reply) {
+      if (reply.refused !== undefined) into.error(wakeRefused(resource, reply.refused))
+      else into.value(reply.released)
+    },
+    error: into.error,
+  })
   return {
     maxTtl,
     wake: subscriberFor(redis),
     isClosed: () => redis.isClosed(),
     clientError: () => redis.clientError(),
-    attempt: (resource, token, ttl, waiter, into) => grouped.acquire(exec, resource, { token, ttl, waiter }, reading(into, granted(token))),
+    attempt: (resource, token, ttl, waiter, into) => grouped.acquire(exec, resource, { token, ttl, waiter }, granted(token, into)),
     extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
     ...(many && routeKey
       ? {
@@ -46,7 +50,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
           batchKey: redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
         }
       : {}),
-    release: (resource, token, into) => grouped.release(exec, resource, token, reading(into, released(resource))),
+    release: (resource, token, into) => grouped.release(exec, resource, token, released(resource, into)),
     leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
     async inspect(resource) {
       return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)

@@ -20,21 +20,5 @@ export function promised<T>(send: (into: Into<T>) => void): Promise<T> {
   })
 }
 
-/** `into` reading each value through `read` first: what `read` throws goes to `into.error`. */
-export function reading<A, T>(into: Into<T>, read: (answer: A) => T): Into<A> {
-  return {
-    value(answer) {
-      let result: T
-      try {
-        result = read(answer)
-      } catch (err) {
-        return into.error(err)
-      }
-      into.value(result)
-    },
-    error: into.error,
-  }
-}
-
 /** An outcome nobody waits for (a give-back, a late grant released): dropped. */
 export const DROPPED: Into<unknown> = { value() {}, error() {} }
