@@ -2,7 +2,22 @@ import { InvalidArgumentError } from '../errors/errors.js'
 import type { RedisClient } from '../redis/client-types.js'
 import type { QuorumOptions } from '../topology/quorum/options.js'
 import type { ReplicasOptions } from '../topology/replicated.js'
-import { checkOptions, describeValue, optionNames } from '../util/validate.js'
+import { adapterFor } from '../redis/index.js'
+import type { RedisAdapter } from '../redis/adapter.js'
+import { defaultNodeTimeout } from '../topology/quorum/options.js'
+import {
+  checkBoolean,
+  checkLeaseTtl,
+  checkMaxHold,
+  checkNumber,
+  checkOptions,
+  checkStringOrEmpty,
+  checkTtl,
+  checkWait,
+  describeValue,
+  MAX_TTL,
+  optionNames,
+} from '../util/validate.js'
 
 /** What `createLocks` takes. */
 export interface LocksOptions {
@@ -101,11 +116,110 @@ const LOCKS_OPTIONS = optionNames<LocksOptions>(
   },
 )
 
-/** `createLocks`' argument: an object with known option names (each value is checked where it is read). */
-export function checkLocksOptions(options: unknown): asserts options is LocksOptions {
+/** `createLocks`' argument: an object with known option names. */
+function checkLocksOptions(options: unknown): asserts options is LocksOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     const quorum = Array.isArray(options) ? ': for quorum mode, pass the clients as { redis: [client1, client2, client3] }' : ''
     throw new InvalidArgumentError(`Expected \`options\` to be an object { redis, ... }, got ${describeValue(options)}${quorum}`)
   }
   checkOptions(options, LOCKS_OPTIONS)
+}
+
+/** Where the locks run, with every client's adapter detected (once, here). */
+export type TopologyChoice =
+  | { readonly kind: 'single'; readonly redis: RedisAdapter }
+  | { readonly kind: 'replicated'; readonly redis: RedisAdapter; readonly replicas: { readonly count: number; readonly timeout: number } }
+  | { readonly kind: 'quorum'; readonly adapters: readonly RedisAdapter[]; readonly nodeTimeout: (ttl: number) => number }
+
+/** `createLocks`' options, checked, with their defaults: what every part below reads, and nothing re-checks. */
+export interface CheckedLocksOptions {
+  readonly topology: TopologyChoice
+  readonly prefix: string
+  readonly allowShortTtl: boolean
+  readonly maxTtl: number
+  readonly ttl: number
+  readonly wait: number
+  readonly tryTimeout: number
+  readonly driftFactor: number
+  readonly fenceRetention: number
+  readonly waiterGrace: number
+  readonly maxHold: number
+  readonly reentrant: boolean
+}
+
+const DAY = 86_400_000
+
+/**
+ * `createLocks`' options read in one place: the object and its option names, each value (a bad one
+ * throws `InvalidArgumentError` naming it), the defaults, and the clients' adapters. Frozen.
+ */
+export function readLocksOptions(options: unknown): CheckedLocksOptions {
+  checkLocksOptions(options)
+  const isQuorum = Array.isArray(options.redis)
+  const prefix = options.prefix === undefined ? 'fencelock:' : checkStringOrEmpty(options.prefix, 'prefix')
+  const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
+  const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
+  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
+  const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
+  const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
+  const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
+  const fenceRetention = options.fenceRetention === undefined ? DAY : checkTtl(options.fenceRetention, 'fenceRetention')
+  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
+  const waiterGrace =
+    options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
+  const maxHold = options.maxHold === undefined ? Infinity : checkMaxHold(options.maxHold)
+  const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
+  const topology = topologyChoice(options)
+  return Object.freeze({ topology, prefix, allowShortTtl, maxTtl, ttl, wait, tryTimeout, driftFactor, fenceRetention, waiterGrace, maxHold, reentrant })
+}
+
+/** One client (plain, or followed by WAIT), or a quorum of several: checked, with each client's adapter. */
+function topologyChoice(options: LocksOptions): TopologyChoice {
+  if (!Array.isArray(options.redis)) {
+    const redis = adapterFor(options.redis)
+    if (options.quorum !== undefined) throw new InvalidArgumentError('Expected `quorum` only with an array of clients (quorum mode)')
+    if (options.replicas === undefined) return { kind: 'single', redis }
+    const replicas = checkReplicas(options.replicas)
+    if (redis.isCluster)
+      throw new InvalidArgumentError("Expected `replicas` with a single Redis, not a cluster client (WAIT cannot be routed to the lock's node)")
+    return { kind: 'replicated', redis, replicas }
+  }
+  if (options.replicas !== undefined)
+    throw new InvalidArgumentError('Expected `replicas` only with a single client: in quorum mode the majority is the replication')
+  const clients = options.redis as unknown[]
+  const adapters = clients.map((client, i) => adapterFor(client, `redis[${i}]`))
+  if (adapters.length === 0) throw new InvalidArgumentError('Expected `redis` to hold at least one client, got an empty array')
+  if (new Set(adapters).size !== adapters.length)
+    throw new InvalidArgumentError('Expected `redis` to hold distinct clients (one per independent Redis master), got the same client twice')
+  return { kind: 'quorum', adapters, nodeTimeout: quorumNodeTimeout(options.quorum) }
+}
+
+const QUORUM_OPTIONS = optionNames<QuorumOptions>('createLocks `quorum`', { nodeTimeout: true })
+
+/** The per-node timeout for a given ttl: fixed if the caller chose one, else a tenth of the ttl (10 to 1,000 ms). */
+function quorumNodeTimeout(options: unknown): (ttl: number) => number {
+  if (options === undefined) return defaultNodeTimeout
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`Expected \`quorum\` to be an object, got ${describeValue(options)}`)
+  }
+  checkOptions(options, QUORUM_OPTIONS, 'quorum')
+  const { nodeTimeout } = options as { nodeTimeout?: unknown }
+  if (nodeTimeout === undefined) return defaultNodeTimeout
+  const fixed = checkTtl(nodeTimeout, 'quorum.nodeTimeout')
+  return () => fixed
+}
+
+const REPLICAS_OPTIONS = optionNames<ReplicasOptions>('createLocks `replicas`', { count: true, timeout: true })
+
+/** `createLocks({ replicas })` checked: an object of a count (1 to 1000) and a timeout. */
+function checkReplicas(options: unknown): { count: number; timeout: number } {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`Expected \`replicas\` to be an object { count, timeout }, got ${describeValue(options)}`)
+  }
+  checkOptions(options, REPLICAS_OPTIONS, 'replicas')
+  const { count, timeout } = options as { count?: unknown; timeout?: unknown }
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1_000) {
+    throw new InvalidArgumentError(`Expected \`replicas.count\` to be an integer from 1 to 1000, got ${describeValue(count)}`)
+  }
+  return { count, timeout: checkTtl(timeout, 'replicas.timeout') }
 }

@@ -1,7 +1,7 @@
 import type { Backend, LockInfo } from '../topology/backend.js'
 import { InvalidArgumentError } from '../errors/errors.js'
 import { holding, type Lease } from '../runtime/lease.js'
-import { checkLocksOptions, type LocksOptions } from './locks-options.js'
+import { readLocksOptions, type LocksOptions } from './locks-options.js'
 import { topologyOf, type Topology } from './topology-choice.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from '../runtime/operations.js'
 import { mutex, mutexKeys } from '../primitives/mutex/mutex.js'
@@ -14,22 +14,9 @@ import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../prim
 import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
 import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
-import { adapterFor } from '../redis/index.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
 import { CallChain } from '../runtime/reentrancy.js'
-import {
-  checkBoolean,
-  checkFunction,
-  checkOptions,
-  checkLeaseTtl,
-  checkMaxHold,
-  checkNumber,
-  checkResource,
-  checkStringOrEmpty,
-  checkTtl,
-  checkWait,
-  MAX_TTL,
-} from '../util/validate.js'
+import { checkFunction, checkOptions, checkResource } from '../util/validate.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -100,8 +87,6 @@ export interface Locks {
   readonly closed: boolean
 }
 
-const DAY = 86_400_000
-
 /**
  * Creates locks on one Redis (ioredis or node-redis; single node or cluster), or, given an array
  * of clients, on a quorum of independent masters (a majority must grant each lock; see
@@ -109,27 +94,21 @@ const DAY = 86_400_000
  * a signal that aborts when it is lost.
  */
 export function createLocks(options: LocksOptions): Locks {
-  checkLocksOptions(options)
-  const isQuorum = Array.isArray(options.redis)
-  const prefix = options.prefix === undefined ? 'fencelock:' : checkStringOrEmpty(options.prefix, 'prefix')
-  const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
-  const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
-  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
-  const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
-  const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
-  const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
-  const fenceRetention = options.fenceRetention === undefined ? DAY : checkTtl(options.fenceRetention, 'fenceRetention')
-  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
-  const waiterGrace =
-    options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
-  const maxHold = options.maxHold === undefined ? Infinity : checkMaxHold(options.maxHold)
-  const defaults: Defaults = { ttl, wait, driftFactor, waiterGrace, allowShortTtl, tryTimeout, maxHold }
-  const primitiveOptions = { prefix, fenceRetention, waiterGrace }
-  const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
-  const cluster = !Array.isArray(options.redis) && adapterFor(options.redis).isCluster
+  const o = readLocksOptions(options)
+  const { prefix, fenceRetention, waiterGrace } = o
+  const defaults: Defaults = {
+    ttl: o.ttl,
+    wait: o.wait,
+    driftFactor: o.driftFactor,
+    waiterGrace,
+    allowShortTtl: o.allowShortTtl,
+    tryTimeout: o.tryTimeout,
+    maxHold: o.maxHold,
+  }
+  const cluster = o.topology.kind === 'single' && o.topology.redis.isCluster
   // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
   const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
-  return new LockSet(topologyOf(options, maxTtl), defaults, primitiveOptions, reentrant, atomic, isQuorum)
+  return new LockSet(topologyOf(o.topology, o.maxTtl), defaults, { prefix, fenceRetention, waiterGrace }, o.reentrant, atomic, o.topology.kind === 'quorum')
 }
 
 /** The mutex's handle, and the door to the other primitives of this instance. */

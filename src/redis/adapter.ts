@@ -26,6 +26,40 @@ export interface RedisAdapter {
   createSubscriber(): Promise<SubscriberConnection>
 }
 
+/** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */
+export interface ScriptSender {
+  evalsha(sha: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  eval(source: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
+  command(args: string[], key: string | undefined): Promise<unknown>
+}
+
+/**
+ * The ScriptSender of a client that takes a command as one list of strings (node-redis, GLIDE):
+ * `send(args, key)` sends it, routed by `key` on a cluster (the script's first key).
+ */
+export function argvSender(send: (args: string[], key?: string) => Promise<unknown>): ScriptSender {
+  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const out = [command, body, String(keys.length), ...keys]
+    for (const arg of args) out.push(String(arg))
+    return send(out, keys[0])
+  }
+  return {
+    evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
+    eval: (source, keys, args) => call('EVAL', source, keys, args),
+    command: (args, key) => send(args, key),
+  }
+}
+
+/**
+ * What an adapter file makes of its client: everything but the script path, which
+ * `redis/index.ts` adds from `sender` (one script runner per client, script-runner.ts).
+ */
+export interface ClientParts extends Omit<RedisAdapter, 'evalScript' | 'evalThenWait'> {
+  readonly sender: ScriptSender
+  /** Reads a client's rewritten error reply back as Redis wrote it (GLIDE), for the runner's checks. */
+  readonly asRedisWrote?: (err: unknown) => unknown
+}
+
 /** A dedicated pub/sub connection. */
 export interface SubscriberConnection {
   subscribe(channel: string): Promise<void>

@@ -1,5 +1,4 @@
-import { leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { argvSender, scriptRunner } from './script-runner.js'
+import { leaving, retryTryAgain, argvSender, type ClientParts, type SubscriberConnection } from './adapter.js'
 
 /** The parts of Valkey GLIDE's `GlideClient` and `GlideClusterClient` (2.x) that fencelock uses. */
 export interface GlideClientLike {
@@ -84,7 +83,7 @@ const rejectAsReply = (err: unknown): never => {
   throw glideReplyError(err)
 }
 
-export function glideAdapter(client: GlideClientLike): RedisAdapter {
+export function glideParts(client: GlideClientLike): ClientParts {
   const cluster = isGlideCluster(client)
   const internals = client as unknown as GlideInternals
   const isClosed = () => internals.isClosed === true
@@ -96,9 +95,6 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
     ? (args: string[], key?: string) =>
         retryTryAgain(() => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }))
     : (args: string[]) => client.customCommand(args)
-  // GLIDE's rewritten error replies are read back as Redis wrote them in the runner's own
-  // rejection handlers: no extra handler (and promise) per call.
-  const runner = scriptRunner(argvSender(send), isClosed, glideReplyError)
   return {
     kind: 'glide',
     isCluster: cluster,
@@ -106,8 +102,10 @@ export function glideAdapter(client: GlideClientLike): RedisAdapter {
     // GLIDE has no error events: a call that gets no reply is rejected by GLIDE itself
     // (ConnectionError, TimeoutError after its requestTimeout), and that rejection is the cause.
     clientError: () => undefined,
-    evalScript: runner.evalScript,
-    evalThenWait: runner.evalThenWait,
+    sender: argvSender(send),
+    // GLIDE's rewritten error replies are read back as Redis wrote them in the runner's own
+    // rejection handlers: no extra handler (and promise) per call.
+    asRedisWrote: glideReplyError,
     command: (args, key) => send([...args], key).catch((err: unknown) => Promise.reject(leaving(glideReplyError(err), isClosed))),
     createSubscriber: () => glideSubscriber(internals),
   }

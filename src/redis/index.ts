@@ -1,11 +1,12 @@
 import { InvalidArgumentError } from '../errors/errors.js'
 import { closedClient } from '../errors/failures.js'
 import { describeValue } from '../util/validate.js'
-import type { RedisAdapter } from './adapter.js'
-import { glideAdapter, isGlide } from './glide.js'
-import { ioredisAdapter, isIORedis } from './ioredis.js'
-import { isNodeRedis, nodeRedisAdapter } from './node-redis.js'
-import { isNodeRedis3, nodeRedis3Adapter } from './node-redis3.js'
+import type { ClientParts, RedisAdapter } from './adapter.js'
+import { glideParts, isGlide } from './glide.js'
+import { ioredisParts, isIORedis } from './ioredis.js'
+import { isNodeRedis, nodeRedisParts } from './node-redis.js'
+import { isNodeRedis3, nodeRedis3Parts } from './node-redis3.js'
+import { scriptRunner } from './script-runner.js'
 
 export type { RedisAdapter, SubscriberConnection } from './adapter.js'
 export type { GlideClient, IORedisClient, NodeRedisClient, NodeRedisCluster, NodeRedisSentinel, RedisClient } from './client-types.js'
@@ -14,6 +15,26 @@ export type { IORedisLike } from './ioredis.js'
 export type { NodeRedisClientLike, NodeRedisClusterLike, NodeRedisSentinelLike } from './node-redis.js'
 
 const adapters = new WeakMap<object, RedisAdapter>()
+
+/**
+ * The client kinds fencelock speaks to, told apart by shape, in this order (a node-redis 4+
+ * client would also pass node_redis 3's test): each adapter file says whether a client is its
+ * kind and makes its parts.
+ */
+const CLIENT_KINDS: readonly { readonly is: (client: object) => boolean; readonly parts: (client: never) => ClientParts }[] = [
+  { is: isIORedis, parts: ioredisParts },
+  { is: isNodeRedis, parts: nodeRedisParts },
+  { is: isGlide, parts: glideParts },
+  // node_redis 3 (callbacks): what node-redlock v4's users pass to its drop-in.
+  { is: isNodeRedis3, parts: nodeRedis3Parts },
+]
+
+/** A client's parts with the script path added: one script runner over its sender. */
+export function withScripts(parts: ClientParts): RedisAdapter {
+  const { sender, asRedisWrote, ...rest } = parts
+  const runner = scriptRunner(sender, parts.isClosed, asRedisWrote)
+  return { ...rest, evalScript: runner.evalScript, evalThenWait: runner.evalThenWait }
+}
 
 const MAKE_CLIENT = 'make a client from it: `new Redis(url)` (ioredis, iovalkey) or `await createClient({ url }).connect()` (node-redis)'
 const PASS_CLIENT =
@@ -62,13 +83,9 @@ export function adapterFor(client: unknown, name = 'redis'): RedisAdapter {
   if (typeof client !== 'object' || client === null) throw notAClient(client, name)
   const cached = adapters.get(client)
   if (cached) return cached
-  let adapter: RedisAdapter
-  if (isIORedis(client)) adapter = ioredisAdapter(client)
-  else if (isNodeRedis(client)) adapter = nodeRedisAdapter(client)
-  else if (isGlide(client)) adapter = glideAdapter(client)
-  // node_redis 3 (callbacks): what node-redlock v4's users pass to its drop-in.
-  else if (isNodeRedis3(client)) adapter = nodeRedis3Adapter(client)
-  else throw notAClient(client, name)
+  const kind = CLIENT_KINDS.find((k) => k.is(client))
+  if (!kind) throw notAClient(client, name)
+  const adapter = withScripts(kind.parts(client as never))
   if (adapter.isClosed() && (adapter.kind === 'ioredis' || adapter.kind === 'glide')) throw closedClient(name)
   adapters.set(client, adapter)
   return adapter

@@ -1,5 +1,4 @@
-import { lastClientError, leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { scriptRunner } from './script-runner.js'
+import { lastClientError, leaving, retryTryAgain, type ClientParts, type SubscriberConnection } from './adapter.js'
 
 /** The parts of ioredis' `Redis` and `Cluster` that fencelock uses. */
 export interface IORedisLike {
@@ -22,7 +21,7 @@ export function isIORedis(client: unknown): client is IORedisLike {
   return typeof c === 'object' && c !== null && typeof c.evalsha === 'function' && typeof c.call === 'function' && typeof c.status === 'string'
 }
 
-export function ioredisAdapter(client: IORedisLike): RedisAdapter {
+export function ioredisParts(client: IORedisLike): ClientParts {
   const cluster = client.isCluster === true
   const isClosed = () => client.status === 'end'
   // The client's own evalsha/eval: on the hot path, no argument array is built twice.
@@ -32,16 +31,13 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
     command: (args: string[]) => client.call(args[0]!, ...args.slice(1)),
   }
   // A cluster client gives up on TRYAGAIN after its own 16 retries: keep going (see retryTryAgain).
-  const runner = scriptRunner(
-    cluster
-      ? {
-          evalsha: (sha, keys, args) => retryTryAgain(() => sender.evalsha(sha, keys, args)),
-          eval: (source, keys, args) => retryTryAgain(() => sender.eval(source, keys, args)),
-          command: (args) => retryTryAgain(() => sender.command(args)),
-        }
-      : sender,
-    isClosed,
-  )
+  const scripts: ClientParts['sender'] = cluster
+    ? {
+        evalsha: (sha, keys, args) => retryTryAgain(() => sender.evalsha(sha, keys, args)),
+        eval: (source, keys, args) => retryTryAgain(() => sender.eval(source, keys, args)),
+        command: (args) => retryTryAgain(() => sender.command(args)),
+      }
+    : sender
   // ioredis prints an 'error' that nobody listens to (and carries on).
   const clientError = lastClientError(client, (err) => {
     if (err instanceof Error) console.error('[ioredis] Unhandled error event:', err.stack)
@@ -51,8 +47,7 @@ export function ioredisAdapter(client: IORedisLike): RedisAdapter {
     isCluster: cluster,
     isClosed,
     clientError,
-    evalScript: runner.evalScript,
-    evalThenWait: runner.evalThenWait,
+    sender: scripts,
     command: ([name, ...args]) => client.call(name!, ...args).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
     async createSubscriber(): Promise<SubscriberConnection> {
       // disconnectTimeout 0: on close, destroy the socket at once instead of keeping the process

@@ -1,5 +1,4 @@
-import { lastClientError, leaving, retryTryAgain, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { argvSender, scriptRunner } from './script-runner.js'
+import { lastClientError, leaving, retryTryAgain, argvSender, type ClientParts, type SubscriberConnection } from './adapter.js'
 
 /** The parts of a node-redis (v4 and later) client that fencelock uses. */
 export interface NodeRedisClientLike {
@@ -69,7 +68,7 @@ const isNodeRedisCluster = (client: NodeRedisLike): client is NodeRedisClusterLi
 // A sentinel client has no duplicate() and takes `isReadonly` before the arguments.
 const isNodeRedisSentinel = (client: NodeRedisLike): client is NodeRedisSentinelLike => typeof (client as NodeRedisSentinelLike).getMasterNode === 'function'
 
-export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
+export function nodeRedisParts(client: NodeRedisLike): ClientParts {
   const cluster = isNodeRedisCluster(client)
   const sentinel = isNodeRedisSentinel(client)
   const isClosed = () => !client.isOpen
@@ -78,7 +77,6 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     : sentinel
       ? (args: string[]) => client.sendCommand(false, args)
       : (args: string[]) => (client as NodeRedisClientLike).sendCommand(args)
-  const runner = scriptRunner(argvSender(send), isClosed)
   // node-redis is an EventEmitter: an 'error' that nobody listens to is thrown where it is emitted.
   const clientError = lastClientError(client, (err) => {
     throw err
@@ -88,8 +86,7 @@ export function nodeRedisAdapter(client: NodeRedisLike): RedisAdapter {
     isCluster: cluster,
     isClosed,
     clientError,
-    evalScript: runner.evalScript,
-    evalThenWait: runner.evalThenWait,
+    sender: argvSender(send),
     command: (args, key) => send([...args], key).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
     async createSubscriber(): Promise<SubscriberConnection> {
       if (sentinel) return sentinelSubscriber(client)

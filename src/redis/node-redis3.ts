@@ -1,5 +1,4 @@
-import { lastClientError, leaving, type RedisAdapter, type SubscriberConnection } from './adapter.js'
-import { scriptRunner } from './script-runner.js'
+import { lastClientError, leaving, type ClientParts, type SubscriberConnection } from './adapter.js'
 
 type Reply = (err: Error | null, reply: unknown) => void
 
@@ -32,16 +31,8 @@ const send = (client: NodeRedis3Like, command: string, args: (string | number)[]
   })
 
 /** A node_redis 3 client (single node; it has no cluster client). */
-export function nodeRedis3Adapter(client: NodeRedis3Like): RedisAdapter {
+export function nodeRedis3Parts(client: NodeRedis3Like): ClientParts {
   const isClosed = () => client.closing === true
-  const runner = scriptRunner(
-    {
-      evalsha: (sha, keys, args) => send(client, 'EVALSHA', [sha, keys.length, ...keys, ...args]),
-      eval: (source, keys, args) => send(client, 'EVAL', [source, keys.length, ...keys, ...args]),
-      command: ([name, ...args]) => send(client, name!, args),
-    },
-    isClosed,
-  )
   // node_redis 3 throws an 'error' that nobody listens to; fencelock's own listener must not
   // silence it altogether: it is printed, as ioredis prints its own.
   const clientError = lastClientError(client, (err) => {
@@ -52,8 +43,11 @@ export function nodeRedis3Adapter(client: NodeRedis3Like): RedisAdapter {
     isCluster: false,
     isClosed,
     clientError,
-    evalScript: runner.evalScript,
-    evalThenWait: runner.evalThenWait,
+    sender: {
+      evalsha: (sha, keys, args) => send(client, 'EVALSHA', [sha, keys.length, ...keys, ...args]),
+      eval: (source, keys, args) => send(client, 'EVAL', [source, keys.length, ...keys, ...args]),
+      command: ([name, ...args]) => send(client, name!, args),
+    },
     command: ([name, ...args]) => send(client, name!, args).catch((err: unknown) => Promise.reject(leaving(err, isClosed))),
     createSubscriber: async () => subscriberOf(client.duplicate()),
   }

@@ -1,7 +1,7 @@
 import type { Decode, LuaScript } from '../lua/index.js'
 import type { Exec } from '../lua/binding.js'
 import type { Into } from '../util/into.js'
-import { isNoScript, isPermanentReplyError, leaving } from './adapter.js'
+import { isNoScript, isPermanentReplyError, leaving, type ScriptSender } from './adapter.js'
 import { MIN_SERVER, ServerVersionError } from '../errors/errors.js'
 import { classify } from '../errors/redis-failure.js'
 
@@ -24,29 +24,7 @@ export function olderThan(version: string, than: string): boolean {
   return false
 }
 
-/** How an adapter sends a script call and a plain command; `key` routes it on a cluster. */
-export interface ScriptSender {
-  evalsha(sha: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
-  eval(source: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>
-  command(args: string[], key: string | undefined): Promise<unknown>
-}
-
-/**
- * The ScriptSender of a client that takes a command as one list of strings (node-redis, GLIDE):
- * `send(args, key)` sends it, routed by `key` on a cluster (the script's first key).
- */
-export function argvSender(send: (args: string[], key?: string) => Promise<unknown>): ScriptSender {
-  const call = (command: string, body: string, keys: readonly string[], args: readonly (string | number)[]) => {
-    const out = [command, body, String(keys.length), ...keys]
-    for (const arg of args) out.push(String(arg))
-    return send(out, keys[0])
-  }
-  return {
-    evalsha: (sha, keys, args) => call('EVALSHA', sha, keys, args),
-    eval: (source, keys, args) => call('EVAL', source, keys, args),
-    command: (args, key) => send(args, key),
-  }
-}
+export type { ScriptSender } from './adapter.js'
 
 export interface ScriptRunner {
   /** EVALSHA, falling back to EVAL on NOSCRIPT (a restarted node has an empty script cache); `decode` reads the reply (see Exec). */

@@ -1,6 +1,5 @@
 import type { Backend } from './backend.js'
-import { InvalidArgumentError, ReplicationError } from '../errors/errors.js'
-import { checkOptions, checkTtl, describeValue, optionNames } from '../util/validate.js'
+import { ReplicationError } from '../errors/errors.js'
 import type { AttemptRequest, NodeGrant, Primitive } from './primitive.js'
 import type { Attempt } from './backend.js'
 import { Batcher } from './group.js'
@@ -21,21 +20,6 @@ export interface ReplicasOptions {
   count: number
   /** How long WAIT may block, in ms. */
   timeout: number
-}
-
-const REPLICAS_OPTIONS = optionNames<ReplicasOptions>('createLocks `replicas`', { count: true, timeout: true })
-
-/** `createLocks({ replicas })` checked: an object of a count (1 to 1000) and a timeout. */
-export function checkReplicas(options: unknown): { count: number; timeout: number } {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(`Expected \`replicas\` to be an object { count, timeout }, got ${describeValue(options)}`)
-  }
-  checkOptions(options, REPLICAS_OPTIONS, 'replicas')
-  const { count, timeout } = options as { count?: unknown; timeout?: unknown }
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 1_000) {
-    throw new InvalidArgumentError(`Expected \`replicas.count\` to be an integer from 1 to 1000, got ${describeValue(count)}`)
-  }
-  return { count, timeout: checkTtl(timeout, 'replicas.timeout') }
 }
 
 /**

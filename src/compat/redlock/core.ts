@@ -1,14 +1,14 @@
 import { ClosedError, InvalidArgumentError, LockTimeoutError, QuorumError } from '../../errors/errors.js'
 import { redlock as redlockPrimitive } from '../../primitives/redlock/redlock.js'
-import { adapterFor, type RedisAdapter } from '../../redis/index.js'
-import { ioredisAdapter, isIORedis } from '../../redis/ioredis.js'
+import { adapterFor, withScripts, type RedisAdapter } from '../../redis/index.js'
+import { ioredisParts, isIORedis } from '../../redis/ioredis.js'
 import { Operations } from '../../runtime/operations.js'
 import { Runtime } from '../../runtime/runtime.js'
 import type { AcquireStats } from '../../runtime/waiter.js'
 import type { Lease } from '../../runtime/lease.js'
 import type { Backend, LockInfo } from '../../topology/backend.js'
 import type { Primitive } from '../../topology/primitive.js'
-import { quorumNodeTimeout } from '../../topology/quorum/options.js'
+import { defaultNodeTimeout } from '../../topology/quorum/options.js'
 import { quorum } from '../../topology/quorum/quorum.js'
 import { single } from '../../topology/single.js'
 import { checkResource } from '../../util/validate.js'
@@ -72,7 +72,7 @@ export class RedlockCore {
     })
     const servers = owner.servers
     const adapters = servers.map((c, i) => adapterOf(c, servers.length > 1 ? `clients[${i}]` : 'client'))
-    const nodeTimeout = quorumNodeTimeout(undefined)
+    const nodeTimeout = defaultNodeTimeout
     this.#nodeTimeout = nodeTimeout(10_000)
     this.#topology =
       adapters.length === 1
@@ -195,7 +195,7 @@ function adapterOf(client: unknown, name: string): RedisAdapter {
   try {
     return adapterFor(client, name)
   } catch (err) {
-    if (err instanceof ClosedError && isIORedis(client)) return ioredisAdapter(client)
+    if (err instanceof ClosedError && isIORedis(client)) return withScripts(ioredisParts(client))
     throw err
   }
 }
