@@ -89,7 +89,7 @@ export class Operations<Info> {
       }),
       attempt: (waiter) => {
         const attempt = attemptOnce(this.#leases, waiter)
-        if (waiter.stats) this.#count(waiter.stats, attempt)
+        if (waiter.stats) this.count(waiter.stats, attempt)
         return attempt
       },
       leave: (waiter) => void backend.leave(waiter.resource, waiter.id ?? '').catch(() => {}),
@@ -98,7 +98,7 @@ export class Operations<Info> {
     })
   }
 
-  #ttl(value: number | undefined): number {
+  private ttl(value: number | undefined): number {
     const d = this.#runtime.defaults
     return value === undefined ? d.ttl : checkLeaseTtl(value, 'ttl', this.#backend.maxTtl, d.allowShortTtl)
   }
@@ -108,13 +108,8 @@ export class Operations<Info> {
    * when listened to (with the attempts sent and whether the first found the lock taken).
    */
   acquire(resource: string, options: AcquireOptions = NONE): Promise<Lease> {
-    if (!listened()) return this.#acquire(resource, options, undefined)
-    return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.#acquire(resource, options, stats))
-  }
-
-  /** `acquire` that counts into `stats` the attempts it sends (node-redlock's drop-in reports them on its locks and errors). */
-  acquireCounting(resource: string, options: AcquireOptions, stats: AcquireStats): Promise<Lease> {
-    return this.#acquire(resource, options, stats)
+    if (!listened()) return this.acquireCounting(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.acquireCounting(resource, options, stats))
   }
 
   /**
@@ -122,30 +117,30 @@ export class Operations<Info> {
    * queue. Not an async function: uncontended, the caller gets the attempt's own promise, which
    * settles with the lease in the handler that reads the reply (no promise more of its own).
    */
-  #acquire(resource: string, options: AcquireOptions = NONE, stats: AcquireStats | undefined): Promise<Lease> {
+  acquireCounting(resource: string, options: AcquireOptions = NONE, stats: AcquireStats | undefined): Promise<Lease> {
     let call: AcquireCall
     try {
-      call = this.#acquireCall(resource, options, stats)
+      call = this.acquireCall(resource, options, stats)
     } catch (err) {
       return Promise.reject(err)
     }
     if (this.#waiting.has(resource)) {
       if (stats) stats.contended = true // behind another acquire of this process
-      return this.#queued(call, undefined)
+      return this.queued(call, undefined)
     }
     // Fast path: nobody in this process waits for it, so try at once (one script call).
     // Newcomers meanwhile queue behind this attempt instead of racing it to Redis.
     this.#waiting.begin(resource, call.id)
     const request = { resource, ttl: call.ttl, id: call.id, autoExtend: call.autoExtend, deadline: call.deadline, retryToken: undefined }
-    if (!call.signal && !stats) return attemptThen(this.#leases, request, (first) => this.#afterFirst(call, first))
-    return this.#watchedFirst(call, attemptOnce(this.#leases, request))
+    if (!call.signal && !stats) return attemptThen(this.#leases, request, (first) => this.afterFirst(call, first))
+    return this.watchedFirst(call, attemptOnce(this.#leases, request))
   }
 
   /** The acquire's options read and checked; its waiter id when it may wait. */
-  #acquireCall(resource: string, options: AcquireOptions, stats: AcquireStats | undefined): AcquireCall {
+  private acquireCall(resource: string, options: AcquireOptions, stats: AcquireStats | undefined): AcquireCall {
     this.#checkName(resource)
     if (options !== NONE) checkOptions(options, ACQUIRE_OPTIONS)
-    const ttl = this.#ttl(options.ttl)
+    const ttl = this.ttl(options.ttl)
     const wait = options.wait === undefined ? this.#runtime.defaults.wait : checkWait(options.wait)
     const signal = checkSignal(options.signal)
     const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
@@ -158,19 +153,19 @@ export class Operations<Info> {
   }
 
   /** The fast-path attempt counted (telemetry) and raced against the caller's signal. */
-  async #watchedFirst(call: AcquireCall, attempt: Promise<TryResult>): Promise<Lease> {
-    if (call.stats) this.#count(call.stats, attempt)
+  private async watchedFirst(call: AcquireCall, attempt: Promise<TryResult>): Promise<Lease> {
+    if (call.stats) this.count(call.stats, attempt)
     const outcome = call.signal ? await unlessAborted(attempt, call.signal) : await attempt
     if (outcome === ABORTED) {
       // The caller hears at once; the attempt in flight is settled when its reply comes.
-      void attempt.then((late) => this.#giveBack(call.resource, call.id, late))
+      void attempt.then((late) => this.giveBack(call.resource, call.id, late))
       throw new LockAbortedError(call.resource, call.signal?.reason)
     }
-    return this.#afterFirst(call, outcome)
+    return this.afterFirst(call, outcome)
   }
 
   /** The fast-path attempt's outcome: the lease, a typed error, or the queue. */
-  #afterFirst(call: AcquireCall, first: TryResult): Lease | Promise<Lease> {
+  private afterFirst(call: AcquireCall, first: TryResult): Lease | Promise<Lease> {
     const { resource, wait } = call
     const done = 'lease' in first || wait === 0 || ('error' in first && first.permanent)
     if (done) this.#waiting.end(resource)
@@ -181,11 +176,11 @@ export class Operations<Info> {
       if (first.blocked) throw first.blocked
       throw new LockTimeoutError(resource, performance.now() - call.started)
     }
-    return this.#queued(call, first)
+    return this.queued(call, first)
   }
 
   /** Waits in this process's queue for the resource (event-driven; `first`: its fast-path outcome). */
-  async #queued(call: AcquireCall, first: TryResult | undefined): Promise<Lease> {
+  private async queued(call: AcquireCall, first: TryResult | undefined): Promise<Lease> {
     const { id, resource, ttl, started, wait, signal, stats } = call
     const lease = await new Promise<LeaseState>((resolve, reject) => {
       const waiter = newWaiter({ id, resource, ttl, started, deadline: started + wait, signal, stats, resolve, reject })
@@ -197,17 +192,17 @@ export class Operations<Info> {
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
   tryAcquire(resource: string, options: TryAcquireOptions = NONE): Promise<Lease | null> {
-    if (!listened()) return this.#tryAcquire(resource, options, undefined)
-    return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.#tryAcquire(resource, options, stats))
+    if (!listened()) return this.tryCounting(resource, options, undefined)
+    return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.tryCounting(resource, options, stats))
   }
 
-  #tryAcquire(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
+  private tryCounting(resource: string, options: TryAcquireOptions, stats: AcquireStats | undefined): Promise<Lease | null> {
     let request: AttemptRequest
     let maxHold = Infinity
     try {
       this.#checkName(resource)
       if (options !== NONE) checkOptions(options, TRY_ACQUIRE_OPTIONS)
-      const ttl = this.#ttl(options.ttl)
+      const ttl = this.ttl(options.ttl)
       const autoExtend = options.autoExtend === undefined ? false : checkBoolean(options.autoExtend, 'autoExtend')
       this.#runtime.checkOpen(this.#backend)
       const timeout = options.timeout === undefined ? this.#runtime.defaults.tryTimeout : checkTtl(options.timeout, 'timeout')
@@ -225,7 +220,7 @@ export class Operations<Info> {
     // The attempt's own promise carries the answer (no async function of its own), as acquire's fast path.
     if (!stats) return attemptThen(this.#leases, request, answer)
     const attempt = attemptOnce(this.#leases, request)
-    this.#count(stats, attempt)
+    this.count(stats, attempt)
     return attempt.then(answer)
   }
 
@@ -246,7 +241,7 @@ export class Operations<Info> {
   async extend(resource: string, token: string, ttl?: number): Promise<boolean> {
     this.#checkName(resource)
     checkToken(token)
-    const ms = this.#ttl(ttl)
+    const ms = this.ttl(ttl)
     this.#runtime.checkOpen(this.#backend)
     return extendByToken(this.#byToken, resource, token, ms)
   }
@@ -258,7 +253,7 @@ export class Operations<Info> {
   }
 
   /** Telemetry: one more attempt sent; the first one tells whether the lock was taken. */
-  #count(stats: AcquireStats, attempt: Promise<TryResult>): void {
+  private count(stats: AcquireStats, attempt: Promise<TryResult>): void {
     if (stats.attempts++ === 0) void attempt.then((result) => void (stats.contended ||= 'retry' in result))
   }
 
@@ -271,7 +266,7 @@ export class Operations<Info> {
    * An aborted fast-path attempt has returned: release what it was granted, give up the queue place
    * it may have taken, and let whoever queued behind it in this process go.
    */
-  #giveBack(resource: string, id: string | undefined, late: TryResult): void {
+  private giveBack(resource: string, id: string | undefined, late: TryResult): void {
     this.#waiting.end(resource)
     if ('lease' in late) late.lease.giveBack()
     else if (id !== undefined) void this.#backend.leave(resource, id).catch(() => {})
