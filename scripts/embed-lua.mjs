@@ -38,7 +38,8 @@ for (const { file, path } of luaFiles()) {
   if (!groups.has(group)) groups.set(group, '')
   if (!groupLibrary.has(group)) groupLibrary.set(group, new Set())
   let out = ''
-  const header = parseHeader(file, readFileSync(path, 'utf8'))
+  const text = readFileSync(path, 'utf8')
+  const header = parseHeader(file, text)
   const { head, functions, tail } = luaParts(path)
   const source = head + [...functions.values()].join('') + tail
   for (const [fn, text] of functions) {
@@ -58,13 +59,8 @@ for (const { file, path } of luaFiles()) {
     argNames: header.args,
     ...(header.moreArgs ? { moreArgs: header.moreArgs } : {}),
   }
-  // The doc comment: the header's prose above its first entry.
-  const prose = []
-  for (const line of source.split('\n')) {
-    if (!line.startsWith('--') || /^-- (KEYS\[|ARGV\[|Returns )/.test(line) || line.startsWith('--#include')) break
-    prose.push(line.replace(/^--\s*/, ''))
-  }
-  const summary = prose.join(' ').replace(/\*\//g, '* /')
+  // The doc comment: the first line of the header (the shipped source keeps only its name).
+  const summary = text.split('\n')[0].replace(/^--\s*/, '').replace(/\*\//g, '* /')
   // The source as an expression: its own code around the library functions it uses, stored once.
   const sourceExpression = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)]
     .filter((part) => part !== '""')
