@@ -60,7 +60,10 @@ for (const { file, path } of luaFiles()) {
     ...(header.moreArgs ? { moreArgs: header.moreArgs } : {}),
   }
   // The doc comment: the first line of the header (the shipped source keeps only its name).
-  const summary = text.split('\n')[0].replace(/^--\s*/, '').replace(/\*\//g, '* /')
+  const summary = text
+    .split('\n')[0]
+    .replace(/^--\s*/, '')
+    .replace(/\*\//g, '* /')
   // The source as an expression: its own code around the library functions it uses, stored once.
   const sourceExpression = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)]
     .filter((part) => part !== '""')
