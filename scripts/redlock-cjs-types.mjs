@@ -4,8 +4,8 @@
 // (`export { Redlock as default, ... }`), which make `new (require('fencelock/redlock'))(...)` a
 // type error (TS2351) under `// @ts-check` and in `import Redlock = require(...)`; this turns them
 // into `export = Redlock`, a class merged with a namespace that carries the other names.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { rewriteWhenWritten } from './declarations.mjs'
 
 const EXPORTS = /^export \{([^}]*)\};\s*$/m
 
@@ -46,26 +46,16 @@ export function redlockCjsTypes(text) {
   return text.replace(EXPORTS, cjs)
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /**
  * Waits until the declaration step has written `<dir>/redlock.d.cts` whole (its last statement
- * is the export list) at or after `since` (ms since the epoch), then rewrites it. tsup runs that step beside the JavaScript build and
- * calls onSuccess after the latter only, so onSuccess waits here (at most `timeout` ms).
+ * is the export list) at or after `since` (ms since the epoch), then rewrites it (at most
+ * `timeout` ms: see declarations.mjs).
  */
-export async function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_000) {
-  const file = path.join(dir, 'redlock.d.cts')
-  const started = Date.now()
-  for (;;) {
-    // A file from an earlier build (tsup does not empty the directory) is overwritten: wait for this one.
-    const fresh = existsSync(file) && statSync(file).mtimeMs >= since
-    const text = fresh ? readFileSync(file, 'utf8') : ''
-    if (/export = Redlock;\s*$/.test(text)) return
-    if (EXPORTS.test(text) && text.trimEnd().endsWith('};')) {
-      writeFileSync(file, redlockCjsTypes(text))
-      return
-    }
-    if (Date.now() - started > timeout) throw new Error(`${file} was not written within ${timeout} ms`)
-    await sleep(50)
-  }
+export function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_000) {
+  return rewriteWhenWritten(
+    path.join(dir, 'redlock.d.cts'),
+    since,
+    (text) => (/export = Redlock;\s*$/.test(text) ? null : EXPORTS.test(text) && text.trimEnd().endsWith('};') ? redlockCjsTypes(text) : undefined),
+    timeout,
+  )
 }
