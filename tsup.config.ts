@@ -50,35 +50,42 @@ const CJS_ENTRIES: Record<string, string> = {
   'redlock.cjs': 'const redlock=require("./library.cjs").redlock;module.exports=Object.assign(redlock.default,redlock);',
 }
 
-/** The library modules (paths under src/, no extension) that dist/otel.cjs takes from dist/library.cjs. */
-const OTEL_IMPORTS = ['errors/describe-value', 'util/unknown-option']
+/**
+ * The library modules (paths under src/, no extension) that fencelock/otel imports: bundled once
+ * for CommonJS, into dist/shared.cjs (scripts/cjs-shared.ts), which dist/library.cjs and
+ * dist/otel.cjs require.
+ */
+const SHARED = ['errors/describe-value', 'util/unknown-option']
 const srcDir = path.resolve('src')
 const otelDir = path.resolve('src/otel')
+const sharedEntry = path.resolve('scripts/cjs-shared.ts')
 
 /**
- * dist/otel.cjs bundles the modules of src/otel/ and takes each library module it imports from
- * dist/library.cjs (`require('./library.cjs').modules[...]`, scripts/cjs-library.ts), so that
- * nothing is bundled twice; an import of a library module that is not in OTEL_IMPORTS fails the
- * build instead of being copied.
+ * Takes each SHARED module from dist/shared.cjs (`require('./shared.cjs').modules[...]`) instead
+ * of bundling it. With `only` (a folder), any other import that leaves the folder fails the build
+ * instead of being copied: fencelock/otel loads no other library code.
  */
-const otelTakesLibrary: Plugin = {
-  name: 'fencelock-otel-takes-library',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/library\.cjs$/, namespace: 'fencelock-library' }, () => ({ path: './library.cjs', external: true }))
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if (args.kind === 'entry-point') return undefined
-      const target = path.resolve(args.resolveDir, args.path).replace(/\.js$/, '')
-      if (target.startsWith(otelDir + path.sep)) return undefined
-      const module = path.relative(srcDir, target).split(path.sep).join('/')
-      if (OTEL_IMPORTS.includes(module)) return { path: module, namespace: 'fencelock-library' }
-      const text = `fencelock/otel's CommonJS build takes library modules from dist/library.cjs: add ${JSON.stringify(module)} to OTEL_IMPORTS (tsup.config.ts) and to modules in scripts/cjs-library.ts (imported by ${path.relative(process.cwd(), args.importer)})`
-      return { errors: [{ text }] }
-    })
-    build.onLoad({ filter: /.*/, namespace: 'fencelock-library' }, (args) => ({
-      contents: `module.exports = require("./library.cjs").modules[${JSON.stringify(args.path)}]`,
-      loader: 'js',
-    }))
-  },
+function takesShared(only?: string): Plugin {
+  return {
+    name: 'fencelock-takes-shared',
+    setup(build) {
+      build.onResolve({ filter: /^\.\/shared\.cjs$/, namespace: 'fencelock-shared' }, () => ({ path: './shared.cjs', external: true }))
+      build.onResolve({ filter: /^\.\.?\// }, (args) => {
+        // dist/shared.cjs itself (built beside dist/otel.cjs) bundles them.
+        if (args.kind === 'entry-point' || args.importer === sharedEntry) return undefined
+        const target = path.resolve(args.resolveDir, args.path).replace(/\.js$/, '')
+        const module = path.relative(srcDir, target).split(path.sep).join('/')
+        if (SHARED.includes(module)) return { path: module, namespace: 'fencelock-shared' }
+        if (only === undefined || target.startsWith(only + path.sep)) return undefined
+        const text = `${path.relative(process.cwd(), args.importer)} may import only its own folder and the SHARED modules (tsup.config.ts, scripts/cjs-shared.ts), got ${JSON.stringify(args.path)}`
+        return { errors: [{ text }] }
+      })
+      build.onLoad({ filter: /.*/, namespace: 'fencelock-shared' }, (args) => ({
+        contents: `module.exports = require("./shared.cjs").modules[${JSON.stringify(args.path)}]`,
+        loader: 'js',
+      }))
+    },
+  }
 }
 
 /** Writes the CommonJS entries (CJS_ENTRIES) into `dir`. */
@@ -156,6 +163,7 @@ export default defineConfig((flags) => [
     entry: { library: 'scripts/cjs-library.ts' },
     format: ['cjs'],
     splitting: false,
+    esbuildPlugins: [takesShared()],
     // Then the declarations: the CommonJS ones of fencelock/redlock say what the entry is,
     // `export = Redlock` (scripts/redlock-cjs-types.mjs); the ESM ones of the other entries
     // re-export their CommonJS twins, and the chunks no entry reaches any more go
@@ -169,13 +177,13 @@ export default defineConfig((flags) => [
     },
   },
   {
-    // fencelock/otel for CommonJS: its own modules, the library's from dist/library.cjs
-    // (otelTakesLibrary).
+    // For CommonJS, fencelock/otel's own modules, and the library modules it shares
+    // (dist/shared.cjs).
     ...JS,
-    entry: { otel: 'src/otel/index.ts' },
+    entry: { otel: 'src/otel/index.ts', shared: sharedEntry },
     format: ['cjs'],
     splitting: false,
-    esbuildPlugins: [otelTakesLibrary],
+    esbuildPlugins: [takesShared(otelDir)],
   },
   {
     // ESM only, like dist/index.js, which it imports.
