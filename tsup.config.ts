@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { defineConfig, type Options } from 'tsup'
 import { dropUnreachedTypeChunks, reexportCjsTypes } from './scripts/declarations.mjs'
-import { rewriteRedlockCjsTypes } from './scripts/redlock-cjs-types.mjs'
+import { rewriteRedlockCjsTypes, rewriteRedlockEsmTypes } from './scripts/redlock-cjs-types.mjs'
 
 type Plugin = NonNullable<Options['esbuildPlugins']>[number]
 
@@ -165,13 +165,17 @@ export default defineConfig((flags) => [
     splitting: false,
     esbuildPlugins: [takesShared()],
     // Then the declarations: the CommonJS ones of fencelock/redlock say what the entry is,
-    // `export = Redlock` (scripts/redlock-cjs-types.mjs); the ESM ones of the other entries
-    // re-export their CommonJS twins, and the chunks no entry reaches any more go
-    // (scripts/declarations.mjs).
+    // `export = Redlock`, and its ESM ones re-export them (scripts/redlock-cjs-types.mjs); the
+    // ESM ones of the other entries re-export their CommonJS twins, and the chunks no entry
+    // reaches any more go (scripts/declarations.mjs).
     onSuccess: async () => {
       const dir = flags.outDir ?? 'dist'
       writeCjsEntries(dir)
-      await Promise.all([rewriteRedlockCjsTypes(dir, started), reexportCjsTypes(dir, ['index', 'otel', 'redis-semaphore'], started)])
+      await Promise.all([
+        rewriteRedlockCjsTypes(dir, started),
+        rewriteRedlockEsmTypes(dir, started),
+        reexportCjsTypes(dir, ['index', 'otel', 'redis-semaphore'], started),
+      ])
       const declarations = Object.keys(ENTRIES).flatMap((name) => [`${name}.d.ts`, `${name}.d.cts`])
       await dropUnreachedTypeChunks(dir, declarations, started)
     },

@@ -9,6 +9,17 @@ import { rewriteWhenWritten } from './declarations.mjs'
 
 const EXPORTS = /^export \{([^}]*)\};\s*$/m
 
+/** The names of the `export { ... }` statement of `text` (but `Redlock as default`), each with whether it is a type only. */
+function exportedNames(text, file) {
+  const match = EXPORTS.exec(text)
+  if (!match) throw new Error(`${file}: no \`export { ... }\` statement to rewrite`)
+  return match[1]
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && !/ as default$/.test(s))
+    .map((s) => (s.startsWith('type ') ? { name: s.slice(5), type: true } : { name: s, type: false }))
+}
+
 /**
  * `text` (a bundled .d.cts whose last statement exports `Redlock as default` and other names) with
  * that statement replaced by a namespace merged into `class Redlock` and `export = Redlock`.
@@ -16,13 +27,7 @@ const EXPORTS = /^export \{([^}]*)\};\s*$/m
  * namespace; other values get a `const` too.
  */
 export function redlockCjsTypes(text) {
-  const match = EXPORTS.exec(text)
-  if (!match) throw new Error('redlock.d.cts: no `export { ... }` statement to rewrite')
-  const names = match[1]
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '' && !/ as default$/.test(s))
-    .map((s) => (s.startsWith('type ') ? { name: s.slice(5), type: true } : { name: s, type: false }))
+  const names = exportedNames(text, 'redlock.d.cts')
   const aliases = []
   const members = []
   for (const { name, type } of names) {
@@ -46,6 +51,26 @@ export function redlockCjsTypes(text) {
   return text.replace(EXPORTS, cjs)
 }
 
+const ESM_HEAD = "import Redlock from './redlock.cjs';"
+
+/**
+ * The ESM declarations of fencelock/redlock (`text`: the bundled redlock.d.ts) as re-exports of
+ * the CommonJS ones, as the other entries' are (declarations.mjs): `export *` cannot reach into
+ * `export = Redlock`, so the default import of it (the class, which an ES module gets from a
+ * CommonJS one under every module mode) is exported as `default` and `Redlock`, and each other
+ * name as the member of the same name of the class's namespace: a type, and for a value (a static
+ * class, `Redlock.Lock`) a `const` of its type beside it. The package holds the declarations once.
+ */
+export function redlockEsmTypes(text) {
+  const lines = [ESM_HEAD, 'export default Redlock;', 'export { Redlock };']
+  for (const { name, type } of exportedNames(text, 'redlock.d.ts')) {
+    if (name === 'Redlock') continue
+    if (!type) lines.push(`export declare const ${name}: typeof Redlock.${name};`)
+    lines.push(`export type ${name} = Redlock.${name};`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
 /**
  * Waits until the declaration step has written `<dir>/redlock.d.cts` whole (its last statement
  * is the export list) at or after `since` (ms since the epoch), then rewrites it (at most
@@ -56,6 +81,16 @@ export function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_00
     path.join(dir, 'redlock.d.cts'),
     since,
     (text) => (/export = Redlock;\s*$/.test(text) ? null : EXPORTS.test(text) && text.trimEnd().endsWith('};') ? redlockCjsTypes(text) : undefined),
+    timeout,
+  )
+}
+
+/** As rewriteRedlockCjsTypes, for `<dir>/redlock.d.ts` and redlockEsmTypes. */
+export function rewriteRedlockEsmTypes(dir, since = Date.now(), timeout = 600_000) {
+  return rewriteWhenWritten(
+    path.join(dir, 'redlock.d.ts'),
+    since,
+    (text) => (text.startsWith(ESM_HEAD) ? null : EXPORTS.test(text) && text.trimEnd().endsWith('};') ? redlockEsmTypes(text) : undefined),
     timeout,
   )
 }
