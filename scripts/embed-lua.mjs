@@ -38,7 +38,8 @@ for (const { file, path } of luaFiles()) {
   if (!groups.has(group)) groups.set(group, '')
   if (!groupLibrary.has(group)) groupLibrary.set(group, new Set())
   let out = ''
-  const header = parseHeader(file, readFileSync(path, 'utf8'))
+  const text = readFileSync(path, 'utf8')
+  const header = parseHeader(file, text)
   const { head, functions, tail } = luaParts(path)
   const source = head + [...functions.values()].join('') + tail
   for (const [fn, text] of functions) {
@@ -58,17 +59,16 @@ for (const { file, path } of luaFiles()) {
     argNames: header.args,
     ...(header.moreArgs ? { moreArgs: header.moreArgs } : {}),
   }
-  // The doc comment: the header's prose above its first entry.
-  const prose = []
-  for (const line of source.split('\n')) {
-    if (!line.startsWith('--') || /^-- (KEYS\[|ARGV\[|Returns )/.test(line) || line.startsWith('--#include')) break
-    prose.push(line.replace(/^--\s*/, ''))
-  }
-  const summary = prose.join(' ').replace(/\*\//g, '* /')
-  // The source as an expression: its own code around the library functions it uses, stored once.
-  const sourceExpression = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)]
-    .filter((part) => part !== '""')
-    .join(' + ')
+  // The doc comment: the first line of the header (the shipped source keeps only its name).
+  const summary = text
+    .split('\n')[0]
+    .replace(/^--\s*/, '')
+    .replace(/\*\//g, '* /')
+  // The source as an expression: its own code around the library functions it uses, stored once,
+  // joined by a call marked pure (a `+` of imported strings is a side effect to a bundler, which
+  // would then keep every script of a file it bundles, used or not).
+  const parts = [JSON.stringify(head), ...[...functions.keys()].map((fn) => `lib.${fn}`), JSON.stringify(tail)].filter((part) => part !== '""')
+  const sourceExpression = parts.length === 1 ? parts[0] : `/* @__PURE__ */ lib.joined(${parts.join(', ')})`
   const object = JSON.stringify(described).replace('"\\u0000"', () => sourceExpression)
   out += `\n/** ${summary} */\nexport const ${name} = /* @__PURE__ */ script<\n  ${types.keys},\n  ${types.args},\n  ${types.reply}\n>(${object})\n`
   groups.set(group, groups.get(group) + out)
@@ -81,7 +81,10 @@ for (const group of names) {
   writeIfChanged(join(outDir, `${group}.ts`), GENERATED + imports + groups.get(group))
 }
 // The library functions, once each (a script's source joins the ones it uses to its own code).
-writeIfChanged(join(outDir, 'lib.ts'), GENERATED + [...library].map(([fn, text]) => `export const ${fn} = ${JSON.stringify(text)}\n`).join(''))
+writeIfChanged(
+  join(outDir, 'lib.ts'),
+  `${GENERATED}/** A script's source from its parts: its own code and the library functions it uses. */\nexport const joined = (...parts: string[]): string => parts.join('')\n\n${[...library].map(([fn, text]) => `export const ${fn} = ${JSON.stringify(text)}\n`).join('')}`,
+)
 // A folder whose scripts are gone leaves no file behind.
 for (const entry of readdirSync(outDir)) if (entry !== 'lib.ts' && !names.includes(entry.replace(/\.ts$/, ''))) rmSync(join(outDir, entry))
 writeIfChanged(join(srcDir, 'lua', 'embedded.ts'), GENERATED + names.map((group) => `export * from './embedded/${group}.js'\n`).join(''))

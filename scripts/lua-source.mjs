@@ -78,15 +78,18 @@ export const shipped = (text) =>
     .join('')
 
 /**
- * The script at `path` as it ships, in parts: `head` (its first line, which names it: `-- name: what
- * it does`, then its code before the first `--#include`), `functions` (the shipped text of each
+ * The script at `path` as it ships, in parts: `head` (the name its first line gives it, `-- name`
+ * without the `: what it does` that follows there, then its code before the first `--#include`), `functions` (the shipped text of each
  * library function it uses, by name, in library order: a function is defined before those that
  * call it; a function's text is the same in every script that uses it, so it can be stored once)
  * and `tail` (the rest of its code).
  */
 export function luaParts(path) {
   const text = readFileSync(path, 'utf8')
-  const first = `${text.split('\n')[0]}\n`
+  const firstLine = `${text.split('\n')[0]}\n`
+  // The name tells the script in a SCRIPT dump or an error; the sentence after it stays in the
+  // .lua file (in every script, it was 3 kB of a consumer's bundle of createLocks).
+  const first = firstLine.replace(/^(-- [\w.-]+):.*/, '$1')
   const includes = [...text.matchAll(/^--#include (\S+)\n/gm)].map((m) => m[1])
   const at = text.search(/^--#include /m)
   const before = at < 0 ? text : text.slice(0, at)
@@ -95,7 +98,7 @@ export function luaParts(path) {
   for (const lib of includes) for (const [name, block] of functionsOf(luaSource(join(includeRoot, lib)))) blocks.set(name, block)
   const used = usedFunctions(before + after, blocks)
   const functions = new Map([...blocks].filter(([name]) => used.has(name)).map(([name, block]) => [name, shipped(block)]))
-  return { head: first + shipped(before.slice(first.length)), functions, tail: shipped(after) }
+  return { head: first + shipped(before.slice(firstLine.length)), functions, tail: shipped(after) }
 }
 
 /** The source of the script at `path` as it is embedded and run: its includes inlined, its comment lines left out. */

@@ -4,10 +4,21 @@
 // (`export { Redlock as default, ... }`), which make `new (require('fencelock/redlock'))(...)` a
 // type error (TS2351) under `// @ts-check` and in `import Redlock = require(...)`; this turns them
 // into `export = Redlock`, a class merged with a namespace that carries the other names.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { rewriteWhenWritten } from './declarations.mjs'
 
 const EXPORTS = /^export \{([^}]*)\};\s*$/m
+
+/** The names of the `export { ... }` statement of `text` (but `Redlock as default`), each with whether it is a type only. */
+function exportedNames(text, file) {
+  const match = EXPORTS.exec(text)
+  if (!match) throw new Error(`${file}: no \`export { ... }\` statement to rewrite`)
+  return match[1]
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && !/ as default$/.test(s))
+    .map((s) => (s.startsWith('type ') ? { name: s.slice(5), type: true } : { name: s, type: false }))
+}
 
 /**
  * `text` (a bundled .d.cts whose last statement exports `Redlock as default` and other names) with
@@ -16,13 +27,7 @@ const EXPORTS = /^export \{([^}]*)\};\s*$/m
  * namespace; other values get a `const` too.
  */
 export function redlockCjsTypes(text) {
-  const match = EXPORTS.exec(text)
-  if (!match) throw new Error('redlock.d.cts: no `export { ... }` statement to rewrite')
-  const names = match[1]
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '' && !/ as default$/.test(s))
-    .map((s) => (s.startsWith('type ') ? { name: s.slice(5), type: true } : { name: s, type: false }))
+  const names = exportedNames(text, 'redlock.d.cts')
   const aliases = []
   const members = []
   for (const { name, type } of names) {
@@ -46,26 +51,46 @@ export function redlockCjsTypes(text) {
   return text.replace(EXPORTS, cjs)
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const ESM_HEAD = "import Redlock from './redlock.cjs';"
+
+/**
+ * The ESM declarations of fencelock/redlock (`text`: the bundled redlock.d.ts) as re-exports of
+ * the CommonJS ones, as the other entries' are (declarations.mjs): `export *` cannot reach into
+ * `export = Redlock`, so the default import of it (the class, which an ES module gets from a
+ * CommonJS one under every module mode) is exported as `default` and `Redlock`, and each other
+ * name as the member of the same name of the class's namespace: a type, and for a value (a static
+ * class, `Redlock.Lock`) a `const` of its type beside it. The package holds the declarations once.
+ */
+export function redlockEsmTypes(text) {
+  const lines = [ESM_HEAD, 'export default Redlock;', 'export { Redlock };']
+  for (const { name, type } of exportedNames(text, 'redlock.d.ts')) {
+    if (name === 'Redlock') continue
+    if (!type) lines.push(`export declare const ${name}: typeof Redlock.${name};`)
+    lines.push(`export type ${name} = Redlock.${name};`)
+  }
+  return `${lines.join('\n')}\n`
+}
 
 /**
  * Waits until the declaration step has written `<dir>/redlock.d.cts` whole (its last statement
- * is the export list) at or after `since` (ms since the epoch), then rewrites it. tsup runs that step beside the JavaScript build and
- * calls onSuccess after the latter only, so onSuccess waits here (at most `timeout` ms).
+ * is the export list) at or after `since` (ms since the epoch), then rewrites it (at most
+ * `timeout` ms: see declarations.mjs).
  */
-export async function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_000) {
-  const file = path.join(dir, 'redlock.d.cts')
-  const started = Date.now()
-  for (;;) {
-    // A file from an earlier build (tsup does not empty the directory) is overwritten: wait for this one.
-    const fresh = existsSync(file) && statSync(file).mtimeMs >= since
-    const text = fresh ? readFileSync(file, 'utf8') : ''
-    if (/export = Redlock;\s*$/.test(text)) return
-    if (EXPORTS.test(text) && text.trimEnd().endsWith('};')) {
-      writeFileSync(file, redlockCjsTypes(text))
-      return
-    }
-    if (Date.now() - started > timeout) throw new Error(`${file} was not written within ${timeout} ms`)
-    await sleep(50)
-  }
+export function rewriteRedlockCjsTypes(dir, since = Date.now(), timeout = 600_000) {
+  return rewriteWhenWritten(
+    path.join(dir, 'redlock.d.cts'),
+    since,
+    (text) => (/export = Redlock;\s*$/.test(text) ? null : EXPORTS.test(text) && text.trimEnd().endsWith('};') ? redlockCjsTypes(text) : undefined),
+    timeout,
+  )
+}
+
+/** As rewriteRedlockCjsTypes, for `<dir>/redlock.d.ts` and redlockEsmTypes. */
+export function rewriteRedlockEsmTypes(dir, since = Date.now(), timeout = 600_000) {
+  return rewriteWhenWritten(
+    path.join(dir, 'redlock.d.ts'),
+    since,
+    (text) => (text.startsWith(ESM_HEAD) ? null : EXPORTS.test(text) && text.trimEnd().endsWith('};') ? redlockEsmTypes(text) : undefined),
+    timeout,
+  )
 }

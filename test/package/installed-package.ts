@@ -9,7 +9,11 @@ import { promisify } from 'node:util'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
-/** A hash of what the build reads: every file under src/ (the embedded scripts included), package.json, tsup.config.ts. */
+/**
+ * A hash of what the build reads: every file under src/ (the embedded scripts included) and
+ * scripts/ (the CommonJS entries and the declaration steps tsup.config.ts runs), package.json,
+ * tsup.config.ts.
+ */
 function sourceHash(): string {
   const hash = createHash('sha256')
   const walk = (dir: string) => {
@@ -20,6 +24,7 @@ function sourceHash(): string {
     }
   }
   walk(path.join(root, 'src'))
+  walk(path.join(root, 'scripts'))
   for (const file of ['package.json', 'tsup.config.ts', 'tsconfig.json']) hash.update(file).update(readFileSync(path.join(root, file)))
   return hash.digest('hex').slice(0, 16)
 }

@@ -1,7 +1,8 @@
 // `fencelock/redlock` as a consumer gets it: the package is built into a private directory and
 // installed under the name `fencelock`; `import Redlock from 'fencelock/redlock'` and
 // `require('fencelock/redlock')` (the class itself, as `require('redlock')` is) both load, and a
-// TypeScript consumer of each kind type-checks against the published declarations.
+// TypeScript consumer of each kind (and an ESM one under a bundler's resolution) type-checks
+// against the published declarations.
 import { execFile } from 'node:child_process'
 import { rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -56,6 +57,13 @@ describe('fencelock/redlock as published', () => {
       path.join(project, 'tsconfig.json'),
       `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', strict: true, types: ['node'], skipLibCheck: false, noEmit: true }, files: ['esm.mts', 'cjs.cts'] })}\n`,
     )
+    // A bundler's consumer: the ESM declarations re-export the CommonJS ones (export = Redlock),
+    // which it reaches by a default import without esModuleInterop.
+    writeFileSync(path.join(project, 'bundled.ts'), esm)
+    writeFileSync(
+      path.join(project, 'tsconfig.bundler.json'),
+      `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'esnext', moduleResolution: 'bundler', strict: true, types: ['node'], skipLibCheck: false, noEmit: true }, files: ['bundled.ts'] })}\n`,
+    )
   }, 240_000)
   afterAll(() => rmSync(project, { recursive: true, force: true }))
 
@@ -75,8 +83,8 @@ describe('fencelock/redlock as published', () => {
     })
   })
 
-  it('type-checks an ESM and a CommonJS consumer', { timeout: 120_000 }, async () => {
-    const output = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, maxBuffer: 16 << 20 }).then(
+  it.each(['tsconfig.json', 'tsconfig.bundler.json'])('type-checks an ESM and a CommonJS consumer (%s)', { timeout: 120_000 }, async (config) => {
+    const output = await run(process.execPath, [tsc, '-p', config], { cwd: project, maxBuffer: 16 << 20 }).then(
       () => '',
       (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
     )

@@ -12,14 +12,24 @@ import { delay, type Waker } from './wake.js'
 /** `this` is the lock whose refresh failed. */
 export type LockLostCallback = (this: Lock, err: LostLockError) => void
 
+/** redis-semaphore's timings, in ms, each with the peer's default. */
 export interface TimeoutOptions {
+  /** How long the lock lives in Redis after each grant or refresh: its ttl. Default: 10000. */
   lockTimeout?: number
+  /** How long `acquire` and `tryAcquire` keep trying before they give up. Default: 10000. */
   acquireTimeout?: number
+  /** How many attempts `acquire` and `tryAcquire` make at most. Default: `Infinity`. */
   acquireAttemptsLimit?: number
+  /** The pause between two attempts while an old (not upgraded) process holds the lock. Default: 10. */
   retryInterval?: number
+  /** How often a held lock is refreshed (extended by `lockTimeout`); 0: never. Default: 80% of `lockTimeout`. */
   refreshInterval?: number
 }
 
+/**
+ * What every constructor of fencelock/redis-semaphore takes: redis-semaphore 5's options, checked
+ * with its messages (an empty or non-string `identifier`, `acquiredExternally` without one).
+ */
 export interface LockOptions extends TimeoutOptions {
   /** @deprecated Use `identifier` + `acquiredExternally: true` instead. */
   externallyAcquiredIdentifier?: string
@@ -29,13 +39,23 @@ export interface LockOptions extends TimeoutOptions {
   identifier?: string
   /** With `identifier`: acquire() refreshes the lock someone else acquired under it. */
   acquiredExternally?: true
+  /**
+   * Called when a refresh fails and the lock is lost, with the `LostLockError`. Default: throws it,
+   * from the refresh timer (an unhandled rejection, as in redis-semaphore); the lock's `signal`
+   * aborts in any case, at the lock's deadline at the latest.
+   */
   onLockLost?: LockLostCallback
 }
 
+/** redis-semaphore's defaults for {@link TimeoutOptions} (`refreshInterval`: 80% of `lockTimeout`). */
 export const defaultTimeoutOptions = {
+  /** The lock's ttl: 10 s. */
   lockTimeout: 10000,
+  /** How long an acquire keeps trying: 10 s. */
   acquireTimeout: 10000,
+  /** How many attempts an acquire makes: no limit. */
   acquireAttemptsLimit: Number.POSITIVE_INFINITY,
+  /** The pause between attempts while an old process holds the lock: 10 ms. */
   retryInterval: 10,
 }
 
@@ -105,10 +125,12 @@ export abstract class Lock {
     this._onLockLost = onLockLost
   }
 
+  /** The holder's identifier: the value stored in Redis for this lock, unique per holder. */
   get identifier(): string {
     return this._identifier
   }
 
+  /** Whether the lock is held: true from a successful acquire until release, or until a refresh fails. */
   get isAcquired(): boolean {
     return this._acquired
   }
@@ -226,11 +248,17 @@ export abstract class Lock {
     this._onLockLost(lockLostError)
   }
 
+  /**
+   * Takes the lock, trying until `acquireTimeout` or `acquireAttemptsLimit` runs out; then rejects
+   * with `TimeoutError`. Once held, the lock is refreshed every `refreshInterval` until release.
+   * `abortSignal` stops the waiting (the promise rejects with its reason).
+   */
   async acquire(abortSignal?: AbortSignal): Promise<void> {
     const acquired = await this.tryAcquire(abortSignal)
     if (!acquired) throw new TimeoutError(`Acquire ${this._kind} ${this._key} timeout`)
   }
 
+  /** `acquire`, resolving with `false` instead of rejecting when the lock could not be taken in time. */
   async tryAcquire(abortSignal?: AbortSignal): Promise<boolean> {
     if (this.#lost.signal.aborted) this.#lost = new AbortController()
     const external = this._acquiredExternally
@@ -245,6 +273,10 @@ export abstract class Lock {
     return true
   }
 
+  /**
+   * Stops refreshing and deletes the lock in Redis if this holder still holds it (never another
+   * holder's: the identifier is compared in Redis); the lock's `signal` aborts.
+   */
   async release(): Promise<void> {
     clearTimeout(this.#deadline)
     if (this._refreshTimeInterval > 0) this.stopRefresh()

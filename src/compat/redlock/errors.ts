@@ -6,7 +6,9 @@
 
 /** node-redlock v4's error: the lock could not be taken, extended or released. `attempts`: attempts sent. */
 export class LockError extends Error {
+  /** `'LockError'`, as node-redlock's. */
   override name = 'LockError'
+  /** How many attempts were sent before the operation gave up (0 when none was). */
   readonly attempts: number
   constructor(message?: string, attempts = 0, options?: { cause?: unknown }) {
     super(message || 'Failed to lock the resource.', options)
@@ -16,21 +18,29 @@ export class LockError extends Error {
 
 /** What one attempt of node-redlock v5 counted: the nodes, the majority, and each node's vote. */
 export interface ExecutionStats {
+  /** How many nodes (independent Redis masters) the Redlock instance runs on. */
   readonly membershipSize: number
+  /** How many of them must agree: a majority, `floor(membershipSize / 2) + 1`. */
   readonly quorumSize: number
+  /** The nodes that voted for the operation. */
   readonly votesFor: Set<unknown>
+  /** The nodes that voted against it, each with its reason (a `ResourceLockedError`, or the node's error). */
   readonly votesAgainst: Map<unknown, Error>
 }
 
 /** What v5's `release` resolves with (and what a lock's `attempts` hold). */
 export interface ExecutionResult {
+  /** One promise per attempt sent, each resolving with that attempt's votes. */
   attempts: readonly Promise<ExecutionStats>[]
+  /** When the operation started, in ms since the epoch (the wall clock, as node-redlock's). */
   start: number
 }
 
 /** node-redlock v5's error: an operation did not reach a quorum within its retry window. */
 export class ExecutionError extends Error {
+  /** `'ExecutionError'`, as node-redlock's. */
   override name = 'ExecutionError'
+  /** One promise per attempt sent, each resolving with that attempt's votes. */
   readonly attempts: readonly Promise<ExecutionStats>[]
   constructor(message: string, attempts: readonly Promise<ExecutionStats>[], options?: { cause?: unknown }) {
     super(message, options)
@@ -40,6 +50,7 @@ export class ExecutionError extends Error {
 
 /** node-redlock v5's vote against: another lock holds one or more of the resources. */
 export class ResourceLockedError extends Error {
+  /** `'ResourceLockedError'`, as node-redlock's. */
   override name = 'ResourceLockedError'
 }
 

@@ -39,13 +39,25 @@ function leaseBehind(lock: object): Lease | undefined {
  * `signal` never aborts (nothing watches it).
  */
 export class Lock {
+  /** The `Redlock` that made the lock: `unlock`, `release` and `extend` go through it. */
   readonly redlock: LockOwner
+  /** The resource as it was given: one name (v4) or a list of names (v5, and v4's multi-resource locks). */
   resource: string | string[]
+  /** The resources the lock holds, always a list. */
   readonly resources: string[]
+  /** The lock's random value (its owner token): only the holder of this value can release or extend it. */
   value: string
+  /**
+   * When the lock expires, in ms since the epoch by the local wall clock, less the clock drift
+   * allowance, rounded down: never later than the lease's own deadline (which the monotonic clock
+   * keeps). For display and for node-redlock code that compares it with `Date.now()`.
+   */
   expiration: number
+  /** Attempts sent to take the lock: a number (v4), or one promise of the votes per attempt (v5). */
   attempts: number | readonly Promise<ExecutionStats>[]
+  /** v4: how many retries were left when the lock was taken (0 for v5). */
   attemptsRemaining: number
+  /** v5: the settings the lock was taken with (undefined for v4). */
   readonly settings: unknown
 
   constructor(redlock: LockOwner, resource: string | string[], value: string, ...rest: unknown[]) {

@@ -21,18 +21,27 @@ export type { RedlockAbortSignal, RedlockUsingContext } from './using.js'
  * and event-driven among drop-in processes, every lock has a `fence` and a loss `signal`.
  */
 export class Redlock extends EventEmitter {
+  /** The {@link Lock} class, as node-redlock v4 hangs it on `Redlock` (`Redlock.Lock`). */
   static Lock = Lock
+  /** The {@link LockError} class (`Redlock.LockError`), for `instanceof` in v4 code. */
   static LockError = LockError
+  /** The {@link ExecutionError} class (`Redlock.ExecutionError`). */
   static ExecutionError = ExecutionError
+  /** The {@link ResourceLockedError} class (`Redlock.ResourceLockedError`). */
   static ResourceLockedError = ResourceLockedError
   /** v4 `servers`: the clients, in order. */
   readonly servers: unknown[]
   /** v5 `clients`. */
   readonly clients: Set<unknown>
+  /** The settings the instance was made with, every one filled in with its default ({@link Settings}). */
   readonly settings: Checked
+  /** v4: `settings.driftFactor`, the clock drift allowed as a share of the ttl. */
   readonly driftFactor: number
+  /** v4: `settings.retryCount`, the retries after the first attempt (-1: without end). */
   readonly retryCount: number
+  /** v4: `settings.retryDelay`, the ms between attempts. */
   readonly retryDelay: number
+  /** v4: `settings.retryJitter`, the random ms added to or taken from each delay. */
   readonly retryJitter: number
   readonly #core: RedlockCore
 
@@ -63,6 +72,7 @@ export class Redlock extends EventEmitter {
     return nodeify(lockV4(this.#core, resource, ttl, options), callback)
   }
 
+  /** v4: another name of {@link Redlock.lockWithOptions}. */
   acquireWithOptions(resource: string | string[], ttl: number, options: Settings, callback?: Callback<Lock>): Promise<Lock> {
     return this.lockWithOptions(resource, ttl, options, callback)
   }

@@ -6,10 +6,16 @@ import type { Lock } from './lock.js'
 const RETRY_MS = 50
 
 /** v5's signal: aborted when the lock can no longer be extended, `error` saying why. */
-export type RedlockAbortSignal = AbortSignal & { error?: Error }
+export type RedlockAbortSignal = AbortSignal & {
+  /** Why the signal aborted: the error of the extension that could not be made, or the lock's loss. */
+  error?: Error
+}
 
+/** What v5's `using` hands its routine beside the signal: the current lock and how often it was extended. */
 export interface RedlockUsingContext {
+  /** The lock as it is now: each extension replaces it with the extended one. */
   lock: Lock
+  /** How many extensions succeeded so far. */
   extensions: number
 }
 
