@@ -58,14 +58,19 @@ end
 local stored = redis.call('GET', KEYS[4])
 if stored and tonumber(stored) ~= limit then return withNode({-1, stored, ''}, ARGV[10], nowUs) end
 
-if redis.call('EXISTS', KEYS[2]) == 1 then pruneQueue(KEYS[2], KEYS[3], nowMs) end
+local line = redis.call('EXISTS', KEYS[2]) == 1
+if line then pruneQueue(KEYS[2], KEYS[3], nowMs) end
 local score = ARGV[9]
 if score == '' then score = now end
 -- On a quorum node the waiter takes its place first: its score may be the lowest even if this
 -- node hears from it last (scores come from the client, not from arrival here).
-if quorum and waiter ~= '' then redis.call('ZADD', KEYS[2], 'NX', score, waiter) end
-local ahead = waiter ~= '' and redis.call('ZRANK', KEYS[2], waiter) or nil
-if not ahead then ahead = redis.call('ZCARD', KEYS[2]) end
+if quorum and waiter ~= '' then
+  redis.call('ZADD', KEYS[2], 'NX', score, waiter)
+  line = true
+end
+-- Nobody in line (the uncontended case): no place to look up, none to give up.
+local rank = line and waiter ~= '' and redis.call('ZRANK', KEYS[2], waiter) or nil
+local ahead = rank or (line and redis.call('ZCARD', KEYS[2]) or 0)
 
 local function holdLimit()
   -- The limit lives as long as the longest permit that could still be held under it.
@@ -76,7 +81,7 @@ local function leaveLine()
   if waiter == '' then return end
   if quorum then
     keepInLine(KEYS[2], KEYS[3], waiter, nowMs + ttl + tonumber(ARGV[5])) -- semaphore-confirm removes it
-  else
+  elseif rank then
     redis.call('ZREM', KEYS[2], waiter)
     redis.call('ZREM', KEYS[3], waiter)
   end
