@@ -123,8 +123,10 @@ if inTurn or mayPass() then
   if not inTurn then
     redis.call('INCR', KEYS[5])
     redis.call('PEXPIRE', KEYS[5], math.max(1, redis.call('PTTL', KEYS[2])))
-  elseif maxPasses ~= '' and ahead == 0 then
-    redis.call('DEL', KEYS[5]) -- the waiter first in line is served (or nobody is in line)
+  elseif maxPasses ~= '' and ahead == 0 and not quorum then
+    -- The waiter first in line is served (or nobody is in line); on a quorum, semaphore-confirm
+    -- does it once a majority made the grant final (an undone grant served nobody).
+    redis.call('DEL', KEYS[5])
   end
   leaveLine()
   return withNode({1, string.format('%.0f', nextFence(KEYS[1], nowUs, ARGV[3])), table.concat(lowest, ',')}, ARGV[10], nowUs)

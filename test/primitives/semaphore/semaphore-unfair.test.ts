@@ -18,10 +18,10 @@ const QUORUM_MAX_TTL = 2_000
 
 /**
  * The releaser asks again at once, round after round, while another instance waits in line: the
- * waiter is served within MAX_PASSES + 1 releases (each release wakes it; the releaser passes it at
- * most MAX_PASSES times), woken by releases, never by a re-check; one permit held at a time.
+ * waiter is served within `passes` + 1 releases (each release wakes it; the releaser passes it at
+ * most `passes` times), woken by releases, never by a re-check; one permit held at a time.
  */
-async function releaserPasses(a: Locks, b: Locks, name: string, ttl: number): Promise<void> {
+async function releaserPasses(a: Locks, b: Locks, name: string, ttl: number, passes = MAX_PASSES): Promise<void> {
   const acquires = recordAcquires()
   try {
     const pool = a.semaphore(name, { limit: 1, fair: false })
@@ -40,7 +40,7 @@ async function releaserPasses(a: Locks, b: Locks, name: string, ttl: number): Pr
       if ('theirs' in next) theirs = next.theirs
       else held = next.mine
     }
-    expect(releases, `served within ${MAX_PASSES} passes`).toBeLessThanOrEqual(MAX_PASSES + 1)
+    expect(releases, `served within ${passes} passes`).toBeLessThanOrEqual(passes + 1)
     expect(acquires.of(name).find((e) => e.token === theirs.token)!.wakes).not.toContain('recheck')
     // The releaser's last acquire, refused, waits in line behind nobody now: the release serves it.
     expect(await theirs.release()).toBe(true)
@@ -242,15 +242,17 @@ describe.skipIf(!requireRedisOrSkip())('semaphore, fair: false, on every topolog
   quorumPerAdapter('quorum of 3', QUORUM_MAX_TTL, (open) => {
     it('passes bounded, heavy waiter served, never more than the limit', async () => {
       const prefix = uniquePrefix('su-quorum')
-      await allThenClose([await open(prefix), await open(prefix)], QUORUM_MAX_TTL)
+      // Each node counts its own passes and a pass needs a majority: where the nodes' counts differ
+      // (a race won on one node, lost on the others), at most MAX_PASSES x 3 / 2 passes in all.
+      await allThenClose([await open(prefix), await open(prefix)], QUORUM_MAX_TTL, undefined, Math.floor((MAX_PASSES * 3) / 2))
     })
   })
 })
 
 /** The three checks above on two instances of one topology, which are closed after them (and then `close`, their client). */
-async function allThenClose(set: Locks[], ttl: number, close: () => Promise<void> = async () => {}): Promise<void> {
+async function allThenClose(set: Locks[], ttl: number, close: () => Promise<void> = async () => {}, passes = MAX_PASSES): Promise<void> {
   try {
-    await releaserPasses(set[0]!, set[1]!, 'passes', ttl)
+    await releaserPasses(set[0]!, set[1]!, 'passes', ttl, passes)
     await heavyWaiterServed(set[0]!, set[1]!, 'heavy', ttl)
     await crowd(set, 'crowd', ttl)
   } finally {
