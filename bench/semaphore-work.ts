@@ -90,7 +90,11 @@ function medianOf(each: WorkFigures[]): WorkFigures {
   const out = { ...first, errors: each.flatMap((e) => e.errors).slice(0, 3), failedAcquires: each.reduce((a, e) => a + e.failedAcquires, 0) }
   for (const key of Object.keys(first) as (keyof WorkFigures)[]) {
     const values = each.map((e) => e[key]).filter((v): v is number => typeof v === 'number')
-    if (key !== 'failedAcquires' && values.length === each.length) (out as Record<string, unknown>)[key] = percentile(values, 50)
+    if (key === 'failedAcquires' || values.length === 0) continue
+    // A round without the figure where others have it (the heavy workers served no permit in the
+    // window): it waited longer than any, so it counts as infinite, not as missing.
+    while (values.length < each.length) values.push(Number.POSITIVE_INFINITY)
+    ;(out as Record<string, unknown>)[key] = percentile(values, 50)
   }
   return out
 }
