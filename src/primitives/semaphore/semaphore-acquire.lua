@@ -1,5 +1,6 @@
 -- semaphore-acquire: one attempt to take `permits` permits (of `limit` slots, all or none) of a
--- counting semaphore (fair FIFO, or `fair: false`), and the fence that goes with them; on one node, or on one node of a quorum.
+-- counting semaphore (fair FIFO, or `fair: false`), and the fence that goes with them; on one node,
+-- or on one node of a quorum.
 -- KEYS[1] fence: string, the last fence handed out for this semaphore
 -- KEYS[2] queue: zset, waiter id -> queue score (server or client microseconds): FIFO order; a
 --         waiter id ending in `:p<n>` waits for n permits (else for 1)
