@@ -3,12 +3,11 @@
 // take 1 permit with workers that take 3. The libraries run interleaved, setting by setting, for a
 // few rounds, and each figure is the median over the rounds (the machine is shared and noisy).
 import type { Config } from './bench-config.js'
-import type { LibSpec } from './libs.js'
 import type { Pool } from './pool.js'
 import { counters, delta, type Server } from './redis.js'
 import { percentile } from './stats.js'
 import { analyseWork, type WorkFigures } from './work-analysis.js'
-import type { WorkSections } from './work-tasks.js'
+import type { WorkLib, WorkSections } from './work-tasks.js'
 import { clock } from './stats.js'
 
 export const W_PROCS = 16
@@ -18,7 +17,13 @@ export const W_HOLDS = [1, 10, 100] as const
 export const W_HEAVY = 4
 export const W_MIXED_HOLD = 10
 
-export const WORK_LIBS: LibSpec[] = [{ kind: 'fencelock' }, { kind: 'semaphore' }, { kind: 'semaphore', retry: 1 }, { kind: 'seed' }]
+export const WORK_LIBS: WorkLib[] = [
+  { kind: 'fencelock' },
+  { kind: 'fencelock', fair: false },
+  { kind: 'semaphore' },
+  { kind: 'semaphore', retry: 1 },
+  { kind: 'seed' },
+]
 /** The seed's SET NX loop has no weighted permits: the mixed setting runs without it. */
 const MIXED_LIBS = WORK_LIBS.filter((l) => l.kind !== 'seed')
 
@@ -35,17 +40,17 @@ export interface WorkRow {
   each: WorkFigures[]
 }
 
-export function workLabel(spec: LibSpec): string {
-  if (spec.kind === 'fencelock') return 'fencelock semaphore (fair FIFO)'
+export function workLabel(spec: WorkLib): string {
+  if (spec.kind === 'fencelock') return spec.fair === false ? 'fencelock semaphore (fair: false)' : 'fencelock semaphore (fair FIFO)'
   if (spec.kind === 'seed') return 'seed SET NX loop, 4 slot keys, 100 ms sleep'
   return spec.retry === undefined ? 'redis-semaphore Semaphore (defaults: 10 ms)' : `redis-semaphore Semaphore (retry ${spec.retry} ms)`
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
-async function workOnce(pool: Pool, server: Server, lib: LibSpec, holdMs: number, mixed: boolean, ms: number): Promise<WorkFigures> {
+async function workOnce(pool: Pool, server: Server, lib: WorkLib, holdMs: number, mixed: boolean, ms: number): Promise<WorkFigures> {
   const workers = await pool.take(W_PROCS)
-  const name = `w:${lib.kind}:${lib.retry ?? 'd'}:${holdMs}:${mixed ? 'm' : '1'}`
+  const name = `w:${lib.kind}${lib.fair === false ? '-unfair' : ''}:${lib.retry ?? 'd'}:${holdMs}:${mixed ? 'm' : '1'}`
   const permitsOf = (i: number) => (mixed && i < W_HEAVY ? 3 : 1)
   // Every worker connects and warms up (one permit, no work) before the shared start.
   await Promise.all(workers.map((w, i) => w.run({ type: 'work-open', lib, url: server.url, name, limit: W_LIMIT, permits: permitsOf(i) })))
@@ -85,7 +90,11 @@ function medianOf(each: WorkFigures[]): WorkFigures {
   const out = { ...first, errors: each.flatMap((e) => e.errors).slice(0, 3), failedAcquires: each.reduce((a, e) => a + e.failedAcquires, 0) }
   for (const key of Object.keys(first) as (keyof WorkFigures)[]) {
     const values = each.map((e) => e[key]).filter((v): v is number => typeof v === 'number')
-    if (key !== 'failedAcquires' && values.length === each.length) (out as Record<string, unknown>)[key] = percentile(values, 50)
+    if (key === 'failedAcquires' || values.length === 0) continue
+    // A round without the figure where others have it (the heavy workers served no permit in the
+    // window): it waited longer than any, so it counts as infinite, not as missing.
+    while (values.length < each.length) values.push(Number.POSITIVE_INFINITY)
+    ;(out as Record<string, unknown>)[key] = percentile(values, 50)
   }
   return out
 }
@@ -95,7 +104,11 @@ export async function semaphoresAtWork(pool: Pool, server: Server, cfg: Config):
   // BENCH_WORK_MS and BENCH_WORK_ROUNDS (development): another window or number of rounds.
   const ms = Number(process.env.BENCH_WORK_MS) || (cfg.quick ? 1_500 : 4_000)
   const rounds = Number(process.env.BENCH_WORK_ROUNDS) || (cfg.quick ? 1 : 3)
-  const settings = [...W_HOLDS.map((holdMs) => ({ holdMs, mixed: false, libs: WORK_LIBS })), { holdMs: W_MIXED_HOLD, mixed: true, libs: MIXED_LIBS }]
+  // BENCH_WORK_SETTINGS (development): some settings only, e.g. `10,100,mixed`.
+  const only = process.env.BENCH_WORK_SETTINGS?.split(',')
+  const settings = [...W_HOLDS.map((holdMs) => ({ holdMs, mixed: false, libs: WORK_LIBS })), { holdMs: W_MIXED_HOLD, mixed: true, libs: MIXED_LIBS }].filter(
+    (s) => !only || only.includes(s.mixed ? 'mixed' : String(s.holdMs)),
+  )
   const each = new Map<string, { setting: string; holdMs: number; mixed: boolean; label: string; figures: WorkFigures[] }>()
   for (let round = 0; round < rounds; round++) {
     for (const s of settings) {

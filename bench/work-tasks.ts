@@ -9,8 +9,11 @@ import type { LibSpec } from './libs.js'
 import { clock, sleep } from './stats.js'
 import { closeClients, connect } from './worker-clients.js'
 
+/** A library of S at work; fencelock with `fair: false` is a row of its own. */
+export type WorkLib = LibSpec & { fair?: false }
+
 export type WorkTask =
-  | { type: 'work-open'; lib: LibSpec; url: string; name: string; limit: number; permits: number }
+  | { type: 'work-open'; lib: WorkLib; url: string; name: string; limit: number; permits: number }
   | { type: 'work-run'; holdMs: number; startAt: number; endAt: number }
 
 /** One process's permit-holding intervals (shared clock, ms), as parallel arrays. */
@@ -87,10 +90,10 @@ async function watchWakes(locks: ReturnType<typeof fencelock.createLocks>, sub: 
   await sub.subscribe(`fencelock:{${name}}:S:W:${instance}`)
 }
 
-function openWork(spec: LibSpec, redis: Redis, name: string, limit: number, permits: number): WorkSemaphore {
+function openWork(spec: WorkLib, redis: Redis, name: string, limit: number, permits: number): WorkSemaphore {
   if (spec.kind === 'fencelock') {
     const locks = fencelock.createLocks({ redis })
-    const pool = locks.semaphore(name, { limit })
+    const pool = locks.semaphore(name, spec.fair === false ? { limit, fair: false } : { limit })
     const wakes: number[] = []
     const sub = redis.duplicate()
     return {

@@ -60,6 +60,29 @@ export const runs = [
   },
   { id: 'semaphore', file: 'semaphore.pml', defines: [], expect: 'pass', full: ['ROUNDS=2'] },
   { id: 'semaphore/NAIVE_COUNT', file: 'semaphore.pml', defines: ['NAIVE_COUNT'], expect: 'fail', rule: 'a permit is a slot, each slot a quorum mutex' },
+  // fair: false (barging bounded by the pass count), weighted permits, a fair caller among them.
+  { id: 'semaphore-passes', file: 'semaphore-passes.pml', defines: ['LIMIT=3', 'ROUNDS=3'], expect: 'pass', full: ['NCLIENTS=4', 'LIMIT=3', 'ROUNDS=3'] },
+  {
+    id: 'semaphore-passes/NO_PASS_BOUND',
+    file: 'semaphore-passes.pml',
+    defines: ['NO_PASS_BOUND'],
+    expect: 'fail',
+    rule: 'the first in line is passed at most MAX_PASSES times',
+  },
+  {
+    id: 'semaphore-passes/PASS_ONE_FREE',
+    file: 'semaphore-passes.pml',
+    defines: ['PASS_ONE_FREE'],
+    expect: 'fail',
+    rule: 'a pass takes all its permits or none',
+  },
+  {
+    id: 'semaphore-passes/RESET_ANY_IN_TURN',
+    file: 'semaphore-passes.pml',
+    defines: ['RESET_ANY_IN_TURN', 'LIMIT=3', 'ROUNDS=3'],
+    expect: 'fail',
+    rule: 'only serving the first in line resets the pass count',
+  },
 ]
 
 function which(cmd) {

@@ -11,7 +11,7 @@ import { sameSlot } from '../util/keys.js'
 import { semaphore } from '../primitives/semaphore/semaphore.js'
 import { rwLock } from '../primitives/rw-lock/rw-lock.js'
 import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../primitives/rw-lock/handle.js'
-import { checkLimit, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
+import { checkSemaphoreOptions, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
 import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
@@ -182,11 +182,13 @@ class LockSet implements Locks {
 
   semaphore(name: string, options: SemaphoreOptions): Semaphore {
     checkResource(name, 'name')
-    const limit = checkLimit(options)
+    const { limit, fair } = checkSemaphoreOptions(options)
     const existing = this.#semaphores.get(name)
     if (existing) {
       if (existing.limit !== limit)
         throw new InvalidArgumentError(`Semaphore "${name}" was already made with limit ${existing.limit} in this instance, got limit ${limit}`)
+      if (existing.fair !== fair)
+        throw new InvalidArgumentError(`Semaphore "${name}" was already made with fair: ${existing.fair} in this instance, got fair: ${fair}`)
       return existing
     }
     // One Operations per permit count, made when first used: its waiter ids end in `:p<n>`, which
@@ -195,13 +197,13 @@ class LockSet implements Locks {
     const opsFor = (permits: number) => {
       let ops = byCount.get(permits)
       if (!ops) {
-        const backend = this.#topology(semaphore({ ...this.#primitiveOptions, limit, permits }))
+        const backend = this.#topology(semaphore({ ...this.#primitiveOptions, limit, permits, fair }))
         ops = new Operations(this.#runtime, backend, 'semaphore', permits === 1 ? '' : `:p${permits}`)
         byCount.set(permits, ops)
       }
       return ops
     }
-    const handle = semaphoreHandle(name, limit, opsFor, this.#chain)
+    const handle = semaphoreHandle(name, { limit, fair }, opsFor, this.#chain)
     this.#semaphores.set(name, handle)
     return handle
   }

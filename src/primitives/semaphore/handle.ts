@@ -3,7 +3,7 @@ import type { Lease } from '../../runtime/lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from '../../runtime/operations.js'
 import type { SemaphoreInfo } from './semaphore.js'
 import type { CallChain } from '../../runtime/reentrancy.js'
-import { checkFunction, checkOptions, describeValue, optionNames } from '../../util/validate.js'
+import { checkBoolean, checkFunction, checkOptions, describeValue, optionNames } from '../../util/validate.js'
 
 export type { SemaphoreInfo } from './semaphore.js'
 
@@ -27,19 +27,31 @@ export interface TryPermitOptions extends TryAcquireOptions {
 export interface SemaphoreOptions {
   /** Permits that may be held at once, across every process: an integer from 1 to 1,000. */
   limit: number
+  /**
+   * `false`: a free permit goes to whoever asks first, the releaser asking again included, past
+   * the waiters in line (woken by events as ever, never polling); but the waiter first in line is
+   * passed at most 8 times (on a quorum of 3, at most 12 where the nodes' counts differ), then the
+   * line goes first until that waiter is served, so no waiter (of 1 permit or n) starves. More
+   * permit-time used when permits are held briefly, longer and less even waits. Decided per call:
+   * fair callers of the same semaphore keep to the line.
+   * Default: `true` (FIFO: a free permit goes to the waiter first in line).
+   */
+  fair?: boolean
 }
 
 /**
- * A fair counting semaphore: at most `limit` permits held at once across all processes. Each
- * permit is a `Lease` of its own (token, fence, deadline, signal, extend, release, `await using`)
- * and expires alone, by the Redis server's clock, if its holder dies. Waiting is event-driven and
- * FIFO, as for the mutex.
+ * A counting semaphore: at most `limit` permits held at once across all processes. Each permit is
+ * a `Lease` of its own (token, fence, deadline, signal, extend, release, `await using`) and
+ * expires alone, by the Redis server's clock, if its holder dies. Waiting is event-driven and
+ * FIFO, as for the mutex (with `fair: false`, a newcomer may pass the line a bounded number of times).
  */
 export interface Semaphore {
   /** The name given to `locks.semaphore(name, ...)`. */
   readonly name: string
   /** Permits that may be held at once, across every process. */
   readonly limit: number
+  /** False when made with `fair: false`. */
+  readonly fair: boolean
   /** Waits (event-driven, at most `wait` ms) for a permit (or `permits` of them, one lease). */
   acquire(options?: PermitOptions): Promise<Lease>
   /** One attempt, never waits: a permit (or `permits`), or null when too few are free or others are ahead in line. */
@@ -56,17 +68,18 @@ export interface Semaphore {
 
 export const MAX_LIMIT = 1_000
 
-const SEMAPHORE_OPTIONS = optionNames<SemaphoreOptions>('semaphore', { limit: true })
+const SEMAPHORE_OPTIONS = optionNames<SemaphoreOptions>('semaphore', { limit: true, fair: true })
 
-export function checkLimit(options: unknown): number {
+/** `locks.semaphore`'s options, checked: the limit, and whether waiting is FIFO. */
+export function checkSemaphoreOptions(options: unknown): { limit: number; fair: boolean } {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new InvalidArgumentError(`Expected semaphore options to be an object { limit }, got ${describeValue(options)}`)
+    throw new InvalidArgumentError(`Expected semaphore options to be an object { limit, fair? }, got ${describeValue(options)}`)
   checkOptions(options, SEMAPHORE_OPTIONS)
-  const { limit } = options as { limit?: unknown }
+  const { limit, fair } = options as { limit?: unknown; fair?: unknown }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidArgumentError(`Expected \`limit\` to be an integer from 1 to ${MAX_LIMIT}, got ${describeValue(limit)}`)
   }
-  return limit
+  return { limit, fair: fair === undefined ? true : checkBoolean(fair, 'fair') }
 }
 
 /** `permits` of a semaphore of `limit`: an integer from 1 to the limit. */
@@ -117,12 +130,18 @@ function permitsOf(token: string): number {
  * (see src/runtime/reentrancy.ts for the rules: a nested acquire gets the held lease, whatever
  * `permits` it names).
  */
-export function semaphoreHandle(name: string, limit: number, opsFor: (permits: number) => Operations<SemaphoreInfo>, chain: CallChain): Semaphore {
+export function semaphoreHandle(
+  name: string,
+  { limit, fair }: { limit: number; fair: boolean },
+  opsFor: (permits: number) => Operations<SemaphoreInfo>,
+  chain: CallChain,
+): Semaphore {
   const one = opsFor(1)
   const ops = (permits: number) => (permits === 1 ? one : opsFor(permits))
   return {
     name,
     limit,
+    fair,
     acquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).acquire(name, rest)),
     tryAcquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).tryAcquire(name, rest)),
     withPermit: async (fn, options) => {

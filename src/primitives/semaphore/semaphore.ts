@@ -24,7 +24,15 @@ export interface SemaphoreOptions {
   limit: number
   /** Permits each lease of this primitive takes at once (all or none): 1 to limit. Default: 1. */
   permits?: number
+  /** False: a free permit goes to whoever asks first (see MAX_PASSES). Default: true (FIFO). */
+  fair?: boolean
 }
+
+/**
+ * With `fair: false`, how many grants may pass the waiter first in line before the line goes first
+ * again (until that waiter is served): the bound on how long barging can keep a waiter waiting.
+ */
+export const MAX_PASSES = 8
 
 /** What `semaphore.inspect()` shows. */
 export interface SemaphoreInfo {
@@ -59,6 +67,8 @@ export interface SemaphoreKeys {
   readonly queue: string
   readonly queueExpiry: string
   readonly limit: string
+  /** `fair: false`: grants that passed the waiter first in line (semaphore-acquire.lua). */
+  readonly passes: string
   readonly channel: string
   readonly slots: readonly string[]
 }
@@ -70,6 +80,7 @@ export function semaphoreKeys(prefix: string, name: string, limit: number): Sema
     queue: `${base}Q`,
     queueExpiry: `${base}X`,
     limit: `${base}N`,
+    passes: `${base}P`,
     channel: `${base}W`,
     slots: Array.from({ length: limit }, (_, i) => `${base}${i}`),
   }
@@ -87,8 +98,10 @@ function splitToken(token: string): { base: string; slots: number[] | undefined 
 
 /** A semaphore's keys, with the lists its scripts take built once per name (not per call). */
 interface Keys extends SemaphoreKeys {
-  /** fence, queue, queue expiry, limit, then the slots: what acquire and inspect take. */
+  /** fence, queue, queue expiry, limit, then the slots: what inspect takes. */
   readonly all: readonly [fence: string, queue: string, queueExpiry: string, limit: string, ...slots: string[]]
+  /** What acquire takes: the same with the passes key before the slots. */
+  readonly acquiring: readonly [fence: string, queue: string, queueExpiry: string, limit: string, passes: string, ...slots: string[]]
   readonly releasing: readonly [queue: string, queueExpiry: string, limit: string, ...slots: string[]]
   readonly leaving: readonly [queue: string, queueExpiry: string, ...slots: string[]]
   readonly channels: readonly [string]
@@ -99,6 +112,7 @@ function keysWithLists(prefix: string, name: string, limit: number): Keys {
   return {
     ...k,
     all: [k.fence, k.queue, k.queueExpiry, k.limit, ...k.slots],
+    acquiring: [k.fence, k.queue, k.queueExpiry, k.limit, k.passes, ...k.slots],
     releasing: [k.queue, k.queueExpiry, k.limit, ...k.slots],
     leaving: [k.queue, k.queueExpiry, ...k.slots],
     channels: [k.channel],
@@ -190,14 +204,16 @@ function mergeViews(name: string, limit: number, views: readonly SemaphoreView[]
 }
 
 /**
- * A fair counting semaphore: at most `limit` permits at once, each a slot key that expires alone
- * by the server's clock; one fence counter for all permits; the mutex's FIFO queue and wake-ups.
+ * A counting semaphore: at most `limit` permits at once, each a slot key that expires alone by the
+ * server's clock; one fence counter for all permits; the mutex's FIFO queue and wake-ups (with
+ * `fair: false`, a free permit goes to whoever asks first, within MAX_PASSES of the line).
  * On a quorum, each slot is a quorum mutex of its own (a permit is a majority holding the same
  * slot), which is what keeps `limit` exact there (docs/evidence/safety.md).
  */
 export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, SemaphoreInfo> {
   const { limit } = options
   const permits = options.permits ?? 1
+  const maxPasses = options.fair === false ? MAX_PASSES : ''
   const keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
   const retention = options.fenceRetention
   const grace = options.waiterGrace
@@ -212,14 +228,15 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     channel: (name) => keysOf(name).channels,
     leaseToken: permitToken,
     acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, limit, permits, score, maxTtl === undefined ? '' : String(maxTtl)] as const
-      semaphoreAcquire.send(exec, keysOf(name).all, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
+      const args = [token, ttl, retention, waiter, grace, limit, permits, maxPasses, score, maxTtl === undefined ? '' : String(maxTtl)] as const
+      semaphoreAcquire.send(exec, keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
     },
     confirm(exec, name, token, fence, waiter, into) {
       const k = keysOf(name)
       const { base, keys } = permitOf(name, token)
       if (keys === undefined) return into.value(false)
-      semaphoreConfirm.send(exec, [k.fence, k.queue, k.queueExpiry, keys[0]!, ...keys.slice(1)], [base, fence, retention, waiter], isOne, into)
+      const confirmKeys = [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)] as const
+      semaphoreConfirm.send(exec, confirmKeys, [base, fence, retention, waiter, maxPasses === '' ? '' : '1'], isOne, into)
     },
     async extend(exec, name, token, ttl) {
       const { base, keys } = permitOf(name, token)
