@@ -86,7 +86,7 @@ export function renderSoakReport(r: SoakResult): { text: string; pass: boolean }
     '',
     ...sampleTable(r),
     '',
-    `## Growth (base minute ${baseMinute(r.minutes)}; counts may rise by ${COUNT_NOISE}: what is in flight at the instant)`,
+    `## Growth (base minute ${baseMinute(r.minutes)}; counts may rise by ${COUNT_NOISE}: what stayed in flight through five readings; a node restarted since the base is not judged)`,
     '',
     '| series | base | end | growth | ok |',
     '| --- | --- | --- | --- | --- |',

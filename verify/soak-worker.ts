@@ -28,6 +28,26 @@ const op = (type: OpType, f: OpName, resource: string, extra: object = {}) => em
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
+/**
+ * On SIGUSR2 (before anything else, so that an early one cannot kill the process): the heap after
+ * a full GC, RSS, and the floor of five readings of the active handles and timers, 100 ms apart
+ * (what persists, not what a wait in flight holds at one instant).
+ */
+process.on('SIGUSR2', async () => {
+  gc()
+  const { heapUsed, rss } = process.memoryUsage()
+  let handles = Number.POSITIVE_INFINITY
+  let timers = Number.POSITIVE_INFINITY
+  for (let i = 0; i < 5; i++) {
+    if (i > 0) await sleep(100)
+    const resources = process.getActiveResourcesInfo()
+    const timeouts = resources.filter((r) => r === 'Timeout').length
+    timers = Math.min(timers, timeouts)
+    handles = Math.min(handles, resources.length - timeouts)
+  }
+  emit({ kind: 'sample', worker, pid: process.pid, time: now(), heapUsed, rss, handles, timers })
+})
+
 /** The user's client(s) for this worker's topology and library, named so that Redis can tell its connections apart. */
 function connect(): { redis: RedisClient | RedisClient[]; close: () => void; ready: Promise<unknown> } {
   const name = `soak-${worker}`
@@ -147,13 +167,6 @@ async function loop(step: () => Promise<void>): Promise<void> {
   }
 }
 
-process.on('SIGUSR2', () => {
-  gc()
-  const resources = process.getActiveResourcesInfo()
-  const timers = resources.filter((r) => r === 'Timeout').length
-  const { heapUsed, rss } = process.memoryUsage()
-  emit({ kind: 'sample', worker, pid: process.pid, time: now(), heapUsed, rss, handles: resources.length - timers, timers })
-})
 process.on('SIGTERM', () => {
   stopping = true
   void locks.close().finally(() => {

@@ -8,11 +8,11 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import type { FaultTargets } from './apply-fault.js'
 import type { WorkerConfig } from './config.js'
-import { HistoryWriter, now, type HistoryEvent } from './history.js'
+import { HistoryWriter, now, type HistoryEvent, type LostEvent } from './history.js'
 import { Holders } from './holders.js'
 import { checkWindow, type SoakFault, type WindowCheck } from './soak-check.js'
 import { renderSoakReport, type SoakResult } from './soak-report.js'
-import { nodeSample, subscribersByName, type MinuteSample } from './soak-samples.js'
+import { nodeSample, subscribersOf, type MinuteSample } from './soak-samples.js'
 import { applySoakFault, cliOn, nodesOf, SOAK_FAULTS, startTopologies, stopTopologies, type SoakNodes } from './soak-topologies.js'
 import type { SoakTopology, SoakWorkerConfig, WorkerSample } from './soak-types.js'
 import { WorkerSlots } from './worker-slots.js'
@@ -39,7 +39,8 @@ interface Soak {
   nodes: SoakNodes
   workers: WorkerSlots
   history: HistoryWriter
-  holders: Holders
+  /** Who holds what, per topology: a fault on one topology freezes only its own holders. */
+  holders: Record<SoakTopology, Holders>
   previous: HistoryEvent[]
   current: HistoryEvent[]
   samples: MinuteSample[]
@@ -73,8 +74,9 @@ function record(soak: Soak, event: HistoryEvent | WorkerSample | { kind: 'meta';
     return void soak.workerErrors.set(key, (soak.workerErrors.get(key) ?? 0) + 1)
   }
   soak.current.push(event as HistoryEvent)
+  if (event.kind === 'lost') keepLost(soak, event)
   if (event.kind === 'op') {
-    soak.holders.observe(event)
+    soak.holders[topologyOf(event.resource)]?.observe(event)
     if (event.f === 'acquire' && event.type === 'ok') {
       const kind = `${event.resource.replace(/[0-9]+$|-[ab]$/, '')}`
       soak.ops.set(kind, (soak.ops.get(kind) ?? 0) + 1)
@@ -82,11 +84,22 @@ function record(soak: Soak, event: HistoryEvent | WorkerSample | { kind: 'meta';
   }
 }
 
-/** What verify's fault code writes to and reads from: this minute's events. */
+/** A lost lease goes to the events file with the acquire that granted it (its wait, its deadline): what a reader needs to judge it. */
+function keepLost(soak: Soak, lost: LostEvent): void {
+  const granted = (e: HistoryEvent) =>
+    e.kind === 'op' && e.f === 'acquire' && e.type === 'ok' && e.pid === lost.pid && e.resource === lost.resource && e.fence === lost.fence
+  const grant = [...soak.previous, ...soak.current].reverse().find(granted)
+  if (grant) soak.history.add(grant)
+  soak.history.add(lost)
+}
+
+const topologyOf = (resource: string) => resource.slice(0, resource.indexOf(':')) as SoakTopology
+
+/** What verify's fault code writes to and reads from: this minute's events of `topology`, its holders. */
 function faultTargets(soak: Soak, topology: SoakTopology): FaultTargets {
   const history = {
     get events() {
-      return soak.current
+      return soak.current.filter((e) => e.kind !== 'op' || topologyOf(e.resource) === topology)
     },
     add: (e: HistoryEvent) => soak.current.push(e),
   } as unknown as HistoryWriter
@@ -95,7 +108,7 @@ function faultTargets(soak: Soak, topology: SoakTopology): FaultTargets {
     now,
     history,
     resources: [{ name: `${topology}:m0`, accounts: [] }],
-    holders: soak.holders,
+    holders: soak.holders[topology],
     workers: soak.workers,
     redisNodes: [...nodesOf(soak.nodes, topology)],
     proxies: [],
@@ -117,6 +130,14 @@ async function fault(soak: Soak, id: number): Promise<void> {
   entry.end = now()
 }
 
+/** The worker a connection of `topology` named `name` belongs to: `soak-w3`, or ioredis' cluster subscriber (one ioredis worker per topology). */
+function workerOfConnection(topology: SoakTopology, name: string): string | undefined {
+  if (name.startsWith('soak-')) return name.slice('soak-'.length)
+  if (!name.startsWith('ioredis-cluster')) return undefined
+  const slot = WORKERS.findIndex(([t, client]) => t === topology && client === 'ioredis')
+  return slot < 0 ? undefined : `w${slot}`
+}
+
 /** Every worker's sample (SIGUSR2, up to 10 s for the answers), its subscriber connections, and each node's memory and keys. */
 async function sample(soak: Soak, minute: number): Promise<MinuteSample> {
   soak.pendingSamples.clear()
@@ -128,7 +149,7 @@ async function sample(soak: Soak, minute: number): Promise<MinuteSample> {
     for (const [i, node] of nodesOf(soak.nodes, topology).entries()) {
       const cli = (...args: string[]) => cliOn(topology, node, ...args)
       nodes[`${topology} node ${i}`] = await nodeSample(cli)
-      for (const [w, n] of await subscribersByName(node, cli)) subscribers.set(w, (subscribers.get(w) ?? 0) + n)
+      for (const [w, n] of await subscribersOf(cli, (name) => workerOfConnection(topology, name))) subscribers.set(w, (subscribers.get(w) ?? 0) + n)
     }
   }
   const workers: MinuteSample['workers'] = {}
@@ -141,6 +162,13 @@ function closeMinute(soak: Soak, from: number): void {
   soak.checks.push(checkWindow([...soak.previous, ...soak.current], { from, end: now(), ttl: TTL, wait: WAIT, faults: soak.faults }))
   soak.previous = soak.current
   soak.current = []
+}
+
+/** Until every worker has been heard from (60 s at most: six processes start on a shared machine), then WARMUP_MS. */
+async function warmUp(soak: Soak): Promise<void> {
+  const heard = () => new Set(soak.current.flatMap((e) => (e.kind === 'op' ? [e.worker] : []))).size
+  for (let i = 0; i < 600 && heard() < WORKERS.length; i++) await sleep(100)
+  await sleep(WARMUP_MS)
 }
 
 async function runMinutes(soak: Soak): Promise<void> {
@@ -169,7 +197,11 @@ const progressLine = (soak: Soak, m: number): string => {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { minutes: { type: 'string', default: '60' }, seed: { type: 'string', default: '1' }, report: { type: 'string', default: '.verify/soak/report.md' } },
+    options: {
+      minutes: { type: 'string', default: '60' },
+      seed: { type: 'string', default: '1' },
+      report: { type: 'string', default: '.verify/soak/report.md' },
+    },
   })
   const minutes = Number(values.minutes)
   if (!Number.isInteger(minutes) || minutes < 1) throw new Error(`Expected --minutes to be a positive integer, got ${values.minutes}`)
@@ -181,7 +213,7 @@ async function main(): Promise<number> {
     nodes: await startTopologies(),
     workers: undefined as unknown as WorkerSlots,
     history,
-    holders: new Holders(false, now, TTL),
+    holders: { single: new Holders(false, now, TTL), cluster: new Holders(false, now, TTL), quorum: new Holders(false, now, TTL) },
     previous: [],
     current: [],
     samples: [],
@@ -201,7 +233,7 @@ async function main(): Promise<number> {
       record: (e) => record(soak, e),
     })
     soak.workers.start(WORKERS.length)
-    await sleep(WARMUP_MS)
+    await warmUp(soak)
     await runMinutes(soak)
   } finally {
     await stop(soak)
