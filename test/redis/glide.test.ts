@@ -28,6 +28,9 @@ describe("GLIDE's error replies, as Redis wrote them", () => {
       ['An error was signalled by the server: - ResponseError: user_script:1: attempt to index a nil value', 'ERR user_script:1: attempt to index a nil value'],
       ['WRONGTYPE: Operation against a key holding the wrong kind of value', 'WRONGTYPE Operation against a key holding the wrong kind of value'],
       ['An error was signalled by the server: - BusyLoadingError: Redis is loading the dataset in memory', 'LOADING Redis is loading the dataset in memory'],
+      // Redirections GLIDE gave up following: transient codes (isPermanentReplyError), not refusals.
+      ['An error was signalled by the server: - Moved: 1649 127.0.0.1:43899', 'MOVED 1649 127.0.0.1:43899'],
+      ['An error was signalled by the server: - Ask: 1649 127.0.0.1:41521', 'ASK 1649 127.0.0.1:41521'],
     ]
     for (const [glide, redis] of cases) {
       const err = reply(glide)

@@ -9,6 +9,7 @@ import { clusterSlot } from '../../src/util/keys.js'
 import { everyCluster, useClusterLocks } from '../../harness/cluster-clients.js'
 import { useCluster } from '../../harness/per-adapter.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
+import { until } from '../../harness/until.js'
 
 /** Every cluster client, whatever FENCELOCK_ADAPTERS names: the point is that the three agree. */
 const allClusterClients = everyCluster
@@ -109,6 +110,37 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster: leases while their slot m
       await cluster.finishMigration(slot, to)
       expect(await Promise.all(outcomes)).toEqual(leases.map(() => ({ value: true })))
       for (const lease of leases) expect(Number(await to.cli('GET', `fencelock:{${lease.resource}}:F`))).toBe(lease.fence)
+    })
+
+    it('13. release and extend that meet an ASK the client cannot follow are retried until the slot settles', async () => {
+      // Mid-migration the nodes' views of a slot may disagree for a moment: the source, MIGRATING,
+      // answers ASK for a key it no longer has; the target, told that a third node owns the slot,
+      // answers the ASKING call with MOVED there, and the third node sends it back to the source.
+      // A client runs out of redirections on that cycle (GLIDE hands back "- Ask: …"); the call
+      // must be retried, not fail, and succeed once the slot settles on the target (issue 45).
+      const [, ...names] = namesInOneSlot(`askcycle:${adapter.name}`, 5)
+      const slot = clusterSlot(names[0]!)
+      const from = await cluster.nodeForSlot(slot)
+      const [to, third] = cluster.nodes.filter((n) => n !== from) as [typeof from, typeof from]
+      const leases = await Promise.all(names.map((resource) => t.locks.acquire(resource)))
+      await cluster.beginMigration(slot, to)
+      const keys = (await from.cli('CLUSTER', 'GETKEYSINSLOT', String(slot), '1000')).split('\n').filter(Boolean)
+      await from.cli('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys)
+      await to.cli('CLUSTER', 'SETSLOT', String(slot), 'NODE', await third.cli('CLUSTER', 'MYID'))
+      await from.cli('CONFIG', 'RESETSTAT')
+      const asks = async () => Number(/^errorstat_ASK:count=(\d+)/m.exec(await from.cli('INFO', 'errorstats'))?.[1] ?? 0)
+      const outcomes = leases.map((lease, i) =>
+        (i % 2 === 0 ? lease.extend(10_000).then(() => lease.release()) : lease.release()).then(
+          (value) => ({ value }),
+          (err: unknown) => ({ err: `${(err as Error).name}: ${(err as Error).message}` }),
+        ),
+      )
+      // The calls met the cycle (the source answered ASK) before the slot settles.
+      await until('the source answered ASK to every call', async () => (await asks()) >= leases.length)
+      await to.cli('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await from.cli('CLUSTER', 'MYID'))
+      await cluster.finishMigration(slot, to)
+      expect(await Promise.all(outcomes)).toEqual(leases.map(() => ({ value: true })))
+      for (const lease of leases) expect(await to.cli('EXISTS', `fencelock:{${lease.resource}}:L`)).toBe('0')
     })
   })
 })

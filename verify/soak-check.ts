@@ -1,0 +1,124 @@
+// The soak's checks, run on each minute's events (and the minute before, so that a lease that
+// spans the boundary is seen whole) with verify's checkers: leases rebuilt from the history, double
+// grants of every exclusive lease (mutex, all-or-nothing, election, a write of a read/write lock),
+// permits beyond the semaphore's limit, fences out of order; then every wait against its bound and
+// every lease lost, with the fault it followed.
+import type { LeaseInterval } from './check-result.js'
+import { doubleGrantsOf } from './double-grants.js'
+import { excessOf } from './excess.js'
+import { fenceOrder } from './fence-order.js'
+import { CLOCK_MARGIN_MS, type HistoryEvent, type LostEvent, type OpEvent } from './history.js'
+import { leaseIntervals, leaseKey } from './lease-intervals.js'
+
+/** The soak semaphore's limit (soak-worker.ts). */
+export const SOAK_SEMAPHORE_LIMIT = 3
+
+/**
+ * How far past its `wait` an acquire may settle: a call in flight when the wait ends is given its
+ * reply limit, and a step of the event loop on this shared machine. A bound, not a measurement.
+ */
+export const WAIT_SLACK_MS = 1_000
+
+/** A fault on one topology, from its start to its end. */
+export interface SoakFault {
+  topology: string
+  label: string
+  start: number
+  end: number
+}
+
+export interface WindowCheck {
+  violations: string[]
+  /** The longest wait of an acquire that settled in the window, and where. */
+  longestWait: { ms: number; resource: string; worker: string; outcome: string }
+  overBound: number
+  /** Leases lost in the window: by reason, and whether a fault on its topology explains it. */
+  lost: { resource: string; reason: string; fault: string | undefined }[]
+}
+
+const isOp = (e: HistoryEvent): e is OpEvent => e.kind === 'op'
+const topologyOf = (resource: string) => resource.slice(0, resource.indexOf(':'))
+
+/** Safety: the checkers, per resource. */
+function safety(events: HistoryEvent[], end: number): string[] {
+  const ops = events.filter(isOp)
+  const leases = leaseIntervals(events, end)
+  const modes = new Map<string, { mode?: string; permits?: number }>()
+  for (const e of ops) if (e.f === 'acquire' && e.type === 'ok') modes.set(leaseKey(e.pid, e.resource, e.fence), (e.value ?? {}) as { mode?: string })
+  const byResource = new Map<string, LeaseInterval[]>()
+  for (const l of leases) {
+    const list = byResource.get(l.resource)
+    if (list) list.push(l)
+    else byResource.set(l.resource, [l])
+  }
+  const violations: string[] = []
+  for (const [resource, own] of byResource) {
+    const info = (l: LeaseInterval) => modes.get(leaseKey(l.pid, l.resource, l.fence)) ?? {}
+    if (resource.endsWith(':sem')) {
+      const permits = own.flatMap((l) =>
+        Array.from({ length: info(l).permits ?? 1 }, () => ({
+          from: l.start,
+          to: Math.min(l.end, l.deadline - CLOCK_MARGIN_MS),
+          worker: l.worker,
+          fence: l.fence,
+        })),
+      )
+      const { max, excess } = excessOf(permits, SOAK_SEMAPHORE_LIMIT)
+      if (excess.length) violations.push(`${resource}: ${max} permits at once, limit ${SOAK_SEMAPHORE_LIMIT} (${excess.length} stretches)`)
+    }
+    const exclusive = resource.endsWith(':sem') ? [] : doubleGrantsOf(own, ops).grants
+    const writers = new Set(own.filter((l) => info(l).mode === 'write').map((l) => `${l.worker}|${l.fence}`))
+    const writes = exclusive.filter((g) => !resource.endsWith(':rw') || [g.first, g.second].some((x) => writers.has(`${x.worker}|${x.fence}`)))
+    if (writes.length)
+      violations.push(
+        `${resource}: ${writes.length} double grants (first ${writes[0]!.first.worker} fence ${writes[0]!.first.fence}, then ${writes[0]!.second.worker} fence ${writes[0]!.second.fence})`,
+      )
+    if (!resource.endsWith(':rw')) {
+      const found: string[] = []
+      fenceOrder(
+        ops.filter((e) => e.resource === resource || (e.type === 'invoke' && e.resource.includes(resource))),
+        own,
+        found,
+        'leases',
+      )
+      violations.push(...found.map((v) => `${resource}: ${v}`))
+    }
+  }
+  return violations
+}
+
+/** Each acquire's wait against `wait + WAIT_SLACK_MS`. */
+function waits(events: HistoryEvent[], wait: number): Pick<WindowCheck, 'longestWait' | 'overBound'> {
+  let longestWait = { ms: 0, resource: '', worker: '', outcome: '' }
+  let overBound = 0
+  for (const e of events) {
+    if (!isOp(e) || e.f !== 'acquire' || e.type === 'invoke') continue
+    const waited = (e.value as { waited?: number } | undefined)?.waited
+    if (waited === undefined) continue
+    if (waited > wait + WAIT_SLACK_MS) overBound++
+    if (waited > longestWait.ms)
+      longestWait = { ms: waited, resource: e.resource, worker: e.worker, outcome: e.type === 'ok' ? 'granted' : (e.error ?? 'failed') }
+  }
+  return { longestWait, overBound }
+}
+
+/** Leases lost in [from, end), each with the fault on its topology that it followed (within a ttl and 2 s of the fault's end). */
+function losses(events: HistoryEvent[], faults: readonly SoakFault[], from: number, ttl: number): WindowCheck['lost'] {
+  const lost = events.filter((e): e is LostEvent => e.kind === 'lost' && e.time >= from)
+  return lost.map((e) => {
+    const fault = faults.find((f) => f.topology === topologyOf(e.resource) && e.time >= f.start - CLOCK_MARGIN_MS && e.time <= f.end + ttl + 2_000)
+    return { resource: e.resource, reason: e.reason, fault: fault?.label }
+  })
+}
+
+/** The checks of one window: `events` of the minute before and this one; `from` is where this minute starts. */
+export function checkWindow(events: HistoryEvent[], o: { from: number; end: number; ttl: number; wait: number; faults: readonly SoakFault[] }): WindowCheck {
+  return {
+    violations: safety(events, o.end),
+    ...waits(
+      events.filter((e) => e.time >= o.from),
+      o.wait,
+    ),
+    lost: losses(events, o.faults, o.from, o.ttl),
+  }
+}

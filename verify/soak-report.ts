@@ -1,0 +1,98 @@
+// The soak's report, in Markdown: the verdict, the operations, the faults, what was lost and why,
+// the longest waits, and every per-minute sample with the growth from the base minute to the end.
+import type { SoakFault, WindowCheck } from './soak-check.js'
+import { WAIT_SLACK_MS } from './soak-check.js'
+import { baseMinute, COUNT_NOISE, growthOf, MAX_GROWTH, type MinuteSample } from './soak-samples.js'
+
+export interface SoakResult {
+  minutes: number
+  started: Date
+  samples: MinuteSample[]
+  checks: WindowCheck[]
+  faults: SoakFault[]
+  ops: Map<string, number>
+  workerErrors: Map<string, number>
+  crashes: string[]
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
+const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'from 0')
+
+function verdict(r: SoakResult): { lines: string[]; pass: boolean } {
+  const violations = [...new Set(r.checks.flatMap((c) => c.violations))]
+  const overBound = r.checks.reduce((n, c) => n + c.overBound, 0)
+  const longest = r.checks.map((c) => c.longestWait).reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, resource: '', worker: '', outcome: '' })
+  const growth = growthOf(r.samples, r.minutes)
+  const grown = growth.filter((g) => !g.ok)
+  const base = baseMinute(r.minutes)
+  const lines = [
+    `- Safety: ${violations.length === 0 ? 'no violation' : `${violations.length} violation(s):`}`,
+    ...violations.slice(0, 20).map((v) => `  - ${v}`),
+    `- Waits: longest ${Math.round(longest.ms)} ms (${longest.resource}, ${longest.worker}, ${longest.outcome}); bound wait + ${WAIT_SLACK_MS} ms; ${overBound} beyond it`,
+    `- Growth from minute ${base} to minute ${r.samples.at(-1)?.minute ?? 0}${r.minutes < 10 ? ' (a run shorter than 10 minutes: compared from its middle sample, not minute 5)' : ''}: ${grown.length === 0 ? `none over ${pct(MAX_GROWTH)}` : `${grown.length} series over ${pct(MAX_GROWTH)}: ${grown.map((g) => `${g.series} ${pct(g.growth)}`).join('; ')}`}${growth.length === 0 ? ' (not enough samples to compare)' : ''}`,
+    `- Worker processes that died on their own: ${r.crashes.length}`,
+  ]
+  return { lines, pass: violations.length === 0 && overBound === 0 && grown.length === 0 && growth.length > 0 && r.crashes.length === 0 }
+}
+
+function lostLines(r: SoakResult): string[] {
+  const lost = r.checks.flatMap((c) => c.lost)
+  const byCause = new Map<string, number>()
+  for (const l of lost) {
+    const key = `${l.resource.slice(0, l.resource.indexOf(':'))}: ${l.reason}, ${l.fault ? `after ${l.fault}` : 'with no fault on its topology'}`
+    byCause.set(key, (byCause.get(key) ?? 0) + 1)
+  }
+  return [`Leases lost: ${lost.length}`, '', ...[...byCause].sort().map(([k, n]) => `- ${n} ${k}`)]
+}
+
+function sampleTable(r: SoakResult): string[] {
+  const workers = [...new Set(r.samples.flatMap((s) => Object.keys(s.workers)))].sort()
+  const nodes = [...new Set(r.samples.flatMap((s) => Object.keys(s.nodes)))]
+  const lines = ['| minute | worker | heap used MiB | RSS MiB | handles | timers | subscriber conns |', '| --- | --- | --- | --- | --- | --- | --- |']
+  for (const s of r.samples)
+    for (const w of workers) {
+      const x = s.workers[w]
+      lines.push(
+        x
+          ? `| ${s.minute} | ${w} | ${mib(x.heapUsed)} | ${mib(x.rss)} | ${x.handles} | ${x.timers} | ${x.subscribers} |`
+          : `| ${s.minute} | ${w} | no answer | | | | |`,
+      )
+    }
+  lines.push('', '| minute | node | used_memory MiB | keys |', '| --- | --- | --- | --- |')
+  for (const s of r.samples)
+    for (const n of nodes) lines.push(`| ${s.minute} | ${n} | ${mib(s.nodes[n]?.usedMemory ?? Number.NaN)} | ${s.nodes[n]?.keys ?? ''} |`)
+  return lines
+}
+
+export function renderSoakReport(r: SoakResult): { text: string; pass: boolean } {
+  const { lines, pass } = verdict(r)
+  const growth = growthOf(r.samples, r.minutes)
+  const text = [
+    `# Soak: ${r.minutes} minutes, ${pass ? 'PASS' : 'FAIL'}`,
+    '',
+    `Started ${r.started.toISOString()}. Workers w0-w1: primary with a replica behind Sentinels (replicas: 1), w2-w3: 3-master cluster, w4-w5: quorum of 3; even slots ioredis, odd node-redis. Each runs a mutex, a semaphore (limit 3, 1-2 permits), a read/write lock, acquireAll of two accounts in either order and an election, at once.`,
+    '',
+    ...lines,
+    '',
+    `Leases granted: ${[...r.ops].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    '',
+    `Faults (${r.faults.length}): ${r.faults.map((f) => f.label).join('; ')}`,
+    '',
+    ...lostLines(r),
+    '',
+    `Errors the workers' loops saw (by message): ${[...r.workerErrors].map(([k, n]) => `${n}x ${k}`).join('; ') || 'none'}`,
+    '',
+    '## Samples',
+    '',
+    ...sampleTable(r),
+    '',
+    `## Growth (base minute ${baseMinute(r.minutes)}; counts may rise by ${COUNT_NOISE}: what stayed in flight through five readings; a node restarted since the base is not judged)`,
+    '',
+    '| series | base | end | growth | ok |',
+    '| --- | --- | --- | --- | --- |',
+    ...growth.map((g) => `| ${g.series} | ${g.base} | ${g.end} | ${pct(g.growth)} | ${g.ok ? 'yes' : 'NO'} |`),
+    ...r.crashes.map((c) => `- crash: ${c}`),
+    '',
+  ].join('\n')
+  return { text, pass }
+}

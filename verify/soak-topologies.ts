@@ -1,0 +1,97 @@
+// The soak's three topologies, started side by side: a primary with a replica behind three
+// Sentinels, a 3-master Redis Cluster, and a quorum of three independent masters; and the fault
+// each can be given (one a minute, in turn): a failover, a node paused, a node killed and
+// restarted empty, the clients' connections cut, a slot migrated.
+import { startRedis, startCluster, type RedisCluster, type RedisProcess } from '../harness/redis-server.js'
+import { HARNESS_AUTH, startSentinelGroup, type SentinelGroup } from '../harness/sentinel.js'
+import { applyFailover } from './apply-failover.js'
+import { applyFault, type FaultTargets } from './apply-fault.js'
+import type { FaultKind } from './history.js'
+import type { PlannedFault } from './nemesis.js'
+import type { SoakTopology } from './soak-types.js'
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
+
+export interface SoakNodes {
+  group: SentinelGroup
+  cluster: RedisCluster
+  quorum: RedisProcess[]
+}
+
+export async function startTopologies(): Promise<SoakNodes> {
+  const group = await startSentinelGroup({ replicas: 1 })
+  const cluster = await startCluster({ masters: 3 })
+  const quorum = [await startRedis(), await startRedis(), await startRedis()]
+  return { group, cluster, quorum }
+}
+
+export async function stopTopologies(nodes: SoakNodes): Promise<void> {
+  await Promise.all([nodes.group.stop(), nodes.cluster.stop(), ...nodes.quorum.map((n) => n.stop())])
+}
+
+/** The data nodes of a topology (the Sentinel group's both, whichever is primary). */
+export const nodesOf = (nodes: SoakNodes, topology: SoakTopology): readonly RedisProcess[] =>
+  topology === 'single' ? nodes.group.nodes : topology === 'cluster' ? nodes.cluster.nodes : nodes.quorum
+
+/** `redis-cli` on a node of the Sentinel group needs the harness's user (its default user may be turned off by a fault). */
+export const cliOn = (topology: SoakTopology, node: RedisProcess, ...args: string[]): Promise<string> =>
+  topology === 'single' ? node.cli(...HARNESS_AUTH, ...args) : node.cli(...args)
+
+/** The faults, in the order the soak applies them, one a minute. */
+export const SOAK_FAULTS: readonly { topology: SoakTopology; kind: string }[] = [
+  { topology: 'single', kind: 'failover' },
+  { topology: 'cluster', kind: 'migrate' },
+  { topology: 'quorum', kind: 'kill-restart' },
+  { topology: 'single', kind: 'pause' },
+  { topology: 'cluster', kind: 'reconnect' },
+  { topology: 'quorum', kind: 'pause' },
+  { topology: 'cluster', kind: 'pause' },
+  { topology: 'single', kind: 'reconnect' },
+  { topology: 'quorum', kind: 'reconnect' },
+]
+
+/** How long a paused node stays paused: under the Sentinels' DOWN_AFTER_MS (2 s), so a pause is no failover. */
+const PAUSE_MS = 1_500
+
+/** verify's planned fault for `kind`, at once, on node `index`. */
+const planned = (id: number, kind: FaultKind, index: number, duration: number): PlannedFault => ({
+  id,
+  at: 0,
+  kind,
+  duration,
+  index,
+  resource: 0,
+  delayMs: 1_000,
+  justPast: false,
+})
+
+/** Fault number `id` (SOAK_FAULTS in turn), applied and recorded through `t` (whose redisNodes are the topology's nodes). */
+export async function applySoakFault(nodes: SoakNodes, id: number, t: FaultTargets, record: (what: string) => void): Promise<string> {
+  const { topology, kind } = SOAK_FAULTS[(id - 1) % SOAK_FAULTS.length]!
+  const list = nodesOf(nodes, topology)
+  const index = id % list.length
+  const node = topology === 'single' ? await nodes.group.primary() : list[index]!
+  const label = `${topology} ${kind}`
+  record(`start ${label}`)
+  if (kind === 'failover') await applyFailover(t, nodes.group, planned(id, 'failover-kill', 0, 8_000))
+  else if (kind === 'kill-restart') await applyFault({ ...t, redisNodes: [...list] }, planned(id, 'kill-redis', index, 500))
+  else if (kind === 'pause') {
+    node.pause()
+    await sleep(PAUSE_MS)
+    node.resume()
+  } else if (kind === 'reconnect') {
+    await cliOn(topology, node, 'CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes').catch(() => '')
+    await cliOn(topology, node, 'CLIENT', 'KILL', 'TYPE', 'pubsub').catch(() => '')
+  } else await migrateOne(nodes.cluster, id)
+  record(`end ${label}`)
+  return label
+}
+
+/** The slot of one of the cluster's soak resources moved to another master. */
+async function migrateOne(cluster: RedisCluster, id: number): Promise<void> {
+  const names = ['cluster:m0', 'cluster:m1', 'cluster:sem', 'cluster:rw', 'cluster:acct-a', 'cluster:leader']
+  const slot = await cluster.slotOf(`{${names[id % names.length]!}}`)
+  const from = await cluster.nodeForSlot(slot)
+  const masters = await cluster.masters()
+  await cluster.migrateSlot(slot, masters.find((m) => m !== from)!)
+}
