@@ -31,8 +31,10 @@ const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: dir, encoding:
 /** `bail`: stop at the first failing test (a mutant is killed by one; the rest would only cost time). */
 function vitest(tests, bail = false) {
   const started = performance.now()
-  // One file at a time, as the tests start their own redis-server processes (2 cores).
-  const r = run('npx', ['vitest', 'run', '--project', 'fencelock', '--maxWorkers=1', ...(bail ? ['--bail=1'] : []), ...tests], {
+  // One file at a time, as the tests start their own redis-server processes (2 cores). Both
+  // projects: a file of the with-glide project (vitest.config.ts) is in no other, and a mutant's
+  // tests named there would otherwise not run at all.
+  const r = run('npx', ['vitest', 'run', '--project', 'fencelock', '--project', 'with-glide', '--maxWorkers=1', ...(bail ? ['--bail=1'] : []), ...tests], {
     // The export sits in a temporary folder: the server builds (harness/servers.ts) stay beside the checkout.
     env: { ...process.env, FORCE_COLOR: '0', FENCELOCK_SERVERS_DIR: process.env.FENCELOCK_SERVERS_DIR ?? join(root, '..', 'shared', 'servers') },
   })
