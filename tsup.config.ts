@@ -55,7 +55,7 @@ const CJS_ENTRIES: Record<string, string> = {
  * for CommonJS, into dist/shared.cjs (scripts/cjs-shared.ts), which dist/library.cjs and
  * dist/otel.cjs require.
  */
-const SHARED = ['errors/describe-value', 'util/unknown-option']
+const SHARED = ['errors/describe-value', 'errors/errors', 'util/unknown-option']
 const srcDir = path.resolve('src')
 const otelDir = path.resolve('src/otel')
 const sharedEntry = path.resolve('scripts/cjs-shared.ts')
