@@ -246,13 +246,11 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
       const k = keysOf(name)
       const { base, keys } = permitOf(name, token)
       if (keys === undefined) return false
-      const confirmed = await semaphoreConfirm.run(exec, [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)], [
-        base,
-        fence,
-        retention,
-        waiter,
-        maxPasses === '' ? '' : '1',
-      ])
+      const confirmed = await semaphoreConfirm.run(
+        exec,
+        [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)],
+        [base, fence, retention, waiter, maxPasses === '' ? '' : '1'],
+      )
       return toNumber(confirmed) === 1
     },
     async extend(exec, name, token, ttl) {
