@@ -30,10 +30,11 @@ export interface SemaphoreOptions {
   /**
    * `false`: a free permit goes to whoever asks first, the releaser asking again included, past
    * the waiters in line (woken by events as ever, never polling); but the waiter first in line is
-   * passed at most 8 times (on a quorum of 3, at most 12 where the nodes' counts differ), then the
-   * line goes first until that waiter is served, so no waiter (of 1 permit or n) starves. More
-   * permit-time used when permits are held briefly, longer and less even waits. Decided per call:
-   * fair callers of the same semaphore keep to the line.
+   * passed at most 8 times (on a quorum of 3, at most 12 where the nodes' counts differ, 16 where
+   * its place is on 2 nodes only), then the line goes first until that waiter is served, so no
+   * waiter (of 1 permit or n) starves while it keeps its place. More permit-time used when permits
+   * are held briefly, longer and less even waits. Decided per call: fair callers of the same
+   * semaphore keep to the line.
    * Default: `true` (FIFO: a free permit goes to the waiter first in line).
    */
   fair?: boolean

@@ -15,6 +15,9 @@ import { recordAcquires } from '../../../harness/telemetry.js'
 import { closeQuietly, uniquePrefix, until } from '../../../harness/util.js'
 
 const QUORUM_MAX_TTL = 2_000
+// A woken waiter keeps its place this long unless it comes: long enough that a loaded machine does
+// not take the place of the waiter these tests count passes against (a new place is a new count).
+const GRACE = 10_000
 
 /**
  * The releaser asks again at once, round after round, while another instance waits in line: the
@@ -147,7 +150,7 @@ describeRedis('semaphore, fair: false', (server) => {
         expect(t.other.semaphore(pool.name, { limit: 2 }).fair, 'another instance decides for itself').toBe(true)
       })
     },
-    { prefix: 'sem-unfair' },
+    { prefix: 'sem-unfair', locks: { waiterGrace: GRACE } },
   )
 })
 
@@ -204,7 +207,7 @@ describe.skipIf(!requireRedisOrSkip())('semaphore, fair: false, on every topolog
     describe.each(adapters)('$name', (adapter) => {
       it('passes bounded, heavy waiter served, never more than the limit', async () => {
         const client = await adapter.connect(primary.url)
-        const options = { redis: client.raw, prefix: uniquePrefix('su-repl'), replicas: { count: 1, timeout: 300 } }
+        const options = { redis: client.raw, prefix: uniquePrefix('su-repl'), replicas: { count: 1, timeout: 300 }, waiterGrace: GRACE }
         await allThenClose([createLocks(options), createLocks(options)], 5_000, () => client.quit())
       })
     })
@@ -234,7 +237,8 @@ describe.skipIf(!requireRedisOrSkip())('semaphore, fair: false, on every topolog
       it('passes bounded, heavy waiter served, never more than the limit', async () => {
         const client = await connect[adapter.name as keyof typeof connect]()
         const prefix = uniquePrefix('su-cluster')
-        await allThenClose([createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })], 5_000, () => client.close())
+        const options = { redis: client.raw, prefix, waiterGrace: GRACE }
+        await allThenClose([createLocks(options), createLocks(options)], 5_000, () => client.close())
       })
     })
   })
@@ -243,8 +247,10 @@ describe.skipIf(!requireRedisOrSkip())('semaphore, fair: false, on every topolog
     it('passes bounded, heavy waiter served, never more than the limit', async () => {
       const prefix = uniquePrefix('su-quorum')
       // Each node counts its own passes and a pass needs a majority: where the nodes' counts differ
-      // (a race won on one node, lost on the others), at most MAX_PASSES x 3 / 2 passes in all.
-      await allThenClose([await open(prefix), await open(prefix)], QUORUM_MAX_TTL, undefined, Math.floor((MAX_PASSES * 3) / 2))
+      // (a race won on one node, lost on the others) a waiter with its place on all 3 is passed at
+      // most MAX_PASSES x 3 / 2 times, with its place on 2 of them (an attempt that did not reach
+      // the third within the node timeout) at most MAX_PASSES x 2.
+      await allThenClose([await open(prefix), await open(prefix)], QUORUM_MAX_TTL, undefined, MAX_PASSES * 2)
     })
   })
 })
