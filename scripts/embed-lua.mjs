@@ -7,7 +7,6 @@
 // comment lines (scripts/lua-source.mjs), and each library function's text is stored once, in
 // src/lua/embedded/lib.ts, which every script that uses it joins to its own code when the module
 // loads. Run by `npm run build`, `npm test` and friends.
-import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, dirname, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,24 +40,16 @@ for (const { file, path } of luaFiles()) {
   const text = readFileSync(path, 'utf8')
   const header = parseHeader(file, text)
   const { head, functions, tail } = luaParts(path)
-  const source = head + [...functions.values()].join('') + tail
   for (const [fn, text] of functions) {
     if (library.has(fn) && library.get(fn) !== text) throw new Error(`${file}: the library function ${fn} differs from its text in another script`)
     library.set(fn, text)
     groupLibrary.get(group).add(fn)
   }
   const name = file.replace(/\.lua$/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase())
-  const sha = createHash('sha1').update(source).digest('hex')
   const types = bindingTypes(header)
-  const described = {
-    name: file,
-    sha,
-    source: '\u0000',
-    keyNames: header.keys,
-    ...(header.moreKeys ? { moreKeys: header.moreKeys } : {}),
-    argNames: header.args,
-    ...(header.moreArgs ? { moreArgs: header.moreArgs } : {}),
-  }
+  // Name and source only: the header's KEYS and ARGV names are the binding's types, and the SHA1
+  // is computed from the source where it is needed (src/lua/binding.ts), not shipped.
+  const described = { name: file, source: '\u0000' }
   // The doc comment: the first line of the header (the shipped source keeps only its name).
   const summary = text
     .split('\n')[0]

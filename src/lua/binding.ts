@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { promised, type Into } from '../util/into.js'
 
 /** An argument of a script call (ARGV): the client sends numbers as their decimal text. */
@@ -7,18 +8,15 @@ export type Arg = string | number
 export type Reply = string | number | null | readonly Reply[]
 
 /**
- * A Lua script with its SHA1 computed once at build time, and what its header declares (see
- * scripts/lua-header.mjs): the names of its KEYS and ARGV, and of the further ones it takes
- * after those (`KEYS[n..]`, `ARGV[n..]`), if any.
+ * A Lua script as it ships: its file name, its source, and the SHA1 that EVALSHA names it by
+ * (computed from the source the first time it is asked for: the first call of a script is an EVAL
+ * anyway). What its header declares (the names of its KEYS and ARGV) lives in the generated
+ * binding's types, not in the shipped code.
  */
 export interface LuaScript {
   readonly name: string
-  readonly sha: string
   readonly source: string
-  readonly keyNames: readonly string[]
-  readonly moreKeys?: string
-  readonly argNames: readonly string[]
-  readonly moreArgs?: string
+  readonly sha: string
 }
 
 /** Reads a script's reply where it arrives: the decoding runs in the same handler as the reply's checks. */
@@ -50,10 +48,19 @@ export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], inf
 
 const same = (reply: never): unknown => reply
 
-export function script<K extends readonly string[], A extends readonly Arg[], R>(described: LuaScript): Script<K, A, R> {
+export function script<K extends readonly string[], A extends readonly Arg[], R>(described: {
+  readonly name: string
+  readonly source: string
+}): Script<K, A, R> {
   // The types carry the counts: nothing to check per call on the hot path.
+  let sha: string | undefined
   const bound: Script<K, A, R> = {
-    ...described,
+    name: described.name,
+    source: described.source,
+    get sha() {
+      sha ??= createHash('sha1').update(described.source).digest('hex')
+      return sha
+    },
     send: (exec, keys, args, decode, into) => exec(bound, keys, args, decode as Decode, into as Into<unknown>),
     run: (exec: Exec, keys: K, args: A, decode: Decode = same) => promised<never>((into) => exec(bound, keys, args, decode, into)),
   }
