@@ -50,7 +50,7 @@ export class Lock {
   /**
    * When the lock expires, in ms since the epoch by the local wall clock, less the clock drift
    * allowance, rounded down: never later than the lease's own deadline (which the monotonic clock
-   * keeps). For display and for node-redlock code that compares it with `Date.now()`.
+   * keeps). For display and for node-redlock code that compares it with the wall clock's now.
    */
   expiration: number
   /** Attempts sent to take the lock: a number (v4), or one promise of the votes per attempt (v5). */
