@@ -33,8 +33,22 @@ type Replies = readonly (NodeResult<NodeGrant> | undefined)[]
  * One attempt of any primitive on a quorum: it succeeds when a majority of the nodes that count
  * granted the same claim; the lease's fence is the largest fence those nodes returned, confirmed
  * (written back) on a majority while the claim is held there, before the lease exists.
+ *
+ * A waiter's place in line must carry one score on every node, or the nodes order the waiters each
+ * their own way, and waiters that are each first on a different node win one node per attempt
+ * forever (model/quorum-queue.pml). Scores come from the servers' TIME, which this process learns
+ * from its first reply: until then, an attempt for a waiter goes first without a place (uncontended,
+ * that is the grant, at no extra cost), and once refused, again with the waiter's shared score.
  */
 export async function attempt(q: QuorumContext<unknown>, resource: string, token: string, ttl: number, waiter: string): Promise<Attempt> {
+  if (waiter !== '' && !q.book.knowsServerTime()) {
+    const placeless = await attemptOnce(q, resource, token, ttl, '')
+    if (placeless.acquired || !q.book.knowsServerTime()) return placeless
+  }
+  return attemptOnce(q, resource, token, ttl, waiter)
+}
+
+async function attemptOnce(q: QuorumContext<unknown>, resource: string, token: string, ttl: number, waiter: string): Promise<Attempt> {
   const sent = performance.now()
   const ms = q.nodeTimeout(ttl)
   const request: AttemptRequest = { token, ttl, waiter, score: q.book.scoreOf(waiter), maxTtl: q.maxTtl }

@@ -30,6 +30,11 @@ export class WaiterBook {
     }
   }
 
+  /** True once a server TIME was seen: from then on every waiter gets a score (see `scoreOf`). */
+  knowsServerTime(): boolean {
+    return this.#serverUs !== 0
+  }
+
   scoreOf(waiter: string): string {
     if (waiter === '') return ''
     let score = this.#scores.get(waiter)

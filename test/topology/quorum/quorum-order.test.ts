@@ -1,0 +1,72 @@
+// One queue order on every node: a waiter's place carries the same score on each node of a quorum,
+// from its first attempt on, also for the first waiter of a process that has not yet seen any
+// server TIME. With each node scoring such a waiter by its own clock, the nodes ordered the waiters
+// differently (node 0: A B C, node 1: B C A, node 2: C A B): each waiter first on one node only, each
+// attempt won one node and was undone, and all-or-nothing transfers on a quorum stalled for good
+// (issue 45; model/quorum-queue.pml shows the cycle).
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLocks, type Locks } from '../../../src/index.js'
+import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
+import { until } from '../../../harness/until.js'
+
+const MAX_TTL = 1_000
+
+describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
+  let servers: RedisProcess[] = []
+  const clients: Redis[] = []
+  const instances: Locks[] = []
+  /** A createLocks instance on connections of its own (a fresh process's view: no server TIME seen yet). */
+  const fresh = (): Locks => {
+    const raw = servers.map((s) => new Redis(s.url))
+    clients.push(...raw)
+    const locks = createLocks({ redis: raw, maxTtl: MAX_TTL, ttl: MAX_TTL, quorum: { nodeTimeout: 250 } })
+    instances.push(locks)
+    return locks
+  }
+  /** Each node's queue of `resource`: waiter -> score. */
+  const queues = (resource: string) =>
+    Promise.all(
+      servers.map(async (s) => {
+        const flat = (await s.cli('ZRANGE', `fencelock:{${resource}}:Q`, '0', '-1', 'WITHSCORES')).split('\n').filter(Boolean)
+        return new Map(Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]))
+      }),
+    )
+
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2].map(() => startRedis()))
+    await mature(servers, MAX_TTL)
+  })
+
+  afterAll(async () => {
+    for (const locks of instances) await locks.close()
+    for (const c of clients) c.disconnect()
+    await Promise.all(servers.map((s) => s.stop()))
+  })
+
+  it("a process's first waiter stands in line with one score on every node", async () => {
+    const holder = await fresh().acquire('order', { ttl: MAX_TTL })
+    const waiters = [fresh(), fresh(), fresh()]
+    const waiting = waiters.map((locks) => locks.acquire('order', { wait: 10_000 }))
+    for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
+    await until('three waiters in line on every node', async () => (await queues('order')).every((q) => q.size === 3))
+    const [first, ...rest] = await queues('order')
+    for (const queue of rest) expect(queue, 'the same waiters with the same scores as node 0').toEqual(first)
+    await holder.release()
+    for (const lease of await Promise.all(waiting)) await lease.release()
+  })
+
+  it("a process's first all-or-nothing waiter stands in every queue with one score on every node", async () => {
+    const holder = await fresh().acquireAll(['acct:1', 'acct:2'], { ttl: MAX_TTL })
+    const waiters = [fresh(), fresh()]
+    const waiting = waiters.map((locks, i) => locks.acquireAll(i === 0 ? ['acct:1', 'acct:2'] : ['acct:2', 'acct:1'], { wait: 10_000 }))
+    for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
+    await until('both waiters in line on every node', async () => (await queues('acct:1')).every((q) => q.size === 2))
+    for (const resource of ['acct:1', 'acct:2']) {
+      const [first, ...rest] = await queues(resource)
+      for (const queue of rest) expect(queue, `${resource}: the same scores as node 0`).toEqual(first)
+    }
+    await holder.release()
+    for (const lease of await Promise.all(waiting)) await lease.release()
+  })
+})
