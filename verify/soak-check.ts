@@ -75,16 +75,27 @@ function safety(events: HistoryEvent[], end: number): string[] {
       )
     if (!resource.endsWith(':rw')) {
       const found: string[] = []
-      fenceOrder(
-        ops.filter((e) => e.resource === resource || (e.type === 'invoke' && e.resource.includes(resource))),
-        own,
-        found,
-        'leases',
-      )
+      const asked = ops.filter((e) => e.f === 'acquire' && (e.resource === resource || (e.type === 'invoke' && e.resource.includes(resource))))
+      fenceOrder(asked, own.filter(askedWithin(asked)), found, 'leases')
       violations.push(...found.map((v) => `${resource}: ${v}`))
     }
   }
   return violations
+}
+
+/**
+ * Leases whose acquire was asked for inside the window: fenceOrder takes a lease with no ask it
+ * can see as asked at its grant, which a lease asked just before the window began was not. A
+ * loop is sequential: its first grant in the window answers an ask in it only if one came first.
+ */
+const askedWithin = (asked: readonly OpEvent[]) => {
+  const firstOk = new Map<number, number>()
+  const firstInvoke = new Map<number, number>()
+  for (const e of asked) {
+    const first = e.type === 'invoke' ? firstInvoke : e.type === 'ok' ? firstOk : undefined
+    if (first && !first.has(e.pid)) first.set(e.pid, e.time)
+  }
+  return (l: LeaseInterval) => l.start !== firstOk.get(l.pid) || (firstInvoke.get(l.pid) ?? Number.POSITIVE_INFINITY) <= l.start
 }
 
 /** Each acquire's wait against `wait + WAIT_SLACK_MS`. */

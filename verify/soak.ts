@@ -159,7 +159,12 @@ async function sample(soak: Soak, minute: number): Promise<MinuteSample> {
 
 /** The minute's checks on it and the one before, then this minute becomes the one before. */
 function closeMinute(soak: Soak, from: number): void {
-  soak.checks.push(checkWindow([...soak.previous, ...soak.current], { from, end: now(), ttl: TTL, wait: WAIT, faults: soak.faults }))
+  const events = [...soak.previous, ...soak.current]
+  const check = checkWindow(events, { from, end: now(), ttl: TTL, wait: WAIT, faults: soak.faults })
+  soak.checks.push(check)
+  // A finding goes to the events file with the window it was found in (its resource's events), to be read again.
+  const involved = check.violations.map((v) => v.slice(0, v.indexOf(': ')))
+  for (const e of events) if ((e.kind === 'op' || e.kind === 'lost') && involved.some((r) => e.resource.includes(r))) soak.history.add(e)
   soak.previous = soak.current
   soak.current = []
 }
