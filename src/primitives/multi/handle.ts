@@ -45,6 +45,27 @@ export function atomicLease(lease: Lease): MultiLease {
 }
 
 /**
+ * A signal that aborts with the first of `signals` to abort, and the way to stop listening to them.
+ * Not `AbortSignal.any`: Node keeps a signal made by it alive while it has a listener and has not
+ * aborted, and a released lease's signal never aborts, so every released lease whose signal an
+ * application listened to (and the parts and state it holds) stayed in memory for good.
+ */
+function anyOf(signals: readonly AbortSignal[]): { signal: AbortSignal; unlisten(): void } {
+  const controller = new AbortController()
+  const unlisten = () => {
+    for (const s of signals) s.removeEventListener('abort', onAbort)
+  }
+  function onAbort(this: AbortSignal): void {
+    unlisten()
+    controller.abort(this.reason)
+  }
+  const aborted = signals.find((s) => s.aborted)
+  if (aborted) controller.abort(aborted.reason)
+  else for (const s of signals) s.addEventListener('abort', onAbort)
+  return { signal: controller.signal, unlisten }
+}
+
+/**
  * Several leases (of one resource each, or multi leases) as one lease of `resources`, the sorted
  * names they cover: its signal aborts when any of them is lost, extend and release act on all of them.
  */
@@ -55,9 +76,12 @@ export function combinedLease(resources: readonly string[], leases: readonly (Le
     else byResource.set(l.resource, l)
   }
   const fences = Object.fromEntries(resources.map((r) => [r, byResource.get(r)!.fence]))
-  const signal = AbortSignal.any(leases.map((l) => l.signal))
+  const { signal, unlisten } = anyOf(leases.map((l) => l.signal))
   const lost = () => leases.find((l) => !l.held)
-  const releaseAll = async () => (await Promise.all(leases.map((l) => l.release()))).every(Boolean)
+  const releaseAll = async () => {
+    unlisten()
+    return (await Promise.all(leases.map((l) => l.release()))).every(Boolean)
+  }
   const lease: MultiLease = {
     resource: multiName(resources),
     token: leases.map((l) => l.token).join(' '),

@@ -2,6 +2,8 @@
 // `createCluster`: the names are taken one by one in sorted order, and when a later one cannot be
 // had (the wait runs out, the signal aborts) every lock already taken is released at once, not
 // left to expire at its ttl.
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { LockAbortedError, LockTimeoutError, type Locks } from '../../../src/index.js'
 import { clusterSlot } from '../../../src/util/keys.js'
@@ -9,6 +11,10 @@ import { requireRedisOrSkip } from '../../../harness/redis-server.js'
 import { until } from '../../../harness/util.js'
 import { clusterAdapters, useClusterLocks } from '../../../harness/cluster-clients.js'
 import { useCluster } from '../../../harness/per-adapter.js'
+
+/** A full garbage collection (the flag set at run time: the test process is not started with it). */
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc') as () => void
 
 // Far longer than each test: a lock left behind would still be held when the test looks.
 const TTL = 20_000
@@ -79,6 +85,24 @@ describe.skipIf(!requireRedisOrSkip())('all-or-nothing taken one by one on a Red
       await expect(acquiring).rejects.toBeInstanceOf(LockAbortedError)
       expect((await t.other.inspect(first)).held).toBe(false)
       await holder.release()
+    })
+
+    it('lets a released lease go when its signal was listened to: nothing keeps the leases alive', async () => {
+      const { first, second } = names('memory')
+      const released: WeakRef<object>[] = []
+      for (let i = 0; i < 20; i++) {
+        const lease = await t.locks.acquireAll([first, second])
+        // What an application does: work that stops when the lease is lost, the lease in its closure.
+        lease.signal.addEventListener('abort', () => void lease.resources)
+        released.push(new WeakRef(lease))
+        await lease.release()
+      }
+      // A signal made by AbortSignal.any stays reachable while it has a listener and has not
+      // aborted (a released lease's never does): each lease, its parts and their LeaseStates leaked.
+      await until('the released leases were collected', () => {
+        gc()
+        return released.every((ref) => ref.deref() === undefined)
+      })
     })
   })
 })
