@@ -277,6 +277,8 @@ export class WaitQueues {
           // Refused for good (no SUBSCRIBE permission): say so now rather than poll until the deadline.
           if (queue.refused !== undefined) return this.#fail(waiter, subscribeRefused(waiter.resource, queue.refused))
           // No pub/sub for now (Redis down?): rely on the re-check timer and subscribe next time round.
+          // Stop listening where it did subscribe (some nodes of a quorum): the queue forgets it.
+          for (const channel of queue.channels) this.#hooks.wake.unlisten(channel, queue.listener)
           queue.listening = undefined
         }
       }

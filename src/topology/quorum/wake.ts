@@ -21,8 +21,10 @@ export function quorumWake(sources: readonly WakeSource[], majority: number, hea
   const WINDOW_MS = 1_000
   const ABSORB_MS = 100
   // One wrapper per listener and node: copies are counted by the nodes that sent them, since one
-  // node can publish the same waiter twice (a lock of several resources, released at once).
-  const wrapped = new Map<(message: string) => void, ((message: string) => void)[]>()
+  // node can publish the same waiter twice (a lock of several resources, released at once). Held
+  // weakly: a listener (one per waiting resource) may listen on several channels, and its wrappers
+  // go when it does, after its last unlisten (a Map kept every wait's wrappers for good).
+  const wrapped = new WeakMap<(message: string) => void, ((message: string) => void)[]>()
   const tap = (listener: (message: string) => void): ((message: string) => void)[] => {
     let perNode = wrapped.get(listener)
     if (!perNode) {
