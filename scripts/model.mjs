@@ -59,6 +59,15 @@ export const runs = [
     rule: 'majority = floor(n/2) + 1 (4 nodes)',
   },
   { id: 'semaphore', file: 'semaphore.pml', defines: [], expect: 'pass', full: ['ROUNDS=2'] },
+  // All-or-nothing waiters on a quorum: one queue order on every node (issue 45's stall otherwise).
+  { id: 'quorum-queue', file: 'quorum-queue.pml', defines: [], expect: 'pass' },
+  {
+    id: 'quorum-queue/LOCAL_ORDER',
+    file: 'quorum-queue.pml',
+    defines: ['LOCAL_ORDER'],
+    expect: 'fail',
+    rule: "a waiter's queue place carries one score on every node",
+  },
   { id: 'semaphore/NAIVE_COUNT', file: 'semaphore.pml', defines: ['NAIVE_COUNT'], expect: 'fail', rule: 'a permit is a slot, each slot a quorum mutex' },
   // fair: false (barging bounded by the pass count), weighted permits, a fair caller among them.
   { id: 'semaphore-passes', file: 'semaphore-passes.pml', defines: ['LIMIT=3', 'ROUNDS=3'], expect: 'pass', full: ['NCLIENTS=4', 'LIMIT=3', 'ROUNDS=3'] },
