@@ -1,12 +1,7 @@
-// Weighted permits (`permits: n`): a lease of n permits is all or none, FIFO with 1-permit callers
-// (a large request queued first is not overtaken by smaller ones behind it), one fence, extended,
-// released and expiring as one, shown by inspect with its count; on one Redis (once per adapter),
-// with replicas (WAIT), on a Redis Cluster and in quorum mode. Bad counts get a typed error.
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../../src/index.js'
 import { adapters } from '../../../harness/clients.js'
+import { everyCluster } from '../../../harness/cluster-clients.js'
 import { describeRedis, perAdapter, quorumPerAdapter } from '../../../harness/per-adapter.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { recordAcquires } from '../../../harness/telemetry.js'
@@ -164,23 +159,11 @@ describe.skipIf(!requireRedisOrSkip())('semaphore: weighted permits on every top
       cluster = await startCluster({ masters: 3 })
     })
     afterAll(() => cluster?.stop())
-    const connect = {
-      async ioredis() {
-        const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-        client.on('error', () => {})
-        await new Promise<void>((resolve) => client.once('ready', resolve))
-        return { raw: client, close: async () => client.disconnect() }
-      },
-      async 'node-redis'() {
-        const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-        client.on('error', () => {})
-        await client.connect()
-        return { raw: client, close: async () => void client.destroy() }
-      },
-    }
+    /** The cluster client of the adapter (harness/cluster-clients.ts), connected and ready. */
+    const connect = (name: string) => everyCluster.find((c) => c.name === name)!.connect(cluster)
     describe.each(adapters)('$name', (adapter) => {
       it('all or none, FIFO, one lease, on the slot of the semaphore', async () => {
-        const client = await connect[adapter.name as keyof typeof connect]()
+        const client = await connect(adapter.name)
         const prefix = uniquePrefix('sw-cluster')
         await weightedThenClose([createLocks({ redis: client.raw, prefix }), createLocks({ redis: client.raw, prefix })], 5_000, () => client.close())
       })

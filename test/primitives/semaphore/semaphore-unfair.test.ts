@@ -1,14 +1,8 @@
-// `fair: false`: a free permit goes to whoever asks first, past the waiters in line, the releaser
-// asking again included; the waiter first in line is passed at most MAX_PASSES times, then the line
-// goes first until it is served (1-permit and n-permit waiters alike); waiters are still woken by
-// the release's message, never by polling; never more than `limit` held. On one Redis (once per
-// adapter), with replicas (WAIT), on a Redis Cluster and in quorum mode.
-import { Cluster } from 'ioredis'
-import { createCluster } from 'redis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, InvalidArgumentError, type Lease, type Locks } from '../../../src/index.js'
 import { MAX_PASSES } from '../../../src/primitives/semaphore/semaphore.js'
 import { adapters } from '../../../harness/clients.js'
+import { everyCluster } from '../../../harness/cluster-clients.js'
 import { describeRedis, perAdapter, quorumPerAdapter, useClient, useFaultProxy } from '../../../harness/per-adapter.js'
 import { requireRedisOrSkip, startCluster, startRedis, type RedisCluster, type RedisProcess } from '../../../harness/redis-server.js'
 import { recordAcquires } from '../../../harness/telemetry.js'
@@ -220,23 +214,11 @@ describe.skipIf(!requireRedisOrSkip())('semaphore, fair: false, on every topolog
       cluster = await startCluster({ masters: 3 })
     })
     afterAll(() => cluster?.stop())
-    const connect = {
-      async ioredis() {
-        const client = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }])
-        client.on('error', () => {})
-        await new Promise<void>((resolve) => client.once('ready', resolve))
-        return { raw: client, close: async () => client.disconnect() }
-      },
-      async 'node-redis'() {
-        const client = createCluster({ rootNodes: [{ url: cluster.nodes[0]!.url }] })
-        client.on('error', () => {})
-        await client.connect()
-        return { raw: client, close: async () => void client.destroy() }
-      },
-    }
+    /** The cluster client of the adapter (harness/cluster-clients.ts), connected and ready. */
+    const connect = (name: string) => everyCluster.find((c) => c.name === name)!.connect(cluster)
     describe.each(adapters)('$name', (adapter) => {
       it('passes bounded, heavy waiter served, never more than the limit', async () => {
-        const client = await connect[adapter.name as keyof typeof connect]()
+        const client = await connect(adapter.name)
         const prefix = uniquePrefix('su-cluster')
         const options = { redis: client.raw, prefix, waiterGrace: GRACE }
         await allThenClose([createLocks(options), createLocks(options)], 5_000, () => client.close())
