@@ -136,7 +136,7 @@ export const TRYAGAIN_BUDGET = 10_000
  * loaded machine takes longer than the clients' own retries (ioredis: 16 x 100 ms; node-redis and
  * GLIDE: none). Retry every 100 ms for up to TRYAGAIN_BUDGET ms; every caller bounds its own wait anyway.
  */
-const RETRIED_IN_MIGRATION = /TRYAGAIN|- TryAgain: |- Moved: |Too many Cluster redirections/
+const RETRIED_IN_MIGRATION = /TRYAGAIN|- TryAgain: |- Moved: |- Ask: |Too many Cluster redirections/
 
 export async function retryTryAgain<T>(send: () => Promise<T>): Promise<T> {
   const giveUpAt = performance.now() + TRYAGAIN_BUDGET

@@ -1,4 +1,4 @@
-import { argvSender, leaving, retryTryAgain, TRYAGAIN_BUDGET, type ClientParts, type SubscriberConnection } from './adapter.js'
+import { argvSender, leaving, retryTryAgain, type ClientParts, type SubscriberConnection } from './adapter.js'
 
 /** The parts of Valkey GLIDE's `GlideClient` and `GlideClusterClient` (2.x) that fencelock uses. */
 export interface GlideClientLike {
@@ -61,28 +61,6 @@ const CODES: Record<string, string> = {
   NoAuth: 'NOAUTH',
 }
 
-/** GLIDE's redirection that it gave up following: an ASK whose target sent the call on elsewhere until GLIDE's redirections ran out. */
-const ASKED = /- Ask: /
-
-/**
- * While the nodes' views of a migrating slot disagree (the source answers ASK, the target sends
- * the ASKING call on with MOVED to a node that sends it back), GLIDE follows the cycle until its
- * redirections run out and hands back the last one: a MOVED is retried by retryTryAgain, an ASK
- * here, every 100 ms for up to TRYAGAIN_BUDGET ms, until the slot settles (ioredis and node-redis
- * retry this cycle themselves). Nothing ran: the call is asked again as it was.
- */
-async function retryAsked<T>(send: () => Promise<T>): Promise<T> {
-  const giveUpAt = performance.now() + TRYAGAIN_BUDGET
-  for (;;) {
-    try {
-      return await retryTryAgain(send)
-    } catch (err) {
-      if (!(err instanceof Error) || !ASKED.test(err.message) || performance.now() >= giveUpAt) throw err
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-}
-
 /** A server's error reply as GLIDE reported it, with Redis' own code in front, as the other clients show it. */
 export class GlideReplyError extends Error {
   override readonly name = 'ReplyError'
@@ -115,9 +93,12 @@ export function glideParts(client: GlideClientLike): ClientParts {
   // On a cluster, a command with a key goes to the primary of the key's slot (a script's WAIT, too:
   // GLIDE keeps one connection per node, so it follows the script there in order). GLIDE hands a
   // TRYAGAIN (a slot migrating under a script) back at once: retried as for every client (see
-  // retryTryAgain), and so is an ASK it gave up following (retryAsked).
+  // retryTryAgain), and so is a MOVED or ASK it gave up following while the nodes' views of a
+  // migrating slot disagree (the source answers ASK, the target sends the call on with MOVED to a
+  // node that sends it back): nothing ran, the call is asked again as it was.
   const send = cluster
-    ? (args: string[], key?: string) => retryAsked(() => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }))
+    ? (args: string[], key?: string) =>
+        retryTryAgain(() => client.customCommand(args, key === undefined ? undefined : { route: { type: 'primarySlotKey', key } }))
     : (args: string[]) => client.customCommand(args)
   return {
     kind: 'glide',
