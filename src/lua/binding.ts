@@ -43,6 +43,17 @@ export interface Script<K extends readonly string[], A extends readonly Arg[], R
   run<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T): Promise<T>
 }
 
+/** Hands `reply`, read by `decode`, to `into`; what `decode` throws goes to `into.error`. */
+export function handDecoded(decode: Decode, into: Into<unknown>, reply: unknown): void {
+  let value: unknown
+  try {
+    value = decode(reply as never)
+  } catch (err) {
+    return into.error(err)
+  }
+  into.value(value)
+}
+
 /** What a script's binding answers. */
 export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], infer R> ? R : never
 

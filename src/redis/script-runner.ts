@@ -1,5 +1,5 @@
 import type { Decode, LuaScript } from '../lua/index.js'
-import type { Exec } from '../lua/binding.js'
+import { handDecoded, type Exec } from '../lua/binding.js'
 import type { Into } from '../util/into.js'
 import { isNoScript, isPermanentReplyError, leaving, type ScriptSender } from './adapter.js'
 import { MIN_SERVER, ServerVersionError } from '../errors/errors.js'
@@ -72,16 +72,6 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
       return fail(err)
     })
   }
-  /** Hands `reply` read by `decode` to `into` (what `decode` throws too). */
-  const decoded = (decode: Decode, into: Into<unknown>, reply: unknown): void => {
-    let value: unknown
-    try {
-      value = decode(reply as never)
-    } catch (err) {
-      return into.error(err)
-    }
-    into.value(value)
-  }
   /** A refusal read by scriptFailed: classified, or a ServerVersionError once the server was asked. */
   const refused = (err: unknown, into: Into<unknown>): void => {
     try {
@@ -90,32 +80,33 @@ export function scriptRunner(sender: ScriptSender, isClosed: () => boolean, asRe
       into.error(thrown)
     }
   }
-  const evalOnce: Exec = (script, keys, args, decode, into) => {
+  /** Sends with `send`: the reply decoded to `into`, a synchronous throw classified, a rejection to `failed`. */
+  const sending = (send: () => Promise<unknown>, decode: Decode, into: Into<unknown>, failed: (err: unknown) => void): void => {
     let sent: Promise<unknown>
     try {
-      sent = sender.eval(script.source, keys, args)
+      sent = send()
     } catch (err) {
       return into.error(failure(err))
     }
-    sent.then(
-      (reply) => decoded(decode, into, reply),
-      (err: unknown) => refused(err, into),
-    )
+    sent.then((reply) => handDecoded(decode, into, reply), failed)
   }
+  const evalOnce: Exec = (script, keys, args, decode, into) =>
+    sending(
+      () => sender.eval(script.source, keys, args),
+      decode,
+      into,
+      (err) => refused(err, into),
+    )
   // EVALSHA, its reply decoded in the handler that receives it: no promise of fencelock's per call.
   // The outcomes: a synchronous throw of the client, a NOSCRIPT resent as EVAL, a refusal read by
   // scriptFailed, a decode that throws.
   const evalScript: Exec = (script, keys, args, decode, into) => {
     if (first(script)) return evalOnce(script, keys, args, decode, into)
-    let sent: Promise<unknown>
-    try {
-      sent = sender.evalsha(script.sha, keys, args)
-    } catch (err) {
-      return into.error(failure(err))
-    }
-    sent.then(
-      (reply) => decoded(decode, into, reply),
-      (err: unknown) => (isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode, into) : refused(err, into)),
+    sending(
+      () => sender.evalsha(script.sha, keys, args),
+      decode,
+      into,
+      (err) => (isNoScript(asRedisWrote(err)) ? evalOnce(script, keys, args, decode, into) : refused(err, into)),
     )
   }
   return {

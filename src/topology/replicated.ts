@@ -5,7 +5,7 @@ import type { Attempt } from './backend.js'
 import { Batcher } from './group.js'
 import { clusterSlot } from '../util/keys.js'
 import type { RedisAdapter } from '../redis/adapter.js'
-import type { Exec } from '../lua/binding.js'
+import { handDecoded, type Exec } from '../lua/binding.js'
 import { single } from './single.js'
 import { promised } from '../util/into.js'
 
@@ -37,13 +37,7 @@ export function replicated<Info>(redis: RedisAdapter, primitive: Primitive<unkno
     const exec: Exec = (script, keys, args, decode, into) => {
       redis.evalThenWait(script, keys, args, wait).then(([reply, acknowledged]) => {
         acks = acknowledged
-        let decoded: unknown
-        try {
-          decoded = decode(reply as never)
-        } catch (err) {
-          return into.error(err)
-        }
-        into.value(decoded)
+        handDecoded(decode, into, reply)
       }, into.error)
     }
     return { exec, acks: () => acks }
