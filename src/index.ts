@@ -14,7 +14,7 @@
 export { createLocks, type Locks, type LocksOptions, type AcquireOptions, type TryAcquireOptions, type CloseOptions } from './api/locks.js'
 export type { QuorumOptions } from './topology/quorum/options.js'
 export type { ReplicasOptions } from './topology/replicated.js'
-export type { Lease } from './runtime/lease.js'
+export type { Lease, LeaseRisk } from './runtime/lease.js'
 export type { LockInfo } from './topology/backend.js'
 export type { PermitOptions, Semaphore, SemaphoreOptions, SemaphoreInfo, TryPermitOptions } from './primitives/semaphore/handle.js'
 export type { CampaignOptions, Election, ElectionInfo, ElectionOptions, Leader, Term } from './primitives/election/handle.js'
@@ -35,6 +35,7 @@ export {
   type ExtendEvent,
   type LostEvent,
   type ReleaseEvent,
+  type AtRiskEvent,
   type FencedWriteEvent,
 } from './util/telemetry.js'
 export {

@@ -15,6 +15,7 @@ import { checkSemaphoreOptions, semaphoreHandle, type Semaphore, type SemaphoreI
 import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
+import { revokeEach } from '../runtime/by-token.js'
 import { CallChain } from '../runtime/reentrancy.js'
 import { checkFunction, checkOptions, checkResource } from '../util/validate.js'
 
@@ -47,6 +48,16 @@ export interface Locks {
    * new validity from before the call: the lock may end `ttl` ms after the request was sent.
    */
   extend(resource: string, token: string, ttl?: number): Promise<boolean>
+  /**
+   * Ends the lock on `resource` and tells its holder at once: the holder's `lease.signal` aborts
+   * with `LockLostError`, reason `'revoked'`, as soon as its process hears the notice (it listens
+   * while it holds leases; one that missed it learns at its next extension). Without `token`, the
+   * holder `inspect` reads now; with it, only that token's lock. Resolves with the tokens it ended:
+   * empty if the lock was free, or its holder changed meanwhile (a holder that took it after the
+   * read is left alone; call again to end it too). Fenced writes of the revoked holder are refused
+   * once the next holder has claimed its fence; other work it does is stopped only by its signal.
+   */
+  revoke(resource: string, token?: string): Promise<readonly string[]>
   /** Holder, fence, remaining ttl and waiters of a resource (rejects with `RedisError` if Redis does not answer within the ttl, at most 10 s). */
   inspect(resource: string): Promise<LockInfo>
   /**
@@ -135,7 +146,7 @@ class LockSet implements Locks {
     atomic: (resources: readonly string[]) => boolean,
     quorum: boolean,
   ) {
-    this.#runtime = new Runtime(defaults)
+    this.#runtime = new Runtime(defaults, `${primitiveOptions.prefix || 'fencelock:'}revoked`)
     this.#quorum = quorum
     this.#atomic = atomic
     this.#chain = new CallChain(reentrant)
@@ -246,6 +257,11 @@ class LockSet implements Locks {
 
   extend(resource: string, token: string, ttl?: number): Promise<boolean> {
     return this.#mutex.extend(resource, token, ttl)
+  }
+
+  async revoke(resource: string, token?: string): Promise<readonly string[]> {
+    const tokens = token !== undefined ? [token] : [(await this.#mutex.inspect(resource)).token].filter((t) => t !== null)
+    return revokeEach(tokens, (t) => this.#mutex.revoke(resource, t))
   }
 
   inspect(resource: string): Promise<LockInfo> {

@@ -68,7 +68,7 @@ export class LockTimeoutError extends FencelockError {
 }
 
 /** Why a lease was lost: see {@link LockLostError}. */
-export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
+export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed' | 'revoked'
 
 /**
  * The lease can no longer be trusted. `reason` says what happened:
@@ -79,13 +79,15 @@ export type LockLostReason = 'expired' | 'refused' | 'unreachable' | 'closed'
  * - `expired`: the deadline passed while Redis answered, but no extension was done in time: none
  *   was asked for (no `autoExtend`, a blocked event loop), or its reply came after the new ttl.
  * - `closed`: `locks.close()` was called.
+ * - `revoked`: an operator (or another process) revoked it (`locks.revoke`, `fencelock release
+ *   --force`): the lock was ended in Redis and this process was told at once.
  * - `released`: only from `extend()` on a lease this process released itself (its signal never
  *   aborts with it).
  */
 export class LockLostError extends FencelockError {
   /** The resource whose lease was lost. */
   readonly resource: string
-  /** Why: `expired`, `refused`, `unreachable` or `closed` (the signal's); `released` from `extend()` after `release()`. */
+  /** Why: `expired`, `refused`, `unreachable`, `closed` or `revoked` (the signal's); `released` from `extend()` after `release()`. */
   readonly reason: LockLostReason | 'released'
   constructor(resource: string, reason: LockLostReason | 'released', options?: { cause?: unknown }) {
     super(
@@ -105,6 +107,7 @@ const lostText: Record<LockLostReason, string> = {
   refused: 'Redis reports that it is no longer held by this lease',
   unreachable: 'Redis did not answer before the deadline (no reply, or the call failed)',
   closed: 'the locks instance was closed',
+  revoked: 'it was revoked (ended in Redis by locks.revoke or `fencelock release --force`)',
 }
 
 /** The caller's `AbortSignal` fired while waiting; `cause` is the signal's reason. */

@@ -1,6 +1,6 @@
 import type { Backend } from '../topology/backend.js'
-import { LockLostError } from '../errors/errors.js'
-import { noReply, redisFailure } from '../errors/failures.js'
+import { LockLostError, RedisError } from '../errors/errors.js'
+import { errorText, noReply, redisFailure } from '../errors/failures.js'
 import { NO_REPLY, replyWithin } from '../util/alarms.js'
 import { promised } from '../util/into.js'
 import { drift, type LeaseContext } from './lease-context.js'
@@ -29,6 +29,46 @@ export function releaseByToken(on: ByToken<unknown>, resource: string, token: st
     Math.min(on.runtime.defaults.ttl, 10_000),
     promised<boolean>((into) => on.backend.release(resource, token, into)),
   )
+}
+
+/**
+ * Ends the lock held under `token` (a release by token) and tells its holder at once: a notice on
+ * the instance's revocation channel, which the holder's instance hears while it holds leases, and
+ * whose lease then aborts its signal with reason 'revoked'. True if this call ended it; false if
+ * that token no longer held it. A lease of this instance is lost and released here directly.
+ */
+export async function revokeByToken(on: ByToken<unknown>, resource: string, token: string, channel: string): Promise<boolean> {
+  const local = leaseOf(on, resource, token)
+  if (local) {
+    // Lost now, still in Redis: its release ends it there (as after locks.close()).
+    local.abandon('revoked')
+    return local.release()
+  }
+  const limit = Math.min(on.runtime.defaults.ttl, 10_000)
+  const released = await bounded(
+    on,
+    `revoke lock "${resource}"`,
+    limit,
+    promised<boolean>((into) => on.backend.release(resource, token, into)),
+  )
+  if (!released) return false
+  try {
+    await bounded(on, `tell the holder of lock "${resource}"`, limit, on.backend.announce(channel, token))
+  } catch (err) {
+    // The lock is ended; only the holder's news is late: it learns at its next extension.
+    throw new RedisError(
+      `Revoked lock "${resource}" (token ${token}), but its holder could not be told; it learns at its next extension (refused): ${errorText(err)}`,
+      { cause: err },
+    )
+  }
+  return true
+}
+
+/** Revokes each of `tokens` in turn (`one` revokes one); resolves with those this call ended. */
+export async function revokeEach(tokens: readonly string[], one: (token: string) => Promise<boolean>): Promise<readonly string[]> {
+  const revoked: string[] = []
+  for (const token of tokens) if (await one(token)) revoked.push(token)
+  return revoked
 }
 
 export async function extendByToken(on: ByToken<unknown>, resource: string, token: string, ms: number): Promise<boolean> {

@@ -105,3 +105,8 @@ export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: numbe
 export function reportLost(kind: LockKind, lease: Reported, acquiredAt: number, reason: LockLostReason): void {
   emit(events.lost, () => ({ kind, resource: lease.resource, token: lease.token, fence: lease.fence, reason, heldMs: performance.now() - acquiredAt }))
 }
+
+/** `fencelock:at-risk`: an extension of the still-held lease failed with `error`; `remainingMs` of validity left. */
+export function reportAtRisk(kind: LockKind, lease: Reported, remainingMs: number, error: unknown): void {
+  emit(events.atRisk, () => ({ kind, resource: lease.resource, token: lease.token, fence: lease.fence, remainingMs, error }))
+}

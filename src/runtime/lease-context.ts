@@ -1,6 +1,7 @@
 import type { Backend } from '../topology/backend.js'
 import type { LockKind } from '../util/telemetry.js'
 import type { Renewals } from './renewals.js'
+import type { HeldLeases } from './held-leases.js'
 
 /**
  * What every lease of one primitive's operations shares (one per `Operations`): its backend, which
@@ -19,7 +20,7 @@ export interface LeaseContext {
   /** The primitive, for telemetry ('mutex', 'semaphore', 'read', 'write', 'multi'). */
   readonly kind: LockKind
   /** The instance's held leases: a lease leaves it once released or lost. */
-  readonly leases: Set<{ readonly token: string }>
+  readonly leases: HeldLeases
 }
 
 /** Safety margin subtracted from every validity window of `ttl` ms. */

@@ -1,10 +1,10 @@
 import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
 import { extendFailed, noReplyError } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
-import type { Lease } from './lease.js'
+import type { Lease, LeaseRisk } from './lease.js'
 import { LeaseAlarms } from './lease-alarms.js'
 import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease-context.js'
-import { reportExtend, reportLost, reportRelease } from './events.js'
+import { reportAtRisk, reportExtend, reportLost, reportRelease } from './events.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
 import { renewalTime } from './renewals.js'
@@ -32,6 +32,10 @@ export class LeaseState implements Lease {
   #lastError: unknown
   #abandoned = false
   readonly #acquiredAt: number
+  /** The extension in flight (the last one sent) was reported at risk already. */
+  #riskHeard = false
+  /** `onAtRisk` listeners, made when the first is added. */
+  #riskListeners: Set<(risk: LeaseRisk) => void> | undefined
   /** performance.now() after which no renewal goes out (`maxHold`): the lease then ends at its deadline. */
   #holdUntil = Infinity
 
@@ -76,7 +80,7 @@ export class LeaseState implements Lease {
     return this.#extend(ttl, this.#context.backend)
   }
 
-  async #extend(ttl: number, via: Extender): Promise<void> {
+  async #extend(ttl: number, via: Extender, auto = false): Promise<void> {
     checkLeaseTtl(ttl, 'ttl', this.#context.maxTtl, this.#context.allowShortTtl)
     if (this.#state === 'lost') throw this.#loss.reason!
     if (this.#state === 'released') throw new LockLostError(this.resource, 'released')
@@ -88,7 +92,11 @@ export class LeaseState implements Lease {
       throw this.#loss.reason!
     }
     let ok: boolean | 'lost' | LockLostError
+    this.#riskHeard = false
     const extending = via.extend(this.resource, this.token, ttl)
+    // An automatic renewal that stays unanswered puts the lease at risk long before its deadline:
+    // the renewal alarm, idle while it is in flight, says so once (#renew).
+    if (auto) this.#alarms.renewAt(renewalTime(start, this.#ttl, true))
     reportExtend(this.#context.kind, this, ttl, extending)
     // A reply that has not come by the deadline comes too late: the lease is lost (its signal
     // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
@@ -104,7 +112,9 @@ export class LeaseState implements Lease {
       if (err instanceof LockLostError) ok = err
       else {
         this.#lastError = err
-        throw extendFailed(this.resource, err)
+        const failed = extendFailed(this.resource, err)
+        this.#atRisk(failed)
+        throw failed
       }
     } finally {
       this.#loss.unwatch(onLost!)
@@ -210,6 +220,37 @@ export class LeaseState implements Lease {
     if (this.#state === 'held') this.#schedule()
   }
 
+  onAtRisk(listener: (risk: LeaseRisk) => void): () => void {
+    const listeners = (this.#riskListeners ??= new Set())
+    const own = (risk: LeaseRisk) => listener(risk)
+    listeners.add(own)
+    return () => void listeners.delete(own)
+  }
+
+  /** An extension failed while the lease is held: its listeners and telemetry hear it, once per failure. */
+  #atRisk(error: FencelockError): void {
+    if (this.#state !== 'held' || this.#riskHeard) return
+    this.#riskHeard = true
+    const remaining = this.remaining
+    reportAtRisk(this.#context.kind, this, remaining, error)
+    if (!this.#riskListeners) return
+    for (const listener of this.#riskListeners) {
+      try {
+        listener({ remaining, error })
+      } catch (thrown) {
+        // A listener's bug must not stop the renewals: it surfaces as an uncaught exception, as an EventEmitter's would.
+        queueMicrotask(() => {
+          throw thrown
+        })
+      }
+    }
+  }
+
+  /** A revocation notice named this lease's token: the lock was ended in Redis; lost now. */
+  revoked(): void {
+    this.#lose('revoked')
+  }
+
   /** Marks the lease lost now (used by locks.close()); the lock stays in Redis until its ttl or a release. */
   abandon(reason: LockLostReason): void {
     if (this.#state !== 'held') return
@@ -286,8 +327,14 @@ export class LeaseState implements Lease {
   }
 
   #renew(): void {
-    if (this.#state !== 'held' || this.#extending) return
-    this.#extending = this.#extend(this.#ttl, this.#context.renewals ?? this.#context.backend)
+    if (this.#state !== 'held') return
+    if (this.#extending) {
+      // The renewal in flight has had no reply for a tenth of the ttl (at most a second).
+      const since = this.#loss.waitingSince(Infinity)
+      if (since !== undefined) this.#atRisk(noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`))
+      return
+    }
+    this.#extending = this.#extend(this.#ttl, this.#context.renewals ?? this.#context.backend, true)
       .catch((err) => {
         // A refused or expired lease is already marked lost; a Redis error retries until the deadline.
         if (err instanceof RedisError && this.#state === 'held') this.#schedule()

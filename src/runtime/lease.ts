@@ -1,4 +1,4 @@
-import { LockLostError } from '../errors/errors.js'
+import { LockLostError, type FencelockError } from '../errors/errors.js'
 
 /**
  * A held lock, semaphore permit, or any other grant: every primitive hands back this one type.
@@ -36,6 +36,20 @@ export interface Lease extends AsyncDisposable {
    * not answer within the lease's remaining validity (at least a second, or the ttl if shorter).
    */
   release(): Promise<boolean>
+  /**
+   * Calls `listener` each time an extension of this lease fails while it is still held (Redis did
+   * not answer, the connection failed, WAIT fell short): the lease is at risk, and ends at its
+   * deadline unless a later extension succeeds. `remaining` is the validity left then (ms), `error`
+   * the extension's `RedisError`. Heard before the loss, so that work can stop or hand over in
+   * time; `fencelock:at-risk` reports the same. Returns a function that stops the calls.
+   */
+  onAtRisk(listener: (risk: LeaseRisk) => void): () => void
+}
+
+/** What `Lease.onAtRisk` reports: the validity left (ms) and why the extension failed. */
+export interface LeaseRisk {
+  readonly remaining: number
+  readonly error: FencelockError
 }
 
 /**
@@ -73,6 +87,7 @@ export function delegatingLease<Extra extends object>(
     },
     extend: (ttl?: number) => lease.extend(ttl),
     release: () => lease.release(),
+    onAtRisk: (listener: (risk: LeaseRisk) => void) => lease.onAtRisk(listener),
     [Symbol.asyncDispose]: () => lease[Symbol.asyncDispose](),
   }
   return Object.defineProperties(view, Object.getOwnPropertyDescriptors(overrides)) as Lease & Extra

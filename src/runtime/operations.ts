@@ -7,7 +7,7 @@ import { holding, type Lease } from './lease.js'
 import type { LeaseContext } from './lease-context.js'
 import type { LeaseState } from './lease-state.js'
 import { attemptOnce, attemptThen, type AttemptRequest } from './attempt.js'
-import { extendByToken, inspectBounded, releaseByToken, type ByToken } from './by-token.js'
+import { extendByToken, inspectBounded, releaseByToken, revokeByToken, type ByToken } from './by-token.js'
 import { ABORTED, unlessAborted } from '../util/abort.js'
 import { Renewals } from './renewals.js'
 import type { Runtime } from './runtime.js'
@@ -236,6 +236,16 @@ export class Operations<Info> {
     checkToken(token)
     this.#runtime.checkOpen(this.#backend)
     return releaseByToken(this.#byToken, resource, token)
+  }
+
+  /** Ends the lock held under `token` and tells its holder at once (see revokeByToken). */
+  async revoke(resource: string, token: string): Promise<boolean> {
+    this.#checkName(resource)
+    checkToken(token)
+    this.#runtime.checkOpen(this.#backend)
+    const channel = this.#runtime.revocations
+    if (channel === undefined) return releaseByToken(this.#byToken, resource, token)
+    return revokeByToken(this.#byToken, resource, token, channel)
   }
 
   async extend(resource: string, token: string, ttl?: number): Promise<boolean> {

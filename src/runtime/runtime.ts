@@ -3,6 +3,7 @@ import type { Backend } from '../topology/backend.js'
 import { ClosedError } from '../errors/errors.js'
 import { closedClient, errorText } from '../errors/failures.js'
 import { RedisError } from '../errors/errors.js'
+import { HeldLeases } from './held-leases.js'
 import type { LeaseState } from './lease-state.js'
 import type { FencelockError } from '../errors/errors.js'
 import type { Defaults } from './options.js'
@@ -27,15 +28,20 @@ const CLOSE_OPTIONS = optionNames<CloseOptions>('close', { release: true })
  */
 export class Runtime {
   readonly instance = randomBytes(6).toString('base64url')
-  readonly leases = new Set<LeaseState>()
+  /** The held leases, and the subscription that hears their revocation. */
+  readonly leases: HeldLeases<LeaseState>
+  /** Where revocations of this instance's leases are published (undefined: not heard, a drop-in's layout). */
+  readonly revocations: string | undefined
   readonly defaults: Defaults
   readonly #operations = new Map<Backend<unknown>, { closeWaiters(err: FencelockError): void }>()
   readonly #retained = new Set<Backend<unknown>>()
   #seq = 0
   #closed = false
 
-  constructor(defaults: Defaults) {
+  constructor(defaults: Defaults, revocations?: string) {
     this.defaults = defaults
+    this.revocations = revocations
+    this.leases = new HeldLeases<LeaseState>(revocations, (backend) => this.retainWake(backend))
   }
 
   get closed(): boolean {
@@ -72,6 +78,7 @@ export class Runtime {
     for (const ops of this.#operations.values()) ops.closeWaiters(new ClosedError('LOCKS_CLOSED', 'The locks instance was closed while waiting'))
     const held = [...this.leases]
     for (const lease of held) lease.abandon('closed')
+    this.leases.stop()
     // Each release is bounded by the lease's own limit (its remaining validity, at least 1 s).
     const failed = release ? (await settleEach(held, (lease) => lease.release(), RELEASES_IN_FLIGHT)).filter((r) => r.status === 'rejected') : []
     await Promise.allSettled([...this.#retained].map((backend) => backend.wake.release()))

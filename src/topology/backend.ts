@@ -47,6 +47,17 @@ export interface WakeSource {
 }
 
 /**
+ * Where a locks instance hears that one of its leases was revoked (revoke-notice.lua publishes the
+ * lease's token): the shared pub/sub connection, or every node's in quorum mode (the first copy
+ * is enough: a revoked lease was ended by a release that answered).
+ */
+export interface NoticeSource {
+  /** Resolves with the performance.now() from which on no message on `channel` is missed. */
+  listen(channel: string, listener: (message: string) => void): Promise<number>
+  unlisten(channel: string, listener: (message: string) => void): void
+}
+
+/**
  * One primitive on one topology, as the runtime sees it (built by src/topology/*.ts from a
  * primitive of src/primitives/). The waiting, renewing and lease logic live once in the runtime.
  */
@@ -88,4 +99,12 @@ export interface Backend<Info = LockInfo> {
   inspect(resource: string): Promise<Info>
   /** The pub/sub channel prefixes of a resource (an all-or-nothing lock of several: one per resource). */
   channel(resource: string): readonly string[]
+  /** Where revocation notices for this instance's leases are heard (see `announce`). */
+  readonly notices: NoticeSource
+  /**
+   * Publishes `token` on `channel` (revoke-notice.lua), after a revoke ended its lease: on the one
+   * Redis (any node of a cluster: a PUBLISH reaches them all), or on every node of a quorum,
+   * resolving once one published it. Rejects if none could.
+   */
+  announce(channel: string, token: string): Promise<void>
 }

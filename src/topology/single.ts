@@ -6,6 +6,7 @@ import type { Into } from '../util/into.js'
 import type { NodeGrant, Primitive, Released } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
 import { subscriberFor } from '../redis/subscriber.js'
+import { revokeNotice } from '../lua/embedded.js'
 
 /**
  * Any primitive on one Redis, or on one Redis Cluster (every key of a resource shares a hash tag,
@@ -56,5 +57,7 @@ export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>
       return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)
     },
     channel: (resource) => primitive.channel(resource),
+    notices: subscriberFor(redis),
+    announce: async (channel, token) => void (await revokeNotice.run(exec, [], [channel, token])),
   }
 }

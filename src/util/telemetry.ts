@@ -76,10 +76,30 @@ export interface LostEvent {
   readonly token: string
   /** The lease's fence. */
   readonly fence: number
-  /** Why: `expired`, `refused`, `unreachable` or `closed` (as the `LockLostError`). */
+  /** Why: `expired`, `refused`, `unreachable`, `closed` or `revoked` (as the `LockLostError`). */
   readonly reason: LockLostReason
   /** Time since the lease was acquired, in ms. */
   readonly heldMs: number
+}
+
+/**
+ * `fencelock:at-risk`: an extension of a lease that is still held failed (Redis did not answer,
+ * the connection failed, WAIT fell short): the lease ends at its deadline unless a later extension
+ * succeeds. Once per failed extension, before the lease is lost (see `Lease.onAtRisk`).
+ */
+export interface AtRiskEvent {
+  /** The primitive: `mutex`, `semaphore`, `read`, `write` or `multi`. */
+  readonly kind: LockKind
+  /** The resource name (a semaphore's or read/write lock's name; for `multi`, the names as one string). */
+  readonly resource: string
+  /** The lease's token. */
+  readonly token: string
+  /** The lease's fence. */
+  readonly fence: number
+  /** Validity left when the extension failed, in ms (`lease.remaining`). */
+  readonly remainingMs: number
+  /** Why the extension failed (a `RedisError` whose `cause` is the client's error). */
+  readonly error: unknown
 }
 
 /** `fencelock:release`: a lease was released. */
@@ -122,6 +142,8 @@ export interface TelemetryEvents {
   'fencelock:lost': LostEvent
   /** See {@link ReleaseEvent}. */
   'fencelock:release': ReleaseEvent
+  /** See {@link AtRiskEvent}. */
+  'fencelock:at-risk': AtRiskEvent
   /** See {@link FencedWriteEvent}. */
   'fencelock:fenced-write': FencedWriteEvent
 }
@@ -153,6 +175,8 @@ export interface Telemetry {
   readonly lost: TelemetryChannel<LostEvent>
   /** `fencelock:release`: a lease was released; `released` is false when it was already gone. */
   readonly release: TelemetryChannel<ReleaseEvent>
+  /** `fencelock:at-risk`: an extension of a held lease failed; it ends at its deadline unless a later one succeeds. */
+  readonly atRisk: TelemetryChannel<AtRiskEvent>
   /** `fencelock:fenced-write`: `fencedSet` or `claimFence` ran; `accepted` is false for a stale fence. */
   readonly fencedWrite: TelemetryChannel<FencedWriteEvent>
 }
@@ -176,6 +200,7 @@ export const events = {
   extend: channel('fencelock:extend'),
   lost: channel('fencelock:lost'),
   release: channel('fencelock:release'),
+  atRisk: channel('fencelock:at-risk'),
   fencedWrite: channel('fencelock:fenced-write'),
 } as const
 

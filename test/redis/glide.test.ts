@@ -122,12 +122,14 @@ describeRedis('Valkey GLIDE client', (server) => {
       await client.customCommand(['CONFIG', 'RESETSTAT'])
       const held = await holder.acquire('k', { ttl: 30_000 })
       const waiting = waiter.acquire('k', { ttl: 5_000, wait: 25_000 })
-      await until('the waiter subscribed', async () => (await pubsubClients()) > 0, { timeout: 5_000, every: 5 })
+      // The waiter's wake-up channel (under the resource's hash tag; the holder listens for revocations too).
+      const wakeChannels = async () => ((await client.customCommand(['PUBSUB', 'CHANNELS', `${prefix}{*`])) as unknown[]).length
+      await until('the waiter subscribed', async () => (await wakeChannels()) > 0, { timeout: 5_000, every: 5 })
       await untilLooked(waiter, 'k', 3)
       // Released while the waiter's connections are cut (Redis has dropped its subscriber): its
       // wake-up message is lost.
       proxy.partition()
-      await until('Redis dropped the waiter subscriber', async () => (await pubsubClients()) === 0)
+      await until('Redis dropped the waiter subscriber', async () => (await wakeChannels()) === 0)
       await held.release()
       proxy.heal()
       const lease = await waiting

@@ -18,6 +18,7 @@ import {
   type LostEvent,
   type ReleaseEvent,
   type TelemetryEvents,
+  RedisError,
 } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { scriptCalls } from '../../harness/commandstats.js'
@@ -25,7 +26,15 @@ import { docSection } from '../../harness/docs.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
-const NAMES = ['fencelock:acquire:start', 'fencelock:acquire', 'fencelock:extend', 'fencelock:lost', 'fencelock:release', 'fencelock:fenced-write'] as const
+const NAMES = [
+  'fencelock:acquire:start',
+  'fencelock:acquire',
+  'fencelock:extend',
+  'fencelock:lost',
+  'fencelock:release',
+  'fencelock:at-risk',
+  'fencelock:fenced-write',
+] as const
 
 /** The exported payload type of each channel, by name: tsc checks that the keys are exactly TelemetryEvents'. */
 const TYPE_NAMES: { readonly [K in keyof TelemetryEvents]: string } = {
@@ -34,6 +43,7 @@ const TYPE_NAMES: { readonly [K in keyof TelemetryEvents]: string } = {
   'fencelock:extend': 'ExtendEvent',
   'fencelock:lost': 'LostEvent',
   'fencelock:release': 'ReleaseEvent',
+  'fencelock:at-risk': 'AtRiskEvent',
   'fencelock:fenced-write': 'FencedWriteEvent',
 }
 
@@ -73,6 +83,13 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     await lease.release()
     const short = await locks.acquire('t2', { ttl: 150 })
     await new Promise((resolve) => short.signal.addEventListener('abort', resolve))
+    // An extension that fails while the lease is held: at risk (its client was closed under it).
+    const riskyClient = await adapters[0]!.connect(redis.url)
+    const risky = createLocks({ redis: riskyClient.raw, prefix: uniquePrefix('telemetry-risk') })
+    const atRisk = await risky.acquire('t3', { ttl: 30_000 })
+    await riskyClient.disconnect()
+    await expect(atRisk.extend()).rejects.toBeInstanceOf(RedisError)
+    await closeQuietly([risky])
 
     expect(of('fencelock:acquire:start')).toContainEqual(expect.objectContaining({ kind: 'mutex', resource: 't', ttl: 2_000, wait: 1_000 }))
     expect(of('fencelock:acquire')).toContainEqual(
@@ -82,6 +99,16 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     expect(of('fencelock:extend')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, ttl: 2_000, outcome: 'extended' }))
     expect(of('fencelock:release')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, released: true, heldMs: expect.any(Number) }))
     expect(of('fencelock:lost')).toContainEqual(expect.objectContaining({ resource: 't2', token: short.token, reason: 'expired' }))
+    expect(of('fencelock:at-risk')).toContainEqual(
+      expect.objectContaining({
+        kind: 'mutex',
+        resource: 't3',
+        token: atRisk.token,
+        fence: atRisk.fence,
+        remainingMs: expect.any(Number),
+        error: expect.any(RedisError),
+      }),
+    )
     expect(of('fencelock:fenced-write')).toContainEqual({ key: 'tdata', fence: lease.fence, accepted: true, operation: 'fencedSet' })
     expect(of('fencelock:fenced-write')).toContainEqual({ key: 'tdata', fence: lease.fence - 1, accepted: false, operation: 'claimFence' })
   })
@@ -163,7 +190,7 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     expectTypeOf(telemetry.fencedWrite.subscribe).parameter(0).parameter(0).toEqualTypeOf<FencedWriteEvent>()
     expectTypeOf<TelemetryEvents['fencelock:acquire']>().toEqualTypeOf<AcquireEvent>()
     expectTypeOf<AcquireEvent['outcome']>().toEqualTypeOf<'acquired' | 'busy' | 'timeout' | 'aborted' | 'error'>()
-    expectTypeOf<LostEvent['reason']>().toEqualTypeOf<'expired' | 'refused' | 'unreachable' | 'closed'>()
+    expectTypeOf<LostEvent['reason']>().toEqualTypeOf<'expired' | 'refused' | 'unreachable' | 'closed' | 'revoked'>()
 
     expect(
       Object.values(telemetry)

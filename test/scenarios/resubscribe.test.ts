@@ -39,7 +39,8 @@ describe.skipIf(!requireRedisOrSkip())('ioredis pub/sub connection, reconnecting
 
     const held = await holderLocks.acquire('r', { ttl: 30_000 })
     const waiting = waiterLocks.acquire('r', { wait: 25_000 })
-    const channels = async () => (await direct.call('PUBSUB', 'CHANNELS', `${prefix}*`)) as string[]
+    // The wake-up channels (under the resource's hash tag), not the holder's revocation channel.
+    const channels = async () => (await direct.call('PUBSUB', 'CHANNELS', `${prefix}{*`)) as string[]
     const subscribed = async () => ((await direct.call('PUBSUB', 'NUMSUB', ...(await channels()))) as (string | number)[])[1]
     await until('the waiter is queued', async () => (await holderLocks.inspect('r')).waiters === 1)
     await until('its SUBSCRIBE is answered (the channel has its subscriber)', async () => (await channels()).length === 1 && Number(await subscribed()) === 1)

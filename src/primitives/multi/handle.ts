@@ -105,6 +105,10 @@ export function combinedLease(resources: readonly string[], leases: readonly (Le
       await Promise.all(leases.map((l) => l.extend(ttl)))
     },
     release: releaseAll,
+    onAtRisk(listener) {
+      const offs = leases.map((l) => l.onAtRisk(listener))
+      return () => offs.forEach((off) => off())
+    },
     async [Symbol.asyncDispose]() {
       const gone = lost()
       await releaseAll().catch(() => {})

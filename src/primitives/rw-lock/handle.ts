@@ -1,5 +1,6 @@
 import type { Lease } from '../../runtime/lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from '../../runtime/operations.js'
+import { revokeEach } from '../../runtime/by-token.js'
 import type { ReadWriteInfo } from './rw-lock.js'
 import type { CallChain } from '../../runtime/reentrancy.js'
 import { checkFunction } from '../../util/validate.js'
@@ -39,6 +40,12 @@ export interface ReadWriteLock {
   extend(token: string, ttl?: number): Promise<boolean>
   /** The writer, the readers (with their remaining ttl), the last fence, the waiters. */
   inspect(): Promise<ReadWriteInfo>
+  /**
+   * Ends the lease held under `token` (without it: the writer and every reader `inspect` reads
+   * now) and tells each holder at once: its signal aborts with `LockLostError`, reason
+   * `'revoked'` (see `Locks.revoke`). Resolves with the tokens it ended.
+   */
+  revoke(token?: string): Promise<readonly string[]>
 }
 
 /** The handle of `name`; `chain` answers nested acquisitions (see src/runtime/reentrancy.ts for the rules). */
@@ -66,5 +73,10 @@ export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, w
     release: async (token) => (await write.release(name, token)) || read.release(name, token),
     extend: async (token, ttl) => (await write.extend(name, token, ttl)) || read.extend(name, token, ttl),
     inspect: () => read.inspect(name),
+    revoke: async (token) => {
+      const info = token === undefined ? await read.inspect(name) : undefined
+      const tokens = info ? [...(info.writer ? [info.writer.token] : []), ...info.readers.map((r) => r.token)] : [token!]
+      return revokeEach(tokens, async (t) => (await write.revoke(name, t)) || read.revoke(name, t))
+    },
   }
 }

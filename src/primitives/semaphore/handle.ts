@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
 import type { Lease } from '../../runtime/lease.js'
 import type { AcquireOptions, Operations, TryAcquireOptions } from '../../runtime/operations.js'
+import { revokeEach } from '../../runtime/by-token.js'
 import type { SemaphoreInfo } from './semaphore.js'
 import type { CallChain } from '../../runtime/reentrancy.js'
 import { checkBoolean, checkFunction, checkOptions, describeValue, optionNames } from '../../util/validate.js'
@@ -65,6 +66,12 @@ export interface Semaphore {
   extend(token: string, ttl?: number): Promise<boolean>
   /** The limit, the permits held (with their remaining ttl), the last fence, the waiters. */
   inspect(): Promise<SemaphoreInfo>
+  /**
+   * Ends the permit held under `token` (without it: every permit `inspect` reads now) and tells
+   * each holder at once: its signal aborts with `LockLostError`, reason `'revoked'` (see
+   * `Locks.revoke`). Resolves with the tokens it ended.
+   */
+  revoke(token?: string): Promise<readonly string[]>
 }
 
 export const MAX_LIMIT = 1_000
@@ -154,6 +161,10 @@ export function semaphoreHandle(
     },
     release: (token) => ops(Math.min(permitsOf(token), limit)).release(name, token),
     extend: (token, ttl) => ops(Math.min(permitsOf(token), limit)).extend(name, token, ttl),
+    revoke: async (token) => {
+      const tokens = token !== undefined ? [token] : (await one.inspect(name)).permits.map((p) => p.token)
+      return revokeEach(tokens, (t) => ops(Math.min(permitsOf(t), limit)).revoke(name, t))
+    },
     inspect: () => one.inspect(name),
   }
 }

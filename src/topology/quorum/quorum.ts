@@ -1,4 +1,4 @@
-import type { Backend } from '../backend.js'
+import type { Backend, NoticeSource } from '../backend.js'
 import { QuorumError } from '../../errors/errors.js'
 import { wakeRefused } from '../../errors/failures.js'
 import type { Primitive, Released } from '../primitive.js'
@@ -11,6 +11,7 @@ import { subscriberFor } from '../../redis/subscriber.js'
 import { attempt } from './attempt.js'
 import { decided, execOf, onEvery, unconfirmed, vote, type QuorumContext } from './calls.js'
 import { batched } from './extend-many.js'
+import { revokeNotice } from '../../lua/embedded.js'
 
 export interface QuorumOptions {
   /** Longest ttl; also how long a restarted node stays out of quorum counting. */
@@ -103,6 +104,23 @@ export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<
     },
 
     channel: (resource) => primitive.channel(resource),
+    notices: anyNode(adapters.map((a) => subscriberFor(a))),
+    async announce(channel, token) {
+      const results = await onEvery(q, (node) => revokeNotice.run(execOf(node), [], [channel, token]), options.nodeTimeout(maxTtl))
+      const failed = results.find((r) => !r.ok)
+      if (failed && results.every((r) => !r.ok)) throw failed.error
+    },
+  }
+}
+
+/**
+ * Notices heard on any node: each node's subscriber hears them, and the first copy acts (a
+ * revocation ended the lease with a release that answered; later copies find it lost already).
+ */
+function anyNode(sources: readonly NoticeSource[]): NoticeSource {
+  return {
+    listen: (channel, listener) => Promise.any(sources.map((s) => s.listen(channel, listener))),
+    unlisten: (channel, listener) => sources.forEach((s) => s.unlisten(channel, listener)),
   }
 }
 
