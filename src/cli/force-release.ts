@@ -1,6 +1,7 @@
 // `fencelock release <resource> --force`: removes a holder whose token the operator does not have,
-// through the library's ordinary compare-and-delete release of the token inspect read, so the next
-// waiter is woken and a holder that changed in between is left alone.
+// through the library's revoke of the token inspect read: the ordinary compare-and-delete release
+// (the next waiter is woken, a holder that changed in between is left alone), then a notice that
+// the holder's process hears at once (its lease's signal aborts with reason 'revoked').
 import { createInterface } from 'node:readline/promises'
 import type { Locks } from '../index.js'
 import { formatTtl, type Inspector, type Row } from './inspect.js'
@@ -39,14 +40,14 @@ export async function forceRelease(locks: Locks, resource: string, options: Forc
     options.log(`not removed: lock "${resource}" is still held by token ${info.token}`)
     return 1
   }
-  if (!(await locks.release(resource, info.token))) {
+  if ((await locks.revoke(resource, info.token)).length === 0) {
     options.log(
       `not removed: lock "${resource}" is no longer held by token ${info.token} (it expired, was released, or another holder took it since it was read); run the command again to see the current holder`,
     )
     return 1
   }
   options.print(
-    `removed the holder of "${resource}": token ${info.token}, fence ${info.fence ?? 'none'}, ${formatTtl(info.ttl ?? 0)} (${info.ttl ?? 0} ms) left`,
+    `removed the holder of "${resource}": token ${info.token}, fence ${info.fence ?? 'none'}, ${formatTtl(info.ttl ?? 0)} (${info.ttl ?? 0} ms) left; its process is told (its lease is lost, reason revoked)`,
   )
   return 0
 }
@@ -87,8 +88,8 @@ export async function forceReleaseAll(
   }
   let code = 0
   for (const holder of row.holders) {
-    const removed =
-      kind === 'semaphore' ? await inspector.semaphore(resource, row.limit!).release(holder.token) : await locks.readWrite(resource).release(holder.token)
+    const handle = kind === 'semaphore' ? inspector.semaphore(resource, row.limit!) : locks.readWrite(resource)
+    const removed = (await handle.revoke(holder.token)).length > 0
     if (removed)
       options.print(
         `removed a holder of ${what}: token ${holder.token}${holder.mode ? ` (${holder.mode})` : ''}, ${formatTtl(holder.ttl)} (${holder.ttl} ms) left`,

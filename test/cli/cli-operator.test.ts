@@ -337,9 +337,12 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       // the lock instead of the release's message.
       await until('the waiter made its two attempts', async () => (await scriptCalls(redis)) >= 2, { timeout: 10_000 })
       expect((await locks.inspect('stuck')).waiters).toBe(1)
+      await until('the holder listens for revocations', async () => Number((await redis.cli('PUBSUB', 'NUMSUB', `${prefix}revoked`)).split('\n').at(-1)) >= 1)
       const [forced, none] = await Promise.all([on('release', 'stuck', '--force', '--yes'), on('release', 'never-held', '--force', '--yes')])
       expect(forced.code).toBe(0)
-      expect(forced.stdout).toMatch(new RegExp(`^removed the holder of "stuck": token ${stuck.token}, fence ${stuck.fence}, .* \\(\\d+ ms\\) left\\n$`))
+      expect(forced.stdout).toMatch(
+        new RegExp(`^removed the holder of "stuck": token ${stuck.token}, fence ${stuck.fence}, .* \\(\\d+ ms\\) left; its process is told \\(its lease is lost, reason revoked\\)\\n$`),
+      )
       const next = await waiting
       // Woken by the release's message, not by the 60 s ttl running out (the re-check).
       const wakes = acquires.wakes('stuck')
@@ -349,7 +352,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       await next.release()
       expect(none.code).toBe(1)
       expect(none.stderr).toContain('lock "never-held" is not held')
-      // The old holder learns it at its next extend.
+      // The old holder was told at once: its signal aborted with reason revoked, before any extend.
+      await until('the old holder heard it', () => stuck.signal.aborted)
+      expect(stuck.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'revoked' })
       expect(await stuck.extend(10_000).catch((err: Error) => err.name)).toBe('LockLostError')
     } finally {
       acquires.stop()
