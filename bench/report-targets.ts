@@ -6,6 +6,7 @@ import type { IdleRow } from './idle.js'
 import type { ThroughputRow } from './latency.js'
 import { REFERENCE_KINDS } from './libs.js'
 import { costTargets } from './report-cost.js'
+import { revocationTargets } from './revocation.js'
 import type { Results, Target } from './results.js'
 import { workTargets } from './report-work.js'
 import type { SemaphoreRow } from './semaphore-analysis.js'
@@ -290,6 +291,7 @@ export function targets(r: Results): Target[] {
   transferTargets(r, add)
   readHeavyTargets(r, add)
   out.push(...costTargets(r))
+  out.push(...revocationTargets(r))
   return out
 }
 

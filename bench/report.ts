@@ -3,6 +3,7 @@
 import { costTables } from './report-cost.js'
 import { contendedTables, quorumTables, readHeavyTables, scaleTables, semaphoreTables, transferTables } from './report-contended.js'
 import { workTables } from './report-work.js'
+import { revocationTables } from './revocation.js'
 import { floorTables, heapTables, idleTables, latencyTables, throughputTables } from './report-uncontended.js'
 import type { Results, Table } from './results.js'
 
@@ -48,6 +49,7 @@ function tables(r: Results): Table[] {
     ...readHeavyTables(r),
     ...quorumTables(r),
     ...costTables(r),
+    ...revocationTables(r),
     ...runTables(r),
   ]
 }

@@ -1,5 +1,6 @@
 // One run of `npm run bench` as bench/results/*.json keeps it, and the shapes the report makes of
 // it: tables and targets.
+import type { RevocationRow } from './revocation.js'
 import type { HandoffFloor, KeyspaceRow, MemoryRedisRow, RenewRow, RingFloor } from './cost.js'
 import type { ContendRow } from './contend-analysis.js'
 import type { MemoryRow } from './heap-memory.js'
@@ -52,6 +53,8 @@ export interface Results {
   T?: TransferRow[]
   /** Read-heavy: 90% reads, read/write lock against a mutex. */
   R?: RwRow[]
+  /** Revocation latency: the operator's revoke() to the holder's signal aborting. */
+  V?: RevocationRow[]
   quorum?: QuorumResult
   notRun: { lib: string; reason: string }[]
   /** Scenarios that failed (the run went on without them). */

@@ -64,7 +64,7 @@ function parseArgs(argv: string[]): {
 
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`)
-  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,H,K,L,M,S,T,R,Q] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
+  console.error(`usage: npm run bench -- [--quick] [--only A,B,C,D,E,F,H,K,L,M,S,T,R,Q,V] [--lib fencelock,seed] [--out file.json] [--docs|--no-docs]
        npm run bench -- --memory-1m [--quick]
   --quick   a few seconds per scenario (development)
   --only    run some scenarios: A latency (and telemetry cost), B throughput, C contended (runs H too), D idle cost,
@@ -72,7 +72,8 @@ function usage(error?: string): never {
             K uncontended cost over ${K_SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} resources, L renewals (one process, many auto-extended leases),
             M Redis memory per resource (100,000 resources locked once),
             S semaphore (limit ${S_LIMIT}, ${S_PROCS} processes), T transfers (${T_PROCS} processes, ${T_ACCOUNTS} accounts,
-            two locked at once), R read-heavy (${Math.round(R_READ_SHARE * 100)}% reads, read/write lock vs mutex), Q quorum
+            two locked at once), R read-heavy (${Math.round(R_READ_SHARE * 100)}% reads, read/write lock vs mutex), Q quorum,
+            V revocation (revoke() to the holder's signal, one Redis and a quorum of 3)
   --lib     only some libraries: fencelock,seed,redlock4,redlock5,sesame,semaphore,semaphore-redlock
   --memory-1m  only fencelock's Redis memory over 1,000,000 resources (takes a minute or two); writes
             ${MEMORY_1M_FILE} and its dated section of docs/evidence/benchmark.md (with --quick: 100,000, docs untouched)

@@ -15,9 +15,10 @@ import type { Server } from './redis.js'
 import type { Results } from './results.js'
 import { S_LIMIT, S_PROCS, semaphoreContendedAndIdle } from './semaphore.js'
 import { semaphoresAtWork } from './semaphore-work.js'
+import { revocationLatency } from './revocation.js'
 import { R_HOLD_MS, R_PROCS, R_READ_SHARE, readHeavyReadWriteLock, T_ACCOUNTS, T_PROCS, transfersUnderTwoLocks } from './transfer.js'
 
-export const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'H', 'K', 'L', 'M', 'S', 'T', 'R', 'Q'] as const
+export const ALL = ['A', 'B', 'C', 'D', 'E', 'F', 'H', 'K', 'L', 'M', 'S', 'T', 'R', 'Q', 'V'] as const
 export type Scenario = (typeof ALL)[number]
 
 /** What a scenario works with: the worker pool, the main Redis server, the run's config and results. */
@@ -130,4 +131,9 @@ export const SCENARIOS: readonly ScenarioStep[] = [
     measure: async (b) => void (b.results.R = await readHeavyReadWriteLock(b.pool, b.main, b.cfg)),
   },
   { id: 'Q', heading: () => 'Quorum: 3 Redis nodes', measure: quorumOnThreeNodes },
+  {
+    id: 'V',
+    heading: (cfg) => `V. revocation: ${cfg.quick ? 100 : 1_000} revocations, one at a time, on one Redis and on a quorum of 3`,
+    measure: async (b) => void (b.results.V = await revocationLatency(b.main, b.start, b.cfg)),
+  },
 ]
