@@ -48,7 +48,9 @@ export interface Lease extends AsyncDisposable {
 
 /** What `Lease.onAtRisk` reports: the validity left (ms) and why the extension failed. */
 export interface LeaseRisk {
+  /** Validity left when the extension failed, in ms (the lease's `remaining` then). */
   readonly remaining: number
+  /** Why: the extension's `RedisError` (its `cause` is the client's error), or the no-reply error of a renewal left unanswered. */
   readonly error: FencelockError
 }
 
