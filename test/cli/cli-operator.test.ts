@@ -341,7 +341,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       const [forced, none] = await Promise.all([on('release', 'stuck', '--force', '--yes'), on('release', 'never-held', '--force', '--yes')])
       expect(forced.code).toBe(0)
       expect(forced.stdout).toMatch(
-        new RegExp(`^removed the holder of "stuck": token ${stuck.token}, fence ${stuck.fence}, .* \\(\\d+ ms\\) left; its process is told \\(its lease is lost, reason revoked\\)\\n$`),
+        new RegExp(
+          `^removed the holder of "stuck": token ${stuck.token}, fence ${stuck.fence}, .* \\(\\d+ ms\\) left; its process is told \\(its lease is lost, reason revoked\\)\\n$`,
+        ),
       )
       const next = await waiting
       // Woken by the release's message, not by the 60 s ttl running out (the re-check).

@@ -87,6 +87,16 @@ function everyPrimitive(
     const reader = await holder.readWrite('rw').read(held)
     await expectHeard(reader, () => operator.readWrite('rw').revoke(reader.token), numsub(channel(prefix)), listeners)
   })
+  it("an election's leader (the next candidate is elected)", async () => {
+    const { holder, operator, numsub, prefix, listeners } = instances()
+    const term = await holder.election('e').campaign('a', { ttl })
+    const next = operator.election('e').campaign('b', { ttl, wait: 10_000 })
+    await until('b is in line', async () => (await operator.election('e').inspect()).candidates === 1)
+    await expectHeard(term, () => operator.election('e').revoke(), numsub(channel(prefix)), listeners)
+    const elected = await next
+    expect(elected.fence).toBeGreaterThan(term.fence)
+    await elected.resign()
+  })
   it('an all-or-nothing lease, by one of its resources', async () => {
     const { holder, operator, numsub, prefix, listeners } = instances()
     const lease = await holder.acquireAll(['{a}1', '{a}2'], held)

@@ -87,6 +87,8 @@ export interface ElectionInfo {
   readonly name: string
   /** The leader (on a quorum: the one a majority holds), or null when vacant. */
   readonly leader: Leader | null
+  /** The leader's lease token (what `election.revoke(token)` names), or null when vacant. */
+  readonly token: string | null
   /** The last fence handed out for this election (on a quorum: the largest any node recorded), or null. */
   readonly fence: number | null
   /** Candidates queued in Redis (one per campaigning process). */
@@ -108,7 +110,8 @@ export function mergeElection(resource: string, views: readonly ElectionView[], 
   const fences = views.flatMap((v) => (v[2] == null ? [] : [toNumber(v[2])]))
   const candidates = Math.max(0, ...views.map((v) => toNumber(v[3])))
   const leader = held ? leaderOf(held, majority) : null
-  return { name, leader, fence: fences.length > 0 ? Math.max(...fences) : null, candidates, settling: held !== undefined && leader === null }
+  const token = held && leader ? String(held[0]![0]) : null
+  return { name, leader, token, fence: fences.length > 0 ? Math.max(...fences) : null, candidates, settling: held !== undefined && leader === null }
 }
 
 function leaderOf(views: readonly ElectionView[], majority: number): Leader | null {

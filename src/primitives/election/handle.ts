@@ -1,6 +1,7 @@
 import { FencelockError, InvalidArgumentError, LockLostError } from '../../errors/errors.js'
 import { delegatingLease, holding, lossOf, type Lease } from '../../runtime/lease.js'
 import type { Operations } from '../../runtime/operations.js'
+import { revokeEach } from '../../runtime/by-token.js'
 import type { WakeSource } from '../../topology/backend.js'
 import {
   checkFunction,
@@ -73,6 +74,12 @@ export interface Election {
   observe(options?: { signal?: AbortSignal }): AsyncGenerator<Leader | null, void, undefined>
   /** Leader, last term handed out, candidates in line. */
   inspect(): Promise<ElectionInfo>
+  /**
+   * Ends the leader's term (without `token`: the leader `inspect` reads now) and tells the leader at
+   * once: its term's signal aborts with `LockLostError`, reason `'revoked'` (see `Locks.revoke`);
+   * the next candidate in line is elected. Resolves with the tokens it ended.
+   */
+  revoke(token?: string): Promise<readonly string[]>
 }
 
 const MAX_VALUE_LENGTH = 512
@@ -195,5 +202,9 @@ export function electionHandle(name: string, defaults: ElectionOptions, parts: E
       return observeElection({ wake: parts.wake, channel: parts.observers, read: inspect, consensus: parts.consensus }, ended)
     },
     inspect,
+    async revoke(token) {
+      const tokens = token !== undefined ? [token] : [(await inspect()).token].filter((t) => t !== null)
+      return revokeEach(tokens, (t) => ops.revoke(campaignName(name, ''), t))
+    },
   }
 }
