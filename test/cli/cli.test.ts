@@ -7,6 +7,7 @@ import pkg from '../../package.json' with { type: 'json' }
 import { parseCommandLine, UsageError } from '../../src/cli/args.js'
 import { cliOutcome as cli } from '../../harness/cli-process.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { until } from '../../harness/util.js'
 
 /** A child command for `run`: node evaluating `script`. */
 const node = (script: string) => [process.execPath, '-e', script]
@@ -243,6 +244,28 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
       redis.resume()
     }
   })
+
+  it('run stops the command at once when an operator revokes its lock (release --force), long before its ttl', async () => {
+    const script = node(`
+      process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(3) })
+      console.log('started')
+      setInterval(() => {}, 1000)`)
+    let forced: Promise<unknown> | undefined
+    // With a ttl of 10 minutes, only the revocation can end this run within the test's timeout.
+    const result = await cli(['run', 'revoked', '--ttl', '10m', '--redis', redis.url, '--', ...script], {
+      onOutput: ({ stdout: text }) => {
+        if (forced || !text.includes('started')) return
+        forced = (async () => {
+          await until('the run listens for revocations', async () => Number((await redis.cli('PUBSUB', 'NUMSUB', 'fencelock:revoked')).split('\n').at(-1)) >= 1)
+          return cli(['release', 'revoked', '--force', '--yes', '--redis', redis.url])
+        })()
+      },
+    })
+    expect(await forced).toMatchObject({ code: 0 })
+    expect(result.code).toBe(75)
+    expect(result.stdout).toContain('got SIGTERM')
+    expect(result.stderr).toContain('revoked')
+  }, 60_000)
 })
 
 describe('fencelock command line: durations (one parser with the library)', () => {
