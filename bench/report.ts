@@ -3,7 +3,7 @@
 import { costTables } from './report-cost.js'
 import { contendedTables, quorumTables, readHeavyTables, scaleTables, semaphoreTables, transferTables } from './report-contended.js'
 import { workTables } from './report-work.js'
-import { revocationTables } from './revocation.js'
+import { revocationTables } from './report-revocation.js'
 import { floorTables, heapTables, idleTables, latencyTables, throughputTables } from './report-uncontended.js'
 import type { Results, Table } from './results.js'
 

@@ -6,7 +6,6 @@ import { Redis } from 'ioredis'
 import type { Config } from './bench-config.js'
 import { fencelock } from './library.js'
 import type { Server } from './redis.js'
-import type { Results, Table, Target } from './results.js'
 import { fmt, percentile, sleep } from './stats.js'
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -94,24 +93,4 @@ export async function revocationLatency(main: Server, start: () => Promise<Serve
   for (const r of rows)
     log(`  V ${r.topology}: ${r.revocations} revocations, heard p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, unheard ${r.unheard}`)
   return rows
-}
-
-export function revocationTables(r: Results): Table[] {
-  if (!r.V?.length) return []
-  return [
-    {
-      title: "V. Revocation: from the operator's revoke() to the holder's signal aborting (reason revoked), one at a time",
-      head: ['topology', 'revocations', 'p50 ms', 'p99 ms', 'max ms', 'unheard', 'reason revoked'],
-      rows: r.V.map((v) => [v.topology, String(v.revocations), fmt(v.p50), fmt(v.p99), fmt(v.max), String(v.unheard), v.reasonsRevoked ? 'all' : 'NOT all']),
-    },
-  ]
-}
-
-export function revocationTargets(r: Results): Target[] {
-  return (r.V ?? []).map((v) => ({
-    id: 'V',
-    target: `${v.topology}: a revoked holder hears it within ${REVOKE_P99_TARGET_MS} ms at p99`,
-    measured: `p99 ${fmt(v.p99)} ms (p50 ${fmt(v.p50)}, max ${fmt(v.max)}) over ${v.revocations}; unheard ${v.unheard}`,
-    pass: v.p99 <= REVOKE_P99_TARGET_MS && v.unheard === 0 && v.reasonsRevoked,
-  }))
 }
