@@ -1,8 +1,8 @@
 import type { Backend } from '../topology/backend.js'
 import type { TopologyChoice } from './locks-options.js'
 import { quorum } from '../topology/quorum/quorum.js'
-import { replicated } from '../topology/replicated.js'
-import { single } from '../topology/single.js'
+import { ReplicatedBackend } from '../topology/replicated.js'
+import { SingleBackend } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
 
 /** Runs any primitive on the topology the options describe (the facade knows no topology code beyond this choice). */
@@ -12,9 +12,9 @@ export type Topology = <Info>(primitive: Primitive<unknown, Info>) => Backend<In
 export function topologyOf(choice: TopologyChoice, maxTtl: number): Topology {
   switch (choice.kind) {
     case 'single':
-      return (primitive) => single(choice.redis, primitive, maxTtl)
+      return (primitive) => new SingleBackend(choice.redis, primitive, maxTtl)
     case 'replicated':
-      return (primitive) => replicated(choice.redis, primitive, maxTtl, choice.replicas)
+      return (primitive) => new ReplicatedBackend(choice.redis, primitive, maxTtl, choice.replicas)
     case 'quorum':
       return (primitive) => quorum(choice.adapters, primitive, { maxTtl, nodeTimeout: choice.nodeTimeout })
   }

@@ -24,7 +24,10 @@ interface Pending {
   reject(err: unknown): void
 }
 
-type Batching = Backend<unknown> & Required<Pick<Backend<unknown>, 'extendMany' | 'batchKey'>>
+type Batching = Backend<unknown> & {
+  readonly extendMany: NonNullable<Backend<unknown>['extendMany']>
+  readonly batchKey: NonNullable<Backend<unknown>['batchKey']>
+}
 
 /**
  * Automatic renewals of one backend, batched as Redisson's watchdog batches them: the renewals

@@ -86,9 +86,11 @@ export interface Backend<Info = LockInfo> {
    * order (true, false, or the error that lease's own `extend` would have thrown). A failure of the
    * call itself rejects. Absent: each lease is extended on its own (see renewals.ts).
    */
-  extendMany?(leases: readonly { readonly resource: string; readonly token: string; readonly ttl: number }[]): Promise<readonly (boolean | FencelockError)[]>
+  readonly extendMany?:
+    | ((leases: readonly { readonly resource: string; readonly token: string; readonly ttl: number }[]) => Promise<readonly (boolean | FencelockError)[]>)
+    | undefined
   /** Leases with equal keys may share an `extendMany` call (a Redis Cluster slot; one key for one node). */
-  batchKey?(resource: string): number
+  readonly batchKey?: ((resource: string) => number) | undefined
   /**
    * Releases `token`'s lock: true (to `into`) if it released it, false if that token no longer held
    * it. No promise made for it: the hot path of every release.

@@ -1,11 +1,12 @@
-import type { Attempt, Backend } from './backend.js'
+import type { Attempt, Backend, LockInfo } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
 import { groupCommit } from './group.js'
+import type { Exec } from '../lua/binding.js'
 import type { Into } from '../util/into.js'
 import type { NodeGrant, Primitive, Released } from './primitive.js'
 import type { RedisAdapter } from '../redis/adapter.js'
-import { subscriberFor } from '../redis/subscriber.js'
+import { subscriberFor, type SharedSubscriber } from '../redis/subscriber.js'
 import { revokeNotice } from '../lua/embedded.js'
 
 /**
@@ -13,51 +14,92 @@ import { revokeNotice } from '../lua/embedded.js'
  * so each call runs on the slot's node): one script call per operation, or one per slot for the
  * acquisitions (or releases) made in one turn of the event loop (see group.ts).
  */
-export function single<Info>(redis: RedisAdapter, kind: Primitive<unknown, Info>, maxTtl: number): Backend<Info> {
-  const primitive = kind
-  // Acquisitions and releases grouped per turn (departures go one by one, as a waiter gives up).
-  const grouped = groupCommit(kind, redis.isCluster)
-  const exec = redis.evalScript
-  const many = primitive.extendMany
-  const routeKey = primitive.routeKey
-  /** The node's grant as the runtime's attempt: a lease token, a refusal to wait on, or the refusal's error. */
-  const granted = (token: string, into: Into<Attempt>): Into<NodeGrant> => ({
+export class SingleBackend<Info = LockInfo> implements Backend<Info> {
+  readonly maxTtl: number
+  /** One pub/sub connection per client, shared by every instance on it: wake-ups and revocation notices. */
+  readonly wake: SharedSubscriber
+  readonly notices: SharedSubscriber
+  /** Renewals of several leases in one call, where the primitive has the batch script (see renewals.ts). */
+  readonly extendMany?: Backend<Info>['extendMany']
+  /** One node: any leases together; a cluster: the leases of one slot together. */
+  readonly batchKey?: (resource: string) => number
+  protected readonly redis: RedisAdapter
+  protected readonly primitive: Primitive<unknown, Info>
+  /** The primitive with its acquisitions and releases grouped per turn (departures go one by one, as a waiter gives up). */
+  readonly #grouped: Primitive<unknown, Info>
+  readonly #exec: Exec
+
+  constructor(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number) {
+    this.redis = redis
+    this.primitive = primitive
+    this.maxTtl = maxTtl
+    this.wake = subscriberFor(redis)
+    this.notices = this.wake
+    this.#grouped = groupCommit(primitive, redis.isCluster)
+    this.#exec = redis.evalScript
+    const { extendMany, routeKey } = primitive
+    if (extendMany && routeKey) {
+      this.extendMany = (leases) => extendMany(this.#exec, leases)
+      this.batchKey = redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0
+    }
+  }
+
+  isClosed(): boolean {
+    return this.redis.isClosed()
+  }
+
+  clientError(): Error | undefined {
+    return this.redis.clientError()
+  }
+
+  attempt(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void {
+    this.#grouped.acquire(this.#exec, resource, { token, ttl, waiter }, granted(this.primitive, token, into))
+  }
+
+  extend(resource: string, token: string, ttl: number): Promise<boolean> {
+    return this.primitive.extend(this.#exec, resource, token, ttl)
+  }
+
+  release(resource: string, token: string, into: Into<boolean>): void {
+    this.#grouped.release(this.#exec, resource, token, released(resource, into))
+  }
+
+  leave(resource: string, waiter: string): Promise<void> {
+    return this.primitive.leave(this.#exec, resource, waiter)
+  }
+
+  async inspect(resource: string): Promise<Info> {
+    return this.primitive.merge(resource, [await this.primitive.inspect(this.#exec, resource)], 1)
+  }
+
+  channel(resource: string): readonly string[] {
+    return this.primitive.channel(resource)
+  }
+
+  async announce(channel: string, token: string): Promise<void> {
+    await revokeNotice.run(this.#exec, [], [channel, token])
+  }
+}
+
+/** The node's grant as the runtime's attempt: a lease token, a refusal to wait on, or the refusal's error. */
+function granted(primitive: Primitive<unknown, unknown>, token: string, into: Into<Attempt>): Into<NodeGrant> {
+  return {
     value(grant) {
       if (grant.granted) into.value({ acquired: true, fence: grant.fence, token: primitive.leaseToken(token, grant.claim) })
       else if (grant.refusal) into.error(grant.refusal)
       else into.value({ acquired: false, retry: grant.retry })
     },
     error: into.error,
-  })
-  /** Released or not; a release whose wake-up PUBLISH Redis refused is an error (the next waiter sleeps). */
-  const released = (resource: string, into: Into<boolean>): Into<Released> => ({
+  }
+}
+
+/** Released or not; a release whose wake-up PUBLISH Redis refused is an error (the next waiter sleeps). */
+function released(resource: string, into: Into<boolean>): Into<Released> {
+  return {
     value(reply) {
       if (reply.refused !== undefined) into.error(wakeRefused(resource, reply.refused))
       else into.value(reply.released)
     },
     error: into.error,
-  })
-  return {
-    maxTtl,
-    wake: subscriberFor(redis),
-    isClosed: () => redis.isClosed(),
-    clientError: () => redis.clientError(),
-    attempt: (resource, token, ttl, waiter, into) => grouped.acquire(exec, resource, { token, ttl, waiter }, granted(token, into)),
-    extend: (resource, token, ttl) => primitive.extend(exec, resource, token, ttl),
-    ...(many && routeKey
-      ? {
-          extendMany: (leases) => many(exec, leases),
-          // One node: any leases together; a cluster: the leases of one slot together.
-          batchKey: redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0,
-        }
-      : {}),
-    release: (resource, token, into) => grouped.release(exec, resource, token, released(resource, into)),
-    leave: (resource, waiter) => primitive.leave(exec, resource, waiter),
-    async inspect(resource) {
-      return primitive.merge(resource, [await primitive.inspect(exec, resource)], 1)
-    },
-    channel: (resource) => primitive.channel(resource),
-    notices: subscriberFor(redis),
-    announce: async (channel, token) => void (await revokeNotice.run(exec, [], [channel, token])),
   }
 }

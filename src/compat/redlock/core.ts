@@ -10,7 +10,7 @@ import type { Backend, LockInfo } from '../../topology/backend.js'
 import type { Primitive } from '../../topology/primitive.js'
 import { defaultNodeTimeout } from '../../topology/quorum/options.js'
 import { quorum } from '../../topology/quorum/quorum.js'
-import { single } from '../../topology/single.js'
+import { SingleBackend } from '../../topology/single.js'
 import { checkResource } from '../../util/validate.js'
 import { ResourceLockedError, attemptsOf, type ExecutionStats } from './errors.js'
 import { tracked, type Tracked } from './in-flight.js'
@@ -76,7 +76,7 @@ export class RedlockCore {
     this.#nodeTimeout = nodeTimeout(10_000)
     this.#topology =
       adapters.length === 1
-        ? (primitive) => single(adapters[0]!, primitive, LONGEST_LOCK)
+        ? (primitive) => new SingleBackend(adapters[0]!, primitive, LONGEST_LOCK)
         : (primitive) => quorum(adapters, primitive, { maxTtl: LONGEST_LOCK, nodeTimeout, restartWindow: 0 })
     this.#one = new Operations(this.runtime, this.#topology(this.#primitive(false)), 'mutex')
   }
