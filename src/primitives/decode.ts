@@ -1,4 +1,5 @@
 import type { Reply } from '../lua/binding.js'
+import type { HolderInfo } from '../topology/backend.js'
 import type { NodeFacts } from '../topology/primitive.js'
 
 // Reply decoding that every kind's scripts share: the release and batch replies have one shape
@@ -46,3 +47,43 @@ export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): No
   runId: String(reply[at + 1]),
   now: toNumber(reply[at + 2]),
 })
+
+/** A lock value read back: the lease's token and what Redis records of its holder (see `HolderInfo`). */
+export interface Held extends HolderInfo {
+  readonly token: string
+}
+
+const NOTHING_RECORDED: HolderInfo = { holder: null, since: null, lastExtended: null }
+
+/**
+ * A lock value as the scripts write it (lib/lease.lua): `<token> <sinceMs> <extendedMs> <holder>`;
+ * a bare token (no space: node-redlock's layout) records nothing else.
+ */
+export function readLockValue(value: unknown): Held {
+  const text = String(value)
+  const m = /^([^ ]+) (\d+) (\d+) (.*)$/s.exec(text)
+  return m ? { token: m[1]!, since: Number(m[2]), lastExtended: Number(m[3]), holder: m[4]! } : { token: text, ...NOTHING_RECORDED }
+}
+
+/** A reader's facts as rw-inspect reads them from its hash (`<sinceMs> <extendedMs> <holder>`), or none. */
+export function readReaderFacts(facts: unknown): HolderInfo {
+  const m = typeof facts === 'string' ? /^(\d+) (\d+) (.*)$/s.exec(facts) : null
+  return m ? { since: Number(m[1]), lastExtended: Number(m[2]), holder: m[3]! } : NOTHING_RECORDED
+}
+
+/**
+ * What the nodes that hold one lease for a majority (one on a single Redis) record of its holder,
+ * as one: the label; the earliest grant (`since`); and the majority-th latest extension, the time
+ * by which a majority had extended it (`lastExtended`), as a merged ttl is how long a majority
+ * still holds it.
+ */
+export function mergeHolder(records: readonly HolderInfo[], majority: number): HolderInfo {
+  const holder = records.find((r) => r.holder !== null)?.holder ?? null
+  const since = records.flatMap((r) => (r.since === null ? [] : [r.since]))
+  const extended = records.flatMap((r) => (r.lastExtended === null ? [] : [r.lastExtended])).sort((a, b) => b - a)
+  return {
+    holder,
+    since: since.length > 0 ? Math.min(...since) : null,
+    lastExtended: extended.length > 0 ? extended[Math.min(majority, extended.length) - 1]! : null,
+  }
+}
