@@ -87,6 +87,14 @@ function holderSuite(topology: () => Topology): void {
     expect(await locks.inspect('m')).toMatchObject({ held: false, ...NOTHING })
   })
 
+  it('acquisitions of one turn, sent in one script call, each record the label', async () => {
+    const locks = open({ holder: 'batch' })
+    const names = ['g1', 'g2', 'g3', 'g4']
+    const leases = await Promise.all(names.map((n) => locks.acquire(n)))
+    for (const [i, n] of names.entries()) expect(await locks.inspect(n)).toMatchObject({ token: leases[i]!.token, holder: 'batch' })
+    await Promise.all(leases.map((l) => l.release()))
+  })
+
   it('the default label is hostname:pid', async () => {
     const locks = open()
     const lease = await locks.acquire('default')
