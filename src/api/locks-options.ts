@@ -194,9 +194,12 @@ const CONTROL = /\p{Cc}/u
 /** The `holder` option: 1 to 64 printable characters. */
 function checkHolder(value: unknown): string {
   const length = typeof value === 'string' ? [...value].length : 0
-  if (typeof value !== 'string' || length === 0 || length > MAX_HOLDER_LENGTH || CONTROL.test(value)) {
+  const control = typeof value === 'string' ? CONTROL.exec(value) : null
+  if (typeof value !== 'string' || length === 0 || length > MAX_HOLDER_LENGTH || control) {
+    // A control character may not show in the value as printed: name it.
+    const which = control ? ` (U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} at index ${control.index})` : ''
     throw new InvalidArgumentError(
-      `Expected \`holder\` to be a label of 1 to ${MAX_HOLDER_LENGTH} printable characters (no control characters), got ${describeValue(value)}`,
+      `Expected \`holder\` to be a label of 1 to ${MAX_HOLDER_LENGTH} printable characters (no control characters), got ${describeValue(value)}${which}`,
     )
   }
   return checkStringOrEmpty(value, 'holder')
