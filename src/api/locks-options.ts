@@ -205,12 +205,8 @@ function checkHolder(value: unknown): string {
   return checkStringOrEmpty(value, 'holder')
 }
 
-/** `hostname:pid`, the host name shortened (and any control character dropped) so that it fits. */
-function defaultHolder(): string {
-  const pid = `:${process.pid}`
-  const host = [...hostname().replace(new RegExp(CONTROL.source, 'gu'), '')].slice(0, MAX_HOLDER_LENGTH - pid.length).join('')
-  return `${host || 'unknown'}${pid}`
-}
+/** `hostname:pid`, the host name shortened to 56 characters so that it fits (a pid has at most 7 digits). */
+const defaultHolder = (): string => `${[...hostname()].slice(0, 56).join('')}:${process.pid}`
 
 /** One client (plain, or followed by WAIT), or a quorum of several: checked, with each client's adapter. */
 function topologyChoice(options: LocksOptions): TopologyChoice {

@@ -53,22 +53,14 @@ export interface Held extends HolderInfo {
   readonly token: string
 }
 
-const NOTHING_RECORDED: HolderInfo = { holder: null, since: null, lastExtended: null }
-
 /**
  * A lock value as the scripts write it (lib/lease.lua): `<token> <sinceMs> <extendedMs> <holder>`;
- * a bare token (no space: node-redlock's layout) records nothing else.
+ * a bare token (no space: node-redlock's layout) records nothing else. A reader's facts are the
+ * value of token '' (rw-inspect: false where none are kept).
  */
 export function readLockValue(value: unknown): Held {
-  const text = String(value)
-  const m = /^([^ ]+) (\d+) (\d+) (.*)$/s.exec(text)
-  return m ? { token: m[1]!, since: Number(m[2]), lastExtended: Number(m[3]), holder: m[4]! } : { token: text, ...NOTHING_RECORDED }
-}
-
-/** A reader's facts as rw-inspect reads them from its hash (`<sinceMs> <extendedMs> <holder>`), or none. */
-export function readReaderFacts(facts: unknown): HolderInfo {
-  const m = typeof facts === 'string' ? /^(\d+) (\d+) (.*)$/s.exec(facts) : null
-  return m ? { since: Number(m[1]), lastExtended: Number(m[2]), holder: m[3]! } : NOTHING_RECORDED
+  const m = /^([^ ]*) (\d+) (\d+) (.*)$/s.exec(String(value))
+  return m ? { token: m[1]!, since: +m[2]!, lastExtended: +m[3]!, holder: m[4]! } : { token: String(value), holder: null, since: null, lastExtended: null }
 }
 
 /**
@@ -78,12 +70,12 @@ export function readReaderFacts(facts: unknown): HolderInfo {
  * still holds it.
  */
 export function mergeHolder(records: readonly HolderInfo[], majority: number): HolderInfo {
-  const holder = records.find((r) => r.holder !== null)?.holder ?? null
-  const since = records.flatMap((r) => (r.since === null ? [] : [r.since]))
-  const extended = records.flatMap((r) => (r.lastExtended === null ? [] : [r.lastExtended])).sort((a, b) => b - a)
+  const times = (pick: (r: HolderInfo) => number | null) => records.flatMap((r) => pick(r) ?? []).sort((a, b) => b - a)
+  const since = times((r) => r.since)
+  const extended = times((r) => r.lastExtended)
   return {
-    holder,
-    since: since.length > 0 ? Math.min(...since) : null,
-    lastExtended: extended.length > 0 ? extended[Math.min(majority, extended.length) - 1]! : null,
+    holder: records.find((r) => r.holder !== null)?.holder ?? null,
+    since: since.at(-1) ?? null,
+    lastExtended: extended[Math.min(majority, extended.length) - 1] ?? null,
   }
 }

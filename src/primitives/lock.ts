@@ -52,6 +52,6 @@ export function mergeLock(resource: string, views: readonly LockView[], majority
     fence: fences.length > 0 ? Math.max(...fences) : null,
     ttl: held ? held[1].pttls.sort((a, b) => b - a)[majority - 1]! : null,
     waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
-    ...(held ? mergeHolder(held[1].records, majority) : { holder: null, since: null, lastExtended: null }),
+    ...mergeHolder(held ? held[1].records : [], majority),
   }
 }

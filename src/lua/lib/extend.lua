@@ -6,16 +6,11 @@
 -- `key`, whose value `value` a lease holds, now expires `ttl` ms from now: its value records the
 -- extension (one SET where PEXPIRE did it alone); a bare token's (node-redlock's layout) only expires later.
 local function pushExpiry(key, value, ttl)
-  local stamped
   if string.find(value, ' ', 1, true) then
     local _, nowMs = serverNow()
-    stamped = restamped(value, nowMs)
+    return redis.call('SET', key, restamped(value, nowMs), 'PX', ttl)
   end
-  if stamped then
-    redis.call('SET', key, stamped, 'PX', ttl)
-  else
-    redis.call('PEXPIRE', key, ttl)
-  end
+  redis.call('PEXPIRE', key, ttl)
 end
 
 -- A lock key (a mutex, a writer) held by `token`: its expiry is pushed to `ttl` ms from now.
@@ -53,8 +48,7 @@ local function extendReader(readers, info, token, ttl, nowMs)
   if not expiry or expiry <= nowMs then return 0 end
   redis.call('ZADD', readers, nowMs + tonumber(ttl), token)
   local facts = redis.call('HGET', info, token)
-  local stamped = facts and readerRestamped(facts, nowMs)
-  if stamped then redis.call('HSET', info, token, stamped) end
+  if facts then redis.call('HSET', info, token, restamped(facts, nowMs)) end
   local last = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
   redis.call('PEXPIREAT', readers, last)
   redis.call('PEXPIREAT', info, last)

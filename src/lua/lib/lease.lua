@@ -10,37 +10,21 @@
 
 -- The token of a lock value (false, for a missing key, stays false): what a script compares.
 local function tokenOf(value)
-  if not value then return value end
-  return string.match(value, '^[^ ]*')
+  return value and string.match(value, '^[^ ]*')
 end
 
 -- A new lease's lock value, granted at `nowMs` to the holder labelled `label`; a bare token where no
--- label is given (the drop-in of node-redlock, or a script called without one).
+-- label is given (the drop-in of node-redlock, or a script called without one). A reader's facts
+-- (lib/rw.lua) are the value of token '': " <sinceMs> <extendedMs> <holder>".
 local function leaseValue(token, nowMs, label)
-  if not label or label == '' then return token end
+  if (label or '') == '' then return token end
   local ms = string.format('%.0f', nowMs)
   return token .. ' ' .. ms .. ' ' .. ms .. ' ' .. label
 end
 
--- The lock value of a lease extended at `nowMs`: its extension time moves, the rest stays. Nil for
--- a bare token (it records no time to move).
+-- A lock value (or a reader's facts) extended at `nowMs`: the extension time moves, the rest
+-- stays; a value that records no time (a bare token) is returned as it is.
 local function restamped(value, nowMs)
-  local head, label = string.match(value, '^([^ ]+ %d+) %d+ (.*)$')
-  if not head then return nil end
-  return head .. ' ' .. string.format('%.0f', nowMs) .. ' ' .. label
-end
-
--- A reader's facts (lib/rw.lua keeps them in a hash beside the readers zset, by token): its lock
--- value without the token, "<sinceMs> <extendedMs> <holder>", granted at `nowMs`; nil without a label.
-local function readerFacts(nowMs, label)
-  if not label or label == '' then return nil end
-  local ms = string.format('%.0f', nowMs)
-  return ms .. ' ' .. ms .. ' ' .. label
-end
-
--- A reader's facts extended at `nowMs` (as restamped does for a lock value).
-local function readerRestamped(facts, nowMs)
-  local since, label = string.match(facts, '^(%d+) %d+ (.*)$')
-  if not since then return nil end
-  return since .. ' ' .. string.format('%.0f', nowMs) .. ' ' .. label
+  local head, label = string.match(value, '^([^ ]* %d+) %d+ (.*)$')
+  return head and head .. ' ' .. string.format('%.0f', nowMs) .. ' ' .. label or value
 end

@@ -1,17 +1,16 @@
 -- lib/rw.lua: what the read/write lock scripts share (inlined after lib/queue.lua). A waiter id
 -- ends in ':r' (reader) or ':w' (writer); readers are a zset token -> expiry (server ms), so each
 -- reader's lease expires alone; the writer is a string key with PX. Each reader's facts (when it
--- was granted and last extended, its holder's label: lib/lease.lua's readerFacts) are a hash
--- `info`, token -> facts, that loses a reader when the zset does and expires with it.
+-- was granted and last extended, its holder's label: leaseValue of lib/lease.lua for token '') are
+-- a hash `info`, token -> facts, that loses a reader when the zset does and expires with it.
 
 local function isWriter(id) return string.sub(id, -2) == ':w' end
 
 -- Readers whose expiry passed are gone (and their facts); returns how many are left.
 local function liveReaders(readers, info, nowMs)
-  local gone = redis.call('ZRANGEBYSCORE', readers, '-inf', nowMs)
-  if #gone > 0 then
-    redis.call('ZREMRANGEBYSCORE', readers, '-inf', nowMs)
-    for i = 1, #gone, 1000 do redis.call('HDEL', info, unpack(gone, i, math.min(i + 999, #gone))) end
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', nowMs)) do
+    redis.call('ZREM', readers, gone)
+    redis.call('HDEL', info, gone)
   end
   return redis.call('ZCARD', readers)
 end

@@ -7,7 +7,7 @@
 -- KEYS[3] fence: string, the last fence handed out
 -- KEYS[4] queue: zset, waiter id (ending ':r' or ':w') -> queue score (microseconds): FIFO order
 -- KEYS[5] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
--- KEYS[6] readerInfo: hash, reader token -> "<sinceMs> <extendedMs> <holder>" (lib/lease.lua)
+-- KEYS[6] readerInfo: hash, reader token -> " <sinceMs> <extendedMs> <holder>" (lib/lease.lua)
 -- ARGV[1] token: the new lease's token
 -- ARGV[2] ttl: in ms
 -- ARGV[3] retention: fence retention in ms
@@ -85,8 +85,7 @@ if free then
     redis.call('SET', KEYS[1], leaseValue(token, nowMs, ARGV[9]), 'PX', ttl)
   else
     redis.call('ZADD', KEYS[2], nowMs + ttl, token)
-    local facts = readerFacts(nowMs, ARGV[9])
-    if facts then redis.call('HSET', KEYS[6], token, facts) end
+    if ARGV[9] ~= '' then redis.call('HSET', KEYS[6], token, leaseValue('', nowMs, ARGV[9])) end
     holdReaders()
   end
   leaveLine()

@@ -3,7 +3,7 @@ import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
-import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, readReaderFacts, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
 
 export interface RwLockOptions {
   prefix: string
@@ -138,7 +138,7 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
       const readers = countHolders(
         views.flatMap(([, , , , ...rest]) => {
           const out: ReadWriteHolder[] = []
-          for (let i = 0; i + 2 < rest.length; i += 3) out.push({ token: String(rest[i]), ttl: toNumber(rest[i + 1]), ...readReaderFacts(rest[i + 2]) })
+          for (let i = 0; i + 2 < rest.length; i += 3) out.push({ ...readLockValue(rest[i + 2] || ''), token: String(rest[i]), ttl: toNumber(rest[i + 1]) })
           return out
         }),
         majority,
