@@ -46,7 +46,7 @@ export function rwKeys(prefix: string, name: string) {
   return {
     writer: `${base}L`,
     readers: `${base}D`,
-    /** hash, reader token -> "<sinceMs> <extendedMs> <holder>" (see lib/rw.lua) */
+    /** hash, reader token -> " <sinceMs> <extendedMs> <holder>" (see lib/rw.lua) */
     readerInfo: `${base}H`,
     fence: `${base}F`,
     queue: `${base}Q`,
