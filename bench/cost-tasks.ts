@@ -1,6 +1,6 @@
 // The worker side of the cost scenarios (bench/worker.ts hands these tasks over): H (the handoff
 // floor: a pub/sub wake-up plus one round trip between two processes), K (uncontended cost over
-// many resources) and M (Redis memory per resource locked once).
+// many resources) and M (Redis memory per resource locked once, and per resource held).
 import { Redis } from 'ioredis'
 import { openLib, type LibSpec, type LockLib } from './libs.js'
 import { clock, percentile } from './stats.js'
@@ -15,7 +15,7 @@ export type CostTask =
   | { type: 'ring-collect'; warmup: number }
   | { type: 'keyspace-open'; lib: LibSpec; urls: string[]; names: number; prefix: string; fill: boolean; concurrency: number; warmup: number }
   | { type: 'keyspace-run'; n: number }
-  | { type: 'touch'; lib: LibSpec; urls: string[]; from: number; to: number; concurrency: number; prefix: string }
+  | { type: 'touch'; lib: LibSpec; urls: string[]; from: number; to: number; concurrency: number; prefix: string; hold?: boolean }
 
 const open: Redis[] = []
 
@@ -159,6 +159,18 @@ async function cycleAll(lib: LockLib, prefix: string, from: number, to: number, 
   )
 }
 
+/** How long a held resource of M stays locked: past the measurement, which follows at once. */
+const HOLD_TTL = 300_000
+
+async function holdAll(lib: LockLib, prefix: string, from: number, to: number, concurrency: number): Promise<void> {
+  let next = from
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, to - from) }, async () => {
+      while (next < to) await lib.acquire(name(prefix, next++), HOLD_TTL, 10_000)
+    }),
+  )
+}
+
 /**
  * Opens the library and, with `fill`, locks every one of the `names` resources once (so Redis holds
  * what it keeps per resource, e.g. fencelock's fence keys), `concurrency` at a time; else a warm-up.
@@ -210,11 +222,16 @@ async function keyspaceRun(task: Extract<CostTask, { type: 'keyspace-run' }>) {
 
 // ------------------------------------------------------------------ M
 
-/** Locks resources from..to-1 once each (acquire + release), `concurrency` at a time on one connection. */
+/**
+ * Locks resources from..to-1 once each (acquire + release), `concurrency` at a time on one
+ * connection; with `hold`, acquires each and keeps it (closed without releasing, the locks stay in
+ * Redis for HOLD_TTL), so that Redis holds what it keeps per held resource.
+ */
 async function touch(task: Extract<CostTask, { type: 'touch' }>) {
   const lib = openLib(task.lib, [await connect(task.urls[0]!)])
   const began = clock()
-  await cycleAll(lib, task.prefix, task.from, task.to, task.concurrency)
+  if (task.hold) await holdAll(lib, task.prefix, task.from, task.to, task.concurrency)
+  else await cycleAll(lib, task.prefix, task.from, task.to, task.concurrency)
   const seconds = (clock() - began) / 1000
   await lib.close()
   await closeAll()

@@ -319,6 +319,8 @@ export interface MemoryRedisRow {
   keys: number
   /** A key left, its PTTL (ms, -1 none) and MEMORY USAGE (bytes). */
   sample?: { key: string; pttl: number; bytes: number }
+  /** Measured with every resource still held (acquired, not released), not locked once. */
+  held?: boolean
 }
 
 async function usedMemory(server: Server): Promise<number> {
@@ -335,7 +337,7 @@ export async function redisMemory(
   server: Server,
   lib: LibSpec,
   resources: number,
-  opts: { procs: number; concurrency: number },
+  opts: { procs: number; concurrency: number; hold?: boolean },
 ): Promise<MemoryRedisRow> {
   const workers = await pool.take(opts.procs)
   await server.admin.flushall()
@@ -347,7 +349,16 @@ export async function redisMemory(
   const began = performance.now()
   await Promise.all(
     workers.map((w, i) =>
-      w.run({ type: 'touch', lib, urls: [server.url], from: i * share, to: Math.min(resources, (i + 1) * share), concurrency: opts.concurrency, prefix }),
+      w.run({
+        type: 'touch',
+        lib,
+        urls: [server.url],
+        from: i * share,
+        to: Math.min(resources, (i + 1) * share),
+        concurrency: opts.concurrency,
+        prefix,
+        ...(opts.hold && { hold: true }),
+      }),
     ),
   )
   const seconds = (performance.now() - began) / 1000
@@ -355,12 +366,13 @@ export async function redisMemory(
   const after = await usedMemory(server)
   const keys = await server.admin.dbsize()
   let sample: MemoryRedisRow['sample']
-  const key = keys > 0 ? await server.admin.randomkey() : null
+  // Held: the sample is a lock key (the lease's value and its expiry), not a fence key.
+  const key = keys === 0 ? null : opts.hold ? `fencelock:{${prefix}:0}:L` : await server.admin.randomkey()
   if (key) sample = { key, pttl: await server.admin.pttl(key), bytes: Number(await server.admin.call('MEMORY', 'USAGE', key)) }
   await server.admin.flushall()
   return {
     lib: lib.kind,
-    label: libLabel(lib),
+    label: opts.hold ? `${libLabel(lib)}, held` : libLabel(lib),
     resources,
     seconds,
     perSec: resources / seconds,
@@ -368,6 +380,7 @@ export async function redisMemory(
     bytesPerResource: (after - before) / resources,
     keys,
     ...(sample ? { sample } : {}),
+    ...(opts.hold && { held: true }),
   }
 }
 
@@ -381,6 +394,13 @@ export async function redisMemoryPerResource(pool: Pool, server: Server, cfg: Co
   for (const lib of chosen(cfg, SINGLE)) {
     const row = await redisMemory(pool, server, lib, resources, { procs: 1, concurrency: M_CONCURRENCY })
     log(`  M ${row.label}: ${fmtBytes(row.bytesPerResource)} per resource, ${row.keys} keys left, ${row.seconds.toFixed(1)} s`)
+    rows.push(row)
+  }
+  // fencelock's resources while held: each lock key's value records its holder and times.
+  const own = chosen(cfg, SINGLE).find((lib) => lib.kind === 'fencelock')
+  if (own) {
+    const row = await redisMemory(pool, server, own, resources, { procs: 1, concurrency: M_CONCURRENCY, hold: true })
+    log(`  M ${row.label}: ${fmtBytes(row.bytesPerResource)} per resource, ${row.keys} keys, ${row.seconds.toFixed(1)} s`)
     rows.push(row)
   }
   return rows

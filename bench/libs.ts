@@ -1,6 +1,7 @@
 // One small adapter per lock library, so every scenario drives fencelock and its peers the same
 // way: acquire (waiting as that library waits), critical section, release.
 import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock'
 import type { Redis } from 'ioredis'
@@ -230,6 +231,9 @@ const mutexKeysOf = (resource: string) => {
   return { lock: `${base}L`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` }
 }
 
+/** The holder label createLocks records by default (its `holder` option). */
+const DEFAULT_HOLDER = `${hostname()}:${process.pid}`
+
 function openFencelockScripts(first: Redis, label: string): LockLib {
   const mutexAcquire = shippedScript('mutex-acquire')
   const mutexRelease = shippedScript('mutex-release')
@@ -246,10 +250,8 @@ function openFencelockScripts(first: Redis, label: string): LockLib {
       const k = mutexKeysOf(key)
       const token = randomUUID()
       const grace = String(Math.min(2_000, Math.floor(ttl / 4)))
-      const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], [token, ttl, '86400000', '', grace, '', ''])) as [
-        number,
-        number,
-      ]
+      const args = [token, ttl, '86400000', '', grace, '', '', DEFAULT_HOLDER]
+      const [granted, fence] = (await run(mutexAcquire, [k.lock, k.fence, k.queue, k.queueExpiry], args)) as [number, number]
       if (granted !== 1) throw new AcquireTimeout(`fencelock's scripts: ${key} is taken (this reference row makes one attempt)`)
       return { fence, release: () => run(mutexRelease, [k.lock, k.queue, k.queueExpiry], [token, k.channel, grace]) }
     },

@@ -164,7 +164,7 @@ function renewalTargets(r: Results): Target[] {
 
 /** M: Redis memory per resource locked once. */
 function memoryTargets(r: Results): Target[] {
-  const m = r.M?.find((row) => row.lib === 'fencelock')
+  const m = r.M?.find((row) => row.lib === 'fencelock' && !row.held)
   if (!m) return []
   return [
     target(
@@ -405,7 +405,8 @@ function redisMemoryTables(r: Results): Table[] {
       title: `M. Redis memory per resource: ${r.M[0]!.resources.toLocaleString('en-US')} distinct resources locked once each (acquire + release)`,
       head: ['library', 'used_memory delta', 'bytes per resource', 'keys left', 'a key left', 'its TTL', 'its MEMORY USAGE', 'time s', 'target', 'result'],
       rows: r.M.map((m) => {
-        const fl = m.lib === 'fencelock'
+        // The target is for a resource locked once; the held row shows what a lease adds while it lasts.
+        const fl = m.lib === 'fencelock' && !m.held
         return [
           m.label,
           `${fmt(m.usedBytes / 1e6)} MB`,
@@ -419,7 +420,7 @@ function redisMemoryTables(r: Results): Table[] {
           fl ? metText(m.bytesPerResource <= BYTES_PER_RESOURCE_TARGET) : '',
         ]
       }),
-      note: `used_memory: INFO memory of a flushed server before, and after every client closed; keys left: DBSIZE (fencelock: one fence key per resource, kept for fenceRetention, 1 day by default). Resources named res:0 to res:${r.M[0]!.resources - 1}; ${M_CONCURRENCY} cycles in flight on one connection.`,
+      note: `used_memory: INFO memory of a flushed server before, and after every client closed; keys left: DBSIZE (fencelock: one fence key per resource, kept for fenceRetention, 1 day by default). "held": every resource acquired and not released, its lock key ("<token> <since> <extended> <holder>", with its expiry) beside the fence key; its sample is a lock key. Resources named res:0 to res:${r.M[0]!.resources - 1}; ${M_CONCURRENCY} cycles in flight on one connection.`,
     })
   }
   return out

@@ -4,7 +4,7 @@
 
 /** The commands of the README's rule (mutex, semaphore, read/write, all-or-nothing, guards). */
 export const LEAST =
-  '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish'
+  '+eval +evalsha +subscribe +unsubscribe +get +set +del +exists +pexpire +pexpireat +pttl +time +zadd +zcard +zcount +zrange +zrangebyscore +zrank +zrem +zremrangebyscore +zscore +publish +hget +hset +hdel'
 
 /** ACL SETUSER arguments of a user `name` (password `pw`) limited to `prefix` (keys and channels) and `extraKeys` patterns. */
 export function leastPrivilegeUser(name: string, prefix: string, extraKeys: readonly string[] = []): string[] {

@@ -26,6 +26,12 @@ export const keysOf = (prefix: string, resource: string) => ({
   channel: `${prefix}{${resource}}:W`,
 })
 
+/**
+ * The lease token in a lock key's value as Redis holds it (`<token> <sinceMs> <extendedMs> <holder>`,
+ * or a bare token), or null for a missing key: what a test compares with `lease.token`.
+ */
+export const tokenIn = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value.split(' ')[0]! : null)
+
 export const pttl = async (client: TestClient, key: string): Promise<number> => Number(await client.command('PTTL', key))
 
 /** `acquire(i)` for i below `count`, 100 at a time, so that the leases fall on few renewal grid points. */

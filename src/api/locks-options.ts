@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import { InvalidArgumentError } from '../errors/errors.js'
 import type { RedisClient } from '../redis/client-types.js'
 import type { QuorumOptions } from '../topology/quorum/options.js'
@@ -28,6 +29,14 @@ export interface LocksOptions {
   redis: RedisClient | readonly RedisClient[]
   /** Prefix of every key. Default: `'fencelock:'`. */
   prefix?: string
+  /**
+   * The label every lease of this instance records in Redis beside its token, so that `inspect`
+   * (and `fencelock inspect`) can say who holds a lock, since when and when it last extended it:
+   * 1 to 64 printable characters (no control characters). Default: `` `${os.hostname()}:${process.pid}` ``
+   * (the host name shortened to fit). Give it a name an operator recognises (a pod's name, a
+   * service and its instance); it is not checked for uniqueness and decides nothing.
+   */
+  holder?: string
   /** Default lease ttl in ms. Default: `10_000`. */
   ttl?: number
   /** Default wait budget of `acquire` in ms. Default: `15_000` (longer than one default ttl). */
@@ -97,6 +106,7 @@ const LOCKS_OPTIONS = optionNames<LocksOptions>(
   {
     redis: true,
     prefix: true,
+    holder: true,
     ttl: true,
     wait: true,
     driftFactor: true,
@@ -135,6 +145,7 @@ export type TopologyChoice =
 export interface CheckedLocksOptions {
   readonly topology: TopologyChoice
   readonly prefix: string
+  readonly holder: string
   readonly allowShortTtl: boolean
   readonly maxTtl: number
   readonly ttl: number
@@ -157,6 +168,7 @@ export function readLocksOptions(options: unknown): CheckedLocksOptions {
   checkLocksOptions(options)
   const isQuorum = Array.isArray(options.redis)
   const prefix = options.prefix === undefined ? 'fencelock:' : checkStringOrEmpty(options.prefix, 'prefix')
+  const holder = options.holder === undefined ? defaultHolder() : checkHolder(options.holder)
   const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
   const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
   const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
@@ -170,8 +182,31 @@ export function readLocksOptions(options: unknown): CheckedLocksOptions {
   const maxHold = options.maxHold === undefined ? Infinity : checkMaxHold(options.maxHold)
   const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
   const topology = topologyChoice(options)
-  return Object.freeze({ topology, prefix, allowShortTtl, maxTtl, ttl, wait, tryTimeout, driftFactor, fenceRetention, waiterGrace, maxHold, reentrant })
+  return Object.freeze({ topology, prefix, holder, allowShortTtl, maxTtl, ttl, wait, tryTimeout, driftFactor, fenceRetention, waiterGrace, maxHold, reentrant })
 }
+
+/** Longest holder label, in characters (code points): it is stored with every held lock. */
+export const MAX_HOLDER_LENGTH = 64
+
+// Control characters (C0, DEL, C1) would garble the CLI's table and a log line: a label is printable.
+const CONTROL = /\p{Cc}/u
+
+/** The `holder` option: 1 to 64 printable characters. */
+function checkHolder(value: unknown): string {
+  const length = typeof value === 'string' ? [...value].length : 0
+  const control = typeof value === 'string' ? CONTROL.exec(value) : null
+  if (typeof value !== 'string' || length === 0 || length > MAX_HOLDER_LENGTH || control) {
+    // A control character may not show in the value as printed: name it.
+    const which = control ? ` (U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} at index ${control.index})` : ''
+    throw new InvalidArgumentError(
+      `Expected \`holder\` to be a label of 1 to ${MAX_HOLDER_LENGTH} printable characters (no control characters), got ${describeValue(value)}${which}`,
+    )
+  }
+  return checkStringOrEmpty(value, 'holder')
+}
+
+/** `hostname:pid`, the host name shortened to 56 characters so that it fits (a pid has at most 7 digits). */
+const defaultHolder = (): string => `${[...hostname()].slice(0, 56).join('')}:${process.pid}`
 
 /** One client (plain, or followed by WAIT), or a quorum of several: checked, with each client's adapter. */
 function topologyChoice(options: LocksOptions): TopologyChoice {

@@ -106,7 +106,7 @@ export interface Locks {
  */
 export function createLocks(options: LocksOptions): Locks {
   const o = readLocksOptions(options)
-  const { prefix, fenceRetention, waiterGrace } = o
+  const { prefix, fenceRetention, waiterGrace, holder } = o
   const defaults: Defaults = {
     ttl: o.ttl,
     wait: o.wait,
@@ -119,7 +119,22 @@ export function createLocks(options: LocksOptions): Locks {
   const cluster = o.topology.kind === 'single' && o.topology.redis.isCluster
   // Atomic where every key is on one node: always, unless a cluster spreads the names over slots.
   const atomic = (resources: readonly string[]) => !cluster || sameSlot(resources.map((r) => mutexKeys(prefix, r).lock))
-  return new LockSet(topologyOf(o.topology, o.maxTtl), defaults, { prefix, fenceRetention, waiterGrace }, o.reentrant, atomic, o.topology.kind === 'quorum')
+  return new LockSet(
+    topologyOf(o.topology, o.maxTtl),
+    defaults,
+    { prefix, fenceRetention, waiterGrace, holder },
+    o.reentrant,
+    atomic,
+    o.topology.kind === 'quorum',
+  )
+}
+
+/** What every primitive of one instance is made with: its keys' prefix, its scripts' fixed arguments, its leases' holder label. */
+interface PrimitiveOptions {
+  readonly prefix: string
+  readonly fenceRetention: number
+  readonly waiterGrace: number
+  readonly holder: string
 }
 
 /** The mutex's handle, and the door to the other primitives of this instance. */
@@ -127,7 +142,7 @@ class LockSet implements Locks {
   readonly #runtime: Runtime
   readonly #mutex: Operations<LockInfo>
   readonly #topology: Topology
-  readonly #primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number }
+  readonly #primitiveOptions: PrimitiveOptions
   readonly #semaphores = new Map<string, Semaphore>()
   readonly #chain: CallChain
   #rw: { read: Operations<ReadWriteInfo>; write: Operations<ReadWriteInfo> } | undefined
@@ -141,7 +156,7 @@ class LockSet implements Locks {
   constructor(
     topology: Topology,
     defaults: Defaults,
-    primitiveOptions: { prefix: string; fenceRetention: number; waiterGrace: number },
+    primitiveOptions: PrimitiveOptions,
     reentrant: boolean,
     atomic: (resources: readonly string[]) => boolean,
     quorum: boolean,

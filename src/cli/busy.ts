@@ -7,7 +7,11 @@ import { formatTtl, Inspector, permitsHeld, type Holder, type Row } from './insp
 
 const WHAT: Record<Hold['kind'], string> = { mutex: 'lock', semaphore: 'semaphore', read: 'read/write lock', write: 'read/write lock', election: 'election' }
 
-const holderText = (h: Holder) => `token ${h.token} (${h.mode ? `${h.mode}, ` : ''}${h.fence !== null ? `fence ${h.fence}, ` : ''}${formatTtl(h.ttl)} left)`
+/** `, holder "<label>"` where Redis records who holds it (the label may hold spaces: quoted), else ''. */
+const labelText = (holder: string | null) => (holder !== null ? `, holder ${JSON.stringify(holder)}` : '')
+
+const holderText = (h: Holder) =>
+  `token ${h.token} (${h.mode ? `${h.mode}, ` : ''}${h.fence !== null ? `fence ${h.fence}, ` : ''}${formatTtl(h.ttl)} left${labelText(h.holder)})`
 
 function holdersText(row: Row): string {
   const waiting = row.waiters > 0 ? `; ${row.waiters} waiting` : ''
@@ -33,7 +37,7 @@ async function ledBy(locks: Locks, name: string): Promise<string> {
   try {
     const leader = await locks.election(name).leader()
     return leader
-      ? `by the leader ${JSON.stringify(leader.value)} (term ${leader.fence}, ${formatTtl(leader.ttl)} left)`
+      ? `by the leader ${JSON.stringify(leader.value)} (term ${leader.fence}, ${formatTtl(leader.ttl)} left${labelText(leader.holder)})`
       : 'by nobody now (resigned or expired since)'
   } catch (cause) {
     return `(who leads it could not be read: ${cause instanceof Error ? cause.message : String(cause)})`
@@ -42,7 +46,7 @@ async function ledBy(locks: Locks, name: string): Promise<string> {
 
 /**
  * The Exit (status 1) for a lock that `--wait` ran out on: "lock "x" is held by token … (fence …,
- * 9.8s left)". If inspect fails too, the message says so and keeps to what is known.
+ * 9.8s left, holder "…")". If inspect fails too, the message says so and keeps to what is known.
  */
 export async function busy(err: LockTimeoutError, hold: Hold, name: string, wait: number | undefined, locks: Locks, options: LocksOptions): Promise<Exit> {
   const what = `${WHAT[hold.kind]} "${name}"`

@@ -1,13 +1,17 @@
 // `fencelock inspect`: what the library's inspect shows for each resource (and election) found
 // under the prefix, or for one exact name, as a table or as JSON, once or every --interval.
-import { createLocks, type ElectionInfo, type LockInfo, type Locks, type LocksOptions } from '../index.js'
+import { createLocks, type ElectionInfo, type HolderInfo, type LockInfo, type Locks, type LocksOptions } from '../index.js'
 import { bold, painter } from './color.js'
 import { findResources, type Found, type Kind, type ScanNode } from './scan.js'
 
 const INSPECT_CONCURRENCY = 16
 
-/** One holder of a resource: a mutex's holder, a semaphore's permit, a reader or the writer. */
-export interface Holder {
+/**
+ * One holder of a resource: a mutex's holder, a semaphore's permit, a reader or the writer; with
+ * the library's `holder` (label), `since` and `lastExtended` (server time, ms since the epoch; null
+ * where Redis records none).
+ */
+export interface Holder extends HolderInfo {
   readonly token: string
   /** Its fence where the library tells it (a mutex's holder, a writer); null otherwise. */
   readonly fence: number | null
@@ -34,8 +38,8 @@ export interface Row {
 /** The permits a semaphore's row holds: each holder's (one where it says none). */
 export const permitsHeld = (row: Row): number => row.holders.reduce((sum, h) => sum + (h.permits ?? 1), 0)
 
-/** An election's leader (the public API does not show a term's token). */
-export interface LeaderHolder {
+/** An election's leader (the public API does not show a term's token), with its label and times as `Holder`'s. */
+export interface LeaderHolder extends HolderInfo {
   readonly value: string
   /** Its term. */
   readonly fence: number
@@ -57,9 +61,13 @@ export interface ElectionRow {
 export type Listed = Row | ElectionRow
 
 export function electionRow(info: ElectionInfo): ElectionRow {
-  const holders = info.leader ? [{ value: info.leader.value, fence: info.leader.fence, version: info.leader.version, ttl: info.leader.ttl }] : []
+  const l = info.leader
+  const holders = l ? [{ value: l.value, fence: l.fence, version: l.version, ttl: l.ttl, ...facts(l) }] : []
   return { kind: 'election', resource: info.name, holders, fence: info.fence, waiters: info.candidates }
 }
+
+/** Only the facts of `HolderInfo`, in its order (an info object carries more). */
+const facts = ({ holder, since, lastExtended }: HolderInfo): HolderInfo => ({ holder, since, lastExtended })
 
 /** Whether Redis keeps anything of the row: a holder, a waiter or a last fence. */
 export const exists = (row: Listed): boolean => row.holders.length > 0 || row.waiters > 0 || row.fence !== null
@@ -97,8 +105,8 @@ export class Inspector {
     if (kind === 'mutex') return mutexRow(await this.locks.inspect(name))
     if (kind === 'read-write') {
       const info = await this.locks.readWrite(name).inspect()
-      const writer = info.writer ? [{ token: info.writer.token, fence: info.fence, ttl: info.writer.ttl, mode: 'write' as const }] : []
-      const readers = info.readers.map((r) => ({ token: r.token, fence: null, ttl: r.ttl, mode: 'read' as const }))
+      const writer = info.writer ? [{ token: info.writer.token, fence: info.fence, ttl: info.writer.ttl, mode: 'write' as const, ...facts(info.writer) }] : []
+      const readers = info.readers.map((r) => ({ token: r.token, fence: null, ttl: r.ttl, mode: 'read' as const, ...facts(r) }))
       return { kind, resource: name, holders: [...writer, ...readers], fence: info.fence, waiters: info.waiters }
     }
     const probe = await this.#limited(1).semaphore(name, { limit: 1 }).inspect()
@@ -107,7 +115,7 @@ export class Inspector {
     return {
       kind,
       resource: name,
-      holders: info.permits.map((p) => ({ token: p.token, fence: null, ttl: p.ttl, ...(p.permits > 1 && { permits: p.permits }) })),
+      holders: info.permits.map((p) => ({ token: p.token, fence: null, ttl: p.ttl, ...(p.permits > 1 && { permits: p.permits }), ...facts(p) })),
       fence: info.fence,
       waiters: info.waiters,
       ...(info.held > 0 && { limit: info.limit }),
@@ -145,7 +153,7 @@ export class Inspector {
 }
 
 export function mutexRow(info: LockInfo): Row {
-  const holders = info.held && info.token !== null ? [{ token: info.token, fence: info.fence, ttl: info.ttl ?? 0 }] : []
+  const holders = info.held && info.token !== null ? [{ token: info.token, fence: info.fence, ttl: info.ttl ?? 0, ...facts(info) }] : []
   return { kind: 'mutex', resource: info.resource, holders, fence: info.fence, waiters: info.waiters }
 }
 
@@ -153,7 +161,7 @@ export function mutexRow(info: LockInfo): Row {
 export function describeLock(info: LockInfo): string {
   const fence = info.fence ?? 'none'
   return info.held
-    ? `${info.resource}: held, fence ${fence}, ttl ${info.ttl} ms, ${info.waiters} waiting, token ${info.token}`
+    ? `${info.resource}: held, fence ${fence}, ttl ${info.ttl} ms, ${info.waiters} waiting, token ${info.token}${heldBy(info, ', ')}`
     : `${info.resource}: free, last fence ${fence}, ${info.waiters} waiting`
 }
 
@@ -166,17 +174,34 @@ export function formatTtl(ms: number): string {
   return `${Math.floor(s / 3_600)}h${String(Math.floor((s % 3_600) / 60)).padStart(2, '0')}m`
 }
 
+/** A time Redis recorded (server ms since the epoch) as people and tools read it: ISO 8601, UTC. */
+const when = (ms: number): string => new Date(ms).toISOString()
+
+/**
+ * Who holds it since when, where Redis records it: `holder "x", since <ISO>, last extended <ISO>`
+ * after `separator` (the label quoted: it may hold spaces); '' where nothing is recorded.
+ */
+function heldBy(h: HolderInfo, separator: string): string {
+  const parts = [
+    ...(h.holder !== null ? [`holder ${JSON.stringify(h.holder)}`] : []),
+    ...(h.since !== null ? [`since ${when(h.since)}`] : []),
+    ...(h.lastExtended !== null && h.lastExtended !== h.since ? [`last extended ${when(h.lastExtended)}`] : []),
+  ]
+  return parts.length > 0 ? `${separator}${parts.join(', ')}` : ''
+}
+
 function holderText(h: Holder | LeaderHolder): string {
-  if ('value' in h) return `leader ${JSON.stringify(h.value)} fence ${h.fence}${h.version > 0 ? ` version ${h.version}` : ''} ${formatTtl(h.ttl)} left`
+  if ('value' in h)
+    return `leader ${JSON.stringify(h.value)} fence ${h.fence}${h.version > 0 ? ` version ${h.version}` : ''} ${formatTtl(h.ttl)} left${heldBy(h, ', ')}`
   const permits = h.permits !== undefined ? ` ${h.permits} permits` : ''
-  return `${h.mode ? `${h.mode} ` : ''}${h.token}${h.fence !== null ? ` fence ${h.fence}` : ''}${permits} ${formatTtl(h.ttl)} left`
+  return `${h.mode ? `${h.mode} ` : ''}${h.token}${h.fence !== null ? ` fence ${h.fence}` : ''}${permits} ${formatTtl(h.ttl)} left${heldBy(h, ', ')}`
 }
 
 /** The listing as an aligned table: one line per holder (a resource with none: one line with "-"). */
 export function formatTable(rows: readonly Listed[], color: boolean): string {
   if (rows.length === 0) return 'no held or waited-for locks'
   const paint = painter(color)
-  const head = ['KIND', 'RESOURCE', 'HOLDERS (token, fence, ttl left)', 'LAST FENCE', 'WAITERS']
+  const head = ['KIND', 'RESOURCE', 'HOLDERS (token, fence, ttl left, holder, since, last extended)', 'LAST FENCE', 'WAITERS']
   const lines: string[][] = []
   for (const r of rows) {
     const resource = r.kind !== 'election' && r.limit !== undefined ? `${r.resource} (${permitsHeld(r)}/${r.limit})` : r.resource

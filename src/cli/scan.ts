@@ -4,7 +4,7 @@
 // `<prefix>{<name>}:` followed by the kind's part:
 //   mutex       L (holder), F (fence), Q (queue), X (queue expiry)
 //   semaphore   S:F, S:Q, S:X, S:N (limit), S:<i> (permit slot i)
-//   read/write  R:L (writer), R:D (readers), R:F, R:Q, R:X
+//   read/write  R:L (writer), R:D (readers), R:H (readers' holders), R:F, R:Q, R:X
 //   election    E:L (leader's lease), E:F, E:Q, E:X, E:T (term: fence, version, value)
 // (an all-or-nothing lock of several resources holds each resource's mutex keys). A test checks
 // this parser against the library's key builders.
@@ -25,7 +25,7 @@ export interface Found {
   readonly name: string
 }
 
-const KEY = /^\{(.*)\}:(?:(L|F|Q|X)|S:(F|Q|X|N|\d+)|R:(L|D|F|Q|X)|E:(L|F|Q|X|T))$/s
+const KEY = /^\{(.*)\}:(?:(L|F|Q|X)|S:(F|Q|X|N|\d+)|R:(L|D|H|F|Q|X)|E:(L|F|Q|X|T))$/s
 
 /** The kind and name a key of fencelock's belongs to, or undefined for any other key. */
 export function parseKey(prefix: string, key: string): Found | undefined {

@@ -1,4 +1,5 @@
 import type { Reply } from '../lua/binding.js'
+import type { HolderInfo } from '../topology/backend.js'
 import type { NodeFacts } from '../topology/primitive.js'
 
 // Reply decoding that every kind's scripts share: the release and batch replies have one shape
@@ -46,3 +47,35 @@ export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): No
   runId: String(reply[at + 1]),
   now: toNumber(reply[at + 2]),
 })
+
+/** A lock value read back: the lease's token and what Redis records of its holder (see `HolderInfo`). */
+export interface Held extends HolderInfo {
+  readonly token: string
+}
+
+/**
+ * A lock value as the scripts write it (lib/lease.lua): `<token> <sinceMs> <extendedMs> <holder>`;
+ * a bare token (no space: node-redlock's layout) records nothing else. A reader's facts are the
+ * value of token '' (rw-inspect: false where none are kept).
+ */
+export function readLockValue(value: unknown): Held {
+  const m = /^([^ ]*) (\d+) (\d+) (.*)$/s.exec(String(value))
+  return m ? { token: m[1]!, since: +m[2]!, lastExtended: +m[3]!, holder: m[4]! } : { token: String(value), holder: null, since: null, lastExtended: null }
+}
+
+/**
+ * What the nodes that hold one lease for a majority (one on a single Redis) record of its holder,
+ * as one: the label; the earliest grant (`since`); and the majority-th latest extension, the time
+ * by which a majority had extended it (`lastExtended`), as a merged ttl is how long a majority
+ * still holds it.
+ */
+export function mergeHolder(records: readonly HolderInfo[], majority: number): HolderInfo {
+  const times = (pick: (r: HolderInfo) => number | null) => records.flatMap((r) => pick(r) ?? []).sort((a, b) => b - a)
+  const since = times((r) => r.since)
+  const extended = times((r) => r.lastExtended)
+  return {
+    holder: records.find((r) => r.holder !== null)?.holder ?? null,
+    since: since.at(-1) ?? null,
+    lastExtended: extended[Math.min(majority, extended.length) - 1] ?? null,
+  }
+}

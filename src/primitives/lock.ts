@@ -1,7 +1,7 @@
 import type { LockInfo } from '../topology/backend.js'
 import type { Exec, ReplyOf } from '../lua/binding.js'
 import { mutexInspect } from '../lua/embedded.js'
-import { toNumber } from './decode.js'
+import { mergeHolder, readLockValue, toNumber, type Held } from './decode.js'
 
 // One resource's lock as two kinds share it: the mutex, and the all-or-nothing lock of several
 // (multi), whose locks are the mutexes' own keys so that a single-resource acquire of one of them
@@ -34,16 +34,24 @@ export const inspectLock = (exec: Exec, k: MutexKeys): Promise<LockView> => mute
 /** The nodes' views of one lock (one per node that answered) as `inspect` shows it. */
 export function mergeLock(resource: string, views: readonly LockView[], majority: number): LockInfo {
   // Held = one token on a majority; its ttl is how long a majority still has it.
-  const pttls = new Map<string, number[]>()
-  for (const [token, pttl] of views) if (typeof token === 'string') pttls.set(token, [...(pttls.get(token) ?? []), toNumber(pttl)])
-  const holder = [...pttls].find(([, list]) => list.length >= majority)
+  const byToken = new Map<string, { pttls: number[]; records: Held[] }>()
+  for (const [value, pttl] of views) {
+    if (typeof value !== 'string') continue
+    const record = readLockValue(value)
+    const seen = byToken.get(record.token) ?? { pttls: [], records: [] }
+    byToken.set(record.token, seen)
+    seen.pttls.push(toNumber(pttl))
+    seen.records.push(record)
+  }
+  const held = [...byToken].find(([, { pttls }]) => pttls.length >= majority)
   const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
   return {
     resource,
-    held: holder !== undefined,
-    token: holder ? holder[0] : null,
+    held: held !== undefined,
+    token: held ? held[0] : null,
     fence: fences.length > 0 ? Math.max(...fences) : null,
-    ttl: holder ? holder[1].sort((a, b) => b - a)[majority - 1]! : null,
+    ttl: held ? held[1].pttls.sort((a, b) => b - a)[majority - 1]! : null,
     waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
+    ...mergeHolder(held ? held[1].records : [], majority),
   }
 }

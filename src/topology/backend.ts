@@ -11,8 +11,32 @@ export type Attempt =
   /** `retry`: ms until trying again is worth it (the holder's remaining ttl, or the waiter ahead's). */
   | { readonly acquired: false; readonly retry: number; readonly blocked?: FencelockError }
 
-/** What `locks.inspect(resource)` reports. */
-export interface LockInfo {
+/**
+ * Who holds a lease and since when, as Redis records it beside the lease's token (for a mutex, a
+ * semaphore's permit, a reader or the writer of a read/write lock, an election's leader, each
+ * lock of an all-or-nothing lease). The times are the Redis server's clock (`TIME`), in ms since
+ * the epoch: compare them with each other, or read them as dates; they decide nothing. Each is
+ * null where nothing is recorded: nobody holds the lock, or its value is a bare token (the drop-in
+ * `fencelock/redlock` entry keeps node-redlock's key layout, which records nothing else).
+ */
+export interface HolderInfo {
+  /** The label of the instance that holds it (`createLocks`' `holder` option, default `hostname:pid`), or null. */
+  readonly holder: string | null
+  /**
+   * When it was granted (server time, ms since the epoch), or null. In quorum mode the earliest
+   * grant among the nodes that hold it for the majority.
+   */
+  readonly since: number | null
+  /**
+   * When it was last extended (server time, ms since the epoch): `since` until its first
+   * extension; null where `since` is. In quorum mode the time by which a majority of nodes had
+   * extended it (the majority-th latest), as `ttl` is how long a majority still holds it.
+   */
+  readonly lastExtended: number | null
+}
+
+/** What `locks.inspect(resource)` reports; `holder`, `since` and `lastExtended` are the holder's (see `HolderInfo`). */
+export interface LockInfo extends HolderInfo {
   /** The resource's name, as given. */
   readonly resource: string
   /** True while some lease holds the lock. */

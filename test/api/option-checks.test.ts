@@ -118,6 +118,33 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
     expect(t.locks.closed).toBe(false) // the refused close() closed nothing
   })
 
+  it('refuses a holder label that is not 1 to 64 printable characters, naming the value', async () => {
+    const bad: [unknown, RegExp][] = [
+      ['', /got ""/],
+      ['x'.repeat(65), /got "x{20,}/],
+      ['pod\n7', /got "pod\\n7"/],
+      ['bell\u0007', /got "bell\\u0007"/],
+      ['\u0085next', /got ".next" \(U\+0085 at index 0\)/],
+      [42, /got 42/],
+      [null, /got null/],
+      [['a'], /got \["a"\]/],
+    ]
+    for (const [holder, shown] of bad) {
+      const text = await expectInvalid(
+        () => createLocks({ redis: t.client.raw, holder } as never),
+        /Expected `holder` to be a label of 1 to 64 printable characters/,
+      )
+      expect(text, text).toMatch(shown)
+    }
+    // Not well-formed UTF-16: refused as every string sent to Redis is.
+    await expectInvalid(() => createLocks({ redis: t.client.raw, holder: 'a\ud800' }), /`holder` to be well-formed UTF-16/)
+    // 64 characters (code points, not UTF-16 units), spaces and any script are fine.
+    for (const holder of ['x'.repeat(64), '\u{1F512}'.repeat(64), 'billing worker 7 / zone b', 'hôte-ß:42']) {
+      await createLocks({ redis: t.client.raw, holder, prefix: uniquePrefix('holder') }).close()
+    }
+    expect(await t.client.command('DBSIZE')).toBe(0)
+  })
+
   it('still accepts every documented option', async () => {
     const signal = new AbortController().signal
     const lease = await t.locks.acquire('ok', { ttl: 1_000, wait: 100, signal, autoExtend: false })
@@ -127,6 +154,7 @@ describe.skipIf(!requireRedisOrSkip()).each(adapters)('option checks with $name'
     const other = createLocks({
       redis: t.client.raw,
       prefix: uniquePrefix('ok'),
+      holder: 'checks:1',
       ttl: 1_000,
       wait: 100,
       driftFactor: 0.01,

@@ -1,6 +1,7 @@
 // The `fencelock` command on a real 3-master Redis Cluster (--cluster, one seed): inspect's listing
 // SCANs every master, so locks whose names hash to different masters are all found, with ioredis
 // and node-redis; run takes a lock through the cluster client.
+import os from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocks, type Lease, type Locks } from '../../src/index.js'
 import { mutexKeys } from '../../src/primitives/mutex/mutex.js'
@@ -44,7 +45,17 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on Redis Cluster', () => {
       const expected = leases.map((l) => ({
         kind: 'mutex',
         resource: l.resource,
-        holders: [{ token: l.token, fence: l.fence, ttl: expect.any(Number) }],
+        // Held by this test's process (its default label), since the grant on the slot's master.
+        holders: [
+          {
+            token: l.token,
+            fence: l.fence,
+            ttl: expect.any(Number),
+            holder: `${os.hostname()}:${process.pid}`,
+            since: expect.any(Number),
+            lastExtended: expect.any(Number),
+          },
+        ],
         fence: l.fence,
         waiters: 0,
       }))

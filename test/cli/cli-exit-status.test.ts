@@ -84,6 +84,8 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI exit statuses', () => {
         for (const result of [acquired, ran]) {
           expect(result).toMatchObject({ code: 1, stdout: '' })
           expect(result.stderr).toContain(`lock "busy-${name}" is held by token ${held.token} (fence ${held.fence}, `)
+          // Who holds it: the holding instance's label (this test process: hostname:pid).
+          expect(result.stderr).toMatch(new RegExp(`is held by token ${held.token} \\(fence ${held.fence}, [\\d.]+s left, holder "[^"]+:${process.pid}"\\)`))
           expect(result.stderr).toContain('--wait 0')
           expect(result.stderr).not.toContain('Timed out')
         }

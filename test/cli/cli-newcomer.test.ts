@@ -78,8 +78,10 @@ describeRedis('fencelock inspect and leader, for a newcomer', (server) => {
         kind: 'election',
         resource: 'scheduler',
         fence: term.fence,
-        holders: [{ value: 'host-a', fence: term.fence }],
+        // Who leads since when: this test's process (the instance's default label, hostname:pid).
+        holders: [{ value: 'host-a', fence: term.fence, holder: expect.stringMatching(new RegExp(`:${process.pid}$`)), since: expect.any(Number) }],
       })
+      expect(listing.stdout).toMatch(/leader "host-a" fence \d+ [\d.]+s left, holder "[^"]+", since \S+Z/)
       await term.resign()
     } finally {
       await closeQuietly([locks])

@@ -20,10 +20,13 @@ import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness
 import { describeRedis, useIoredis } from '../../harness/per-adapter.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { recordAcquires } from '../../harness/telemetry.js'
-import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
+import { closeQuietly, tokenIn, uniquePrefix, until } from '../../harness/util.js'
 import { nodeArgsFor } from '../../harness/prebuilt.js'
 
 const ESC = '\u001b['
+
+/** What the listing shows of who holds a lock since when (server times, ms). */
+const recorded = (holder: unknown) => ({ holder, since: expect.any(Number), lastExtended: expect.any(Number) })
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
 
@@ -163,6 +166,8 @@ describe('fencelock CLI: parts without Redis', () => {
 })
 
 describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
+  /** The label of the test's leases: inspect names it, quoted (it holds a space). */
+  const HOLDER = 'billing-worker 7'
   let redis: RedisProcess
   let client: Redis
   let locks: Locks
@@ -172,7 +177,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
     client = new Redis(redis.url, { lazyConnect: true })
     await client.connect()
     prefix = uniquePrefix('cli-op')
-    locks = createLocks({ redis: client, prefix })
+    locks = createLocks({ redis: client, prefix, holder: HOLDER })
   })
   afterAll(async () => {
     await closeQuietly([locks])
@@ -203,18 +208,24 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
         on('inspect'),
       ])
       const expected = [
-        { kind: 'mutex', resource: 'acct:1', holders: [{ token: held.token, fence: held.fence, ttl: expect.any(Number) }], fence: held.fence, waiters: 1 },
+        {
+          kind: 'mutex',
+          resource: 'acct:1',
+          holders: [{ token: held.token, fence: held.fence, ttl: expect.any(Number), ...recorded(HOLDER) }],
+          fence: held.fence,
+          waiters: 1,
+        },
         {
           kind: 'read-write',
           resource: 'cfg',
-          holders: [{ token: reader.token, fence: null, ttl: expect.any(Number), mode: 'read' }],
+          holders: [{ token: reader.token, fence: null, ttl: expect.any(Number), mode: 'read', ...recorded(HOLDER) }],
           fence: reader.fence,
           waiters: 0,
         },
         {
           kind: 'semaphore',
           resource: 'pool',
-          holders: expect.arrayContaining(permits.map((p) => ({ token: p.token, fence: null, ttl: expect.any(Number) }))),
+          holders: expect.arrayContaining(permits.map((p) => ({ token: p.token, fence: null, ttl: expect.any(Number), ...recorded(HOLDER) }))),
           fence: Math.max(...permits.map((p) => p.fence)),
           waiters: 0,
           limit: 3,
@@ -228,8 +239,11 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       expect(json(all).map((r: { resource: string }) => r.resource)).toEqual(['acct:1', 'acct:2', 'cfg', 'pool'])
       expect(table.code).toBe(0)
       const lines = table.stdout.trimEnd().split('\n')
-      expect(lines[0]).toMatch(/^KIND +RESOURCE +HOLDERS \(token, fence, ttl left\) +LAST FENCE +WAITERS$/)
-      expect(lines[1]).toMatch(new RegExp(`^mutex +acct:1 +${held.token} fence ${held.fence} \\d+\\.\\ds left +${held.fence} +1$`))
+      expect(lines[0]).toMatch(/^KIND +RESOURCE +HOLDERS \(token, fence, ttl left, holder, since, last extended\) +LAST FENCE +WAITERS$/)
+      const since = new Date(json(io)[0].holders[0].since).toISOString()
+      expect(lines[1]).toMatch(
+        new RegExp(`^mutex +acct:1 +${held.token} fence ${held.fence} \\d+\\.\\ds left, holder "${HOLDER}", since ${since} +${held.fence} +1$`),
+      )
       expect(table.stdout).toMatch(/semaphore +pool \(2\/3\) /)
       expect(table.stdout).not.toContain(ESC)
     } finally {
@@ -257,7 +271,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       expect(json(sem)).toEqual({
         kind: 'semaphore',
         resource: 'jobs',
-        holders: expect.arrayContaining(permits.map((p) => ({ token: p.token, fence: null, ttl: expect.any(Number) }))),
+        holders: expect.arrayContaining(permits.map((p) => ({ token: p.token, fence: null, ttl: expect.any(Number), ...recorded(HOLDER) }))),
         fence: Math.max(...permits.map((p) => p.fence)),
         waiters: 0,
         limit: 4,
@@ -265,7 +279,7 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
       expect(json(rw)).toEqual({
         kind: 'read-write',
         resource: 'settings',
-        holders: [{ token: writer.token, fence: writer.fence, ttl: expect.any(Number), mode: 'write' }],
+        holders: [{ token: writer.token, fence: writer.fence, ttl: expect.any(Number), mode: 'write', ...recorded(HOLDER) }],
         fence: writer.fence,
         waiters: 0,
       })
@@ -471,8 +485,9 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
     expect(acquired.code).toBe(0)
     const lease = JSON.parse(acquired.stdout) as { token: string; fence: number }
     // The lock is on a majority of the nodes at least: the quorum wrote it.
+    // Each holds "<token> <since> <last extended> <holder>": the token first.
     const holders = await Promise.all(nodes.map((n) => n.cli('GET', mutexKeys(prefix, 'q').lock)))
-    expect(holders.filter((h) => h === lease.token).length).toBeGreaterThanOrEqual(2)
+    expect(holders.filter((h) => tokenIn(h) === lease.token).length).toBeGreaterThanOrEqual(2)
     const [listed, one] = await Promise.all([
       cli([...connection('node-redis'), 'inspect', '--json']),
       cli([...connection('ioredis'), 'inspect', 'q', '--json']),
@@ -481,7 +496,14 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI on a quorum of three indep
     // the granting majority may have set a little higher than the lease's fence.
     const fence = expect.toSatisfy((f: number) => f >= lease.fence)
     expect(JSON.parse(listed.stdout)).toEqual([
-      { kind: 'mutex', resource: 'q', holders: [{ token: lease.token, fence, ttl: expect.any(Number) }], fence, waiters: 0 },
+      // The CLI process that acquired it is the holder: its host name and pid.
+      {
+        kind: 'mutex',
+        resource: 'q',
+        holders: [{ token: lease.token, fence, ttl: expect.any(Number), ...recorded(expect.stringMatching(/:\d+$/)) }],
+        fence,
+        waiters: 0,
+      },
     ])
     expect(JSON.parse(one.stdout)).toMatchObject({ held: true, token: lease.token, fence })
     expect((await cli([...connection('node-redis'), 'release', 'q', lease.token])).code).toBe(0)

@@ -128,7 +128,17 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
   const inspect = async (resource: string) => JSON.parse((await on('inspect', resource, '--json')).stdout)
 
   it('inspect shows a free resource, then the holder that acquire printed', async () => {
-    expect(await inspect('inspect-me')).toEqual({ resource: 'inspect-me', held: false, token: null, fence: null, ttl: null, waiters: 0 })
+    expect(await inspect('inspect-me')).toEqual({
+      resource: 'inspect-me',
+      held: false,
+      token: null,
+      fence: null,
+      ttl: null,
+      waiters: 0,
+      holder: null,
+      since: null,
+      lastExtended: null,
+    })
     const line = await on('inspect', 'inspect-me')
     expect(line).toEqual({ code: 0, stdout: 'inspect-me: free, last fence none, 0 waiting\n', stderr: '' })
 
@@ -138,10 +148,14 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI', () => {
     const lease = JSON.parse(acquired.stdout)
     expect(lease).toMatchObject({ resource: 'inspect-me', ttl: 120_000, fence: expect.any(Number), token: expect.any(String) })
     const info = await inspect('inspect-me')
-    expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence, waiters: 0 })
+    // The holder is the CLI process that acquired it: its host name and pid, since the grant.
+    expect(info).toMatchObject({ held: true, token: lease.token, fence: lease.fence, waiters: 0, holder: expect.stringMatching(/:\d+$/) })
     expect(info.ttl).toBeGreaterThan(10_000)
+    expect(info.lastExtended).toBe(info.since)
     expect((await on('inspect', 'inspect-me')).stdout).toMatch(
-      new RegExp(`^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}\\n$`),
+      new RegExp(
+        `^inspect-me: held, fence ${lease.fence}, ttl \\d+ ms, 0 waiting, token ${lease.token}, holder "[^"]+:\\d+", since ${new Date(info.since).toISOString()}\\n$`,
+      ),
     )
 
     // Readable acquire output, and a busy lock: exit 1 once --wait runs out, naming the holder.

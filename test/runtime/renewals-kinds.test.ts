@@ -232,12 +232,12 @@ describeRedis('batched renewals of semaphore permits and read/write leases', (se
       const check = async (mode: 'r' | 'w', leases: [keys: typeof p, token: string, ttl: number][], expected: number[]) => {
         await setup()
         const alone: unknown[] = []
-        for (const [k, token, ttl] of leases) alone.push(await run(scripts.rwExtend, [k.writer, k.readers], [token, ttl, mode]))
+        for (const [k, token, ttl] of leases) alone.push(await run(scripts.rwExtend, [k.writer, k.readers, k.readerInfo], [token, ttl, mode]))
         const after = await state()
         await setup()
         const many = await run(
           scripts.rwExtendMany,
-          leases.flatMap(([k]) => [k.writer, k.readers]),
+          leases.flatMap(([k]) => [k.writer, k.readers, k.readerInfo]),
           [mode, ...leases.flatMap(([, token, ttl]) => [token, ttl])],
         )
         expect(alone).toEqual(expected)

@@ -6,7 +6,7 @@ import { createLocks, LockAbortedError } from '../../src/index.js'
 import { proxiedWaiter } from '../../harness/conn-proxy.js'
 import { scriptCalls } from '../../harness/commandstats.js'
 import { recordAcquires } from '../../harness/telemetry.js'
-import { closeQuietly, keysOf, uniquePrefix, until } from '../../harness/util.js'
+import { closeQuietly, keysOf, tokenIn, uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 
 /** Whether `promise` has settled, read after the current turn of the event loop (its microtasks) is over, before any I/O. */
@@ -75,9 +75,13 @@ describeRedis('abort', (server) => {
         expect((result.error as LockAbortedError).cause).toEqual(new Error('stop'))
         // Whatever the late reply granted is given back: the lock is free (or the holder's), and the
         // aborted waiter keeps no place in the fair queue.
-        await until('the late grant is given back', async () => (await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null), {
-          timeout: 3_000,
-        })
+        await until(
+          'the late grant is given back',
+          async () => tokenIn(await t.client.command('GET', keysOf(prefix, resource).lock)) === (holder?.token ?? null),
+          {
+            timeout: 3_000,
+          },
+        )
         await until('no queue place is left', async () => Number(await t.client.command('ZCARD', keysOf(prefix, resource).queue)) === 0, { timeout: 3_000 })
         if (holder) {
           const next = holderLocks.acquire(resource, { ttl: 5_000, wait: 3_000 })

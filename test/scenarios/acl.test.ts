@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { claimFence, createLocks, fencedSet, RedisError } from '../../src/index.js'
 import type { TestClient } from '../../harness/clients.js'
 import { recordAcquires } from '../../harness/telemetry.js'
-import { closeQuietly, keysOf, uniquePrefix, until } from '../../harness/util.js'
+import { closeQuietly, keysOf, tokenIn, uniquePrefix, until } from '../../harness/util.js'
 import { describeRedis, perAdapter } from '../../harness/per-adapter.js'
 import { leastPrivilegeUser } from '../../harness/acl.js'
 
@@ -50,7 +50,7 @@ describeRedis('Redis users and their rights', (server) => {
         expect(String((err as RedisError).cause)).toMatch(/NOPERM|can't run this command/)
         // Released: the lock is free, or already the waiter's (its look once subscribed may take it
         // at once), never the old holder's.
-        expect(await t.client.command('GET', keysOf(prefix, 'r').lock)).not.toBe(lease.token)
+        expect(tokenIn(await t.client.command('GET', keysOf(prefix, 'r').lock))).not.toBe(lease.token)
         expect(await lease.release()).toBe(false) // already released: nothing more to do
         // The waiter's re-check still gets it, within the holder's ttl (2 s) instead of at once: no
         // release message woke it (the PUBLISH was refused); its own looks found the lock free.

@@ -10,6 +10,7 @@ import { clusterAdapters, useClusterLocks } from '../../harness/cluster-clients.
 import { useCluster } from '../../harness/per-adapter.js'
 import { recordAcquires } from '../../harness/telemetry.js'
 import { sleep, until } from '../../harness/until.js'
+import { tokenIn } from '../../harness/util.js'
 
 /** Redis Cluster's key slot of a hash tag: the library's own (checked against CLUSTER KEYSLOT below). */
 const slotOfTag = (tag: string): number => clusterSlot(tag)
@@ -30,7 +31,7 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
     const owner = async (resource: string): Promise<RedisProcess> => cluster.nodeForSlot(slotOfTag(resource))
     /** `node` stores the lease's token in the lock key and its fence in the fence key. */
     const expectStoredOn = async (node: RedisProcess, resource: string, lease: Lease) => {
-      expect(await node.cli('GET', `fencelock:{${resource}}:L`)).toBe(lease.token)
+      expect(tokenIn(await node.cli('GET', `fencelock:{${resource}}:L`))).toBe(lease.token)
       expect(Number(await node.cli('GET', `fencelock:{${resource}}:F`))).toBe(lease.fence)
     }
     /** The lease keeps the other client out, extends, releases, and the other client gets a larger fence. */
@@ -123,8 +124,8 @@ describe.skipIf(!requireRedisOrSkip())('Redis Cluster', () => {
       const next = await waited
       expect(next.fence).toBeGreaterThan(lease.fence)
       const freshLease = await fresh
-      expect(await to.cli('GET', `fencelock:{${neighbour}}:L`)).toBe(freshLease.token)
-      expect(await to.cli('GET', `fencelock:{${resource}}:L`)).toBe(next.token)
+      expect(tokenIn(await to.cli('GET', `fencelock:{${neighbour}}:L`))).toBe(freshLease.token)
+      expect(tokenIn(await to.cli('GET', `fencelock:{${resource}}:L`))).toBe(next.token)
       await next.release()
       await freshLease.release()
     })

@@ -15,7 +15,7 @@ import { scriptCalls } from '../../harness/commandstats.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { clusterAdapters, useClusterClient } from '../../harness/cluster-clients.js'
 import { describeRedis, useCluster, useFlushedClient } from '../../harness/per-adapter.js'
-import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
+import { closeQuietly, tokenIn, uniquePrefix, until } from '../../harness/util.js'
 
 const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}`)
 
@@ -87,7 +87,7 @@ describeRedis('group commit', (server) => {
       const held = leases as Lease[]
       expect(new Set(held.map((l) => l.token)).size).toBe(20)
       expect(new Set(held.map((l) => l.fence)).size).toBe(20)
-      for (const [i, lease] of held.entries()) expect(await client.command('GET', mutexKeys(prefix, resources[i]!).lock)).toBe(lease.token)
+      for (const [i, lease] of held.entries()) expect(tokenIn(await client.command('GET', mutexKeys(prefix, resources[i]!).lock))).toBe(lease.token)
       // Each lease's fence is its own resource's: the next holder of that resource gets a larger one.
       const fences = held.map((l) => l.fence)
 
@@ -235,11 +235,12 @@ describeRedis('group commit', (server) => {
         alone.push(await run(scripts.mutexAcquire, all(name), args(token, waiter)).catch((err: Error) => ({ error: err.message })))
       const after = await state()
       await setup()
-      // The batch takes retention and grace once, then token, ttl, waiter, score and maxTtl per entry.
+      // The batch takes retention, grace and the holder's label once (none here: bare tokens, as the
+      // single script called without one writes), then token, ttl, waiter, score and maxTtl per entry.
       const many = (await run(
         scripts.mutexAcquireMany,
         attempts.flatMap(([name]) => all(name)),
-        [60_000, 1_000, ...attempts.flatMap(([, token, waiter]) => [token, 10_000, waiter, '', ''])],
+        [60_000, 1_000, '', ...attempts.flatMap(([, token, waiter]) => [token, 10_000, waiter, '', ''])],
       )) as unknown[]
       expect(alone.map(shape)).toEqual([
         [1, 'fence'],
@@ -267,7 +268,7 @@ describeRedis('group commit', (server) => {
       const replies = (await run(
         scripts.mutexAcquireMany,
         [...resources.flatMap(all), ...waiters.flatMap(() => all('held'))],
-        [60_000, 1_000, ...resources.flatMap((_, i) => [`t${i}`, 10_000, '', '', '']), ...waiters.flatMap((w) => ['t', 10_000, w, '', ''])],
+        [60_000, 1_000, '', ...resources.flatMap((_, i) => [`t${i}`, 10_000, '', '', '']), ...waiters.flatMap((w) => ['t', 10_000, w, '', ''])],
       )) as unknown[][]
       const stats = String(await client.command('INFO', 'commandstats'))
       expect(/cmdstat_time:calls=(\d+)/.exec(stats)?.[1]).toBe('1')
@@ -284,7 +285,7 @@ describeRedis('group commit', (server) => {
     it('mutex-acquire-many on a quorum node: each entry carries the node facts, as mutex-acquire does', async () => {
       const alone = (await run(scripts.mutexAcquire, all('a'), ['t1', 10_000, 60_000, 'w:1', 1_000, '123', 30_000])) as unknown[]
       await client.command('FLUSHALL')
-      const [many] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
+      const [many] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, '', 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
       expect(many!.length).toBe(alone.length)
       expect([many![0], many![3]]).toEqual([alone[0], alone[3]])
       // A grant with nobody in line takes no place (mutex-undo puts it back if the quorum fails).
@@ -293,7 +294,7 @@ describeRedis('group commit', (server) => {
       await client.command('FLUSHALL')
       await client.command('ZADD', k('a').queue, 123, 'w:1')
       await client.command('ZADD', k('a').queueExpiry, Date.now() + 1_000, 'w:1')
-      const [inLine] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
+      const [inLine] = (await run(scripts.mutexAcquireMany, all('a'), [60_000, 1_000, '', 't1', 10_000, 'w:1', '123', 30_000])) as unknown[][]
       expect(inLine![0]).toBe(1)
       expect(await client.command('ZRANGE', k('a').queue, 0, -1)).toEqual(['w:1'])
       const until = Number(await client.command('ZSCORE', k('a').queueExpiry, 'w:1'))
@@ -313,6 +314,7 @@ describeRedis('group commit', (server) => {
       const three = (await run(scripts.mutexAcquireMany, ['b', 'c', 'd'].flatMap(all), [
         60_000,
         1_000,
+        '',
         ...['b', 'c', 'd'].flatMap((n) => [`t-${n}`, 10_000, `w:${n}`, '123', 30_000]),
       ])) as unknown[][]
       expect(/cmdstat_info:calls=(\d+)/.exec(String(await client.command('INFO', 'commandstats')))?.[1]).toBe('1')

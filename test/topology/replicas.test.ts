@@ -8,6 +8,7 @@ import { createLocks, InvalidArgumentError, RedisError, ReplicationError, type L
 import { callsOfAll } from '../../harness/commandstats.js'
 import { requireRedisOrSkip, startReplicated, type ReplicatedPair } from '../../harness/redis-server.js'
 import { until } from '../../harness/until.js'
+import { tokenIn } from '../../harness/util.js'
 
 type Connect = (url: string) => Promise<{ raw: RedisClient; close(): Promise<void> }>
 
@@ -66,7 +67,7 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
     it('grants a lock only once the replica has it, with its fence', async () => {
       const lease = await locks.acquire('r:basic')
       // WAIT returned 1 before the lease existed: the replica already has both keys.
-      expect(await pair.replica.cli('GET', 'fencelock:{r:basic}:L')).toBe(lease.token)
+      expect(tokenIn(await pair.replica.cli('GET', 'fencelock:{r:basic}:L'))).toBe(lease.token)
       expect(Number(await pair.replica.cli('GET', 'fencelock:{r:basic}:F'))).toBe(lease.fence)
       await lease.release()
     })
@@ -103,7 +104,7 @@ describe.skipIf(!requireRedisOrSkip())('replicas option', () => {
       // Each lease is its own, on the replica with its own fence, as the WAIT said.
       expect(new Set(leases.map((l) => l!.fence)).size).toBe(names.length)
       const onReplica = await pair.replica.cli('MGET', ...names.map((name) => `fencelock:{${name}}:L`))
-      expect(onReplica.split('\n')).toEqual(leases.map((l) => l!.token))
+      expect(onReplica.split('\n').map(tokenIn)).toEqual(leases.map((l) => l!.token))
       await Promise.all(leases.map((l) => l!.release()))
 
       pair.replica.pause()

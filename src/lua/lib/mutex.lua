@@ -2,15 +2,18 @@
 -- scripts (mutex-acquire, mutex-release, mutex-leave) and their batch scripts (mutex-acquire-many,
 -- mutex-release-many, mutex-leave-many), so that an entry of a batch is decided exactly as its
 -- single script decides it. Keys and arguments come in as parameters: the scripts number their
--- KEYS differently. Uses lib/queue.lua.
+-- KEYS differently. Uses lib/lease.lua and lib/queue.lua.
 
 -- One attempt to take a fair mutex (see mutex-acquire.lua for the arguments and the reply).
 -- `lonePlace`: on a quorum node, a free lock with nobody in line is taken without the waiter
 -- writing its place in line (the mutex: its undo, mutex-undo, puts the place back where the
 -- quorum does not settle on the grant); false: the grant keeps the place until the confirm.
-local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl, lonePlace)
+-- `label`: the holder's label, recorded in the lock's value with the time (lib/lease.lua); nil for
+-- a bare token (the drop-in of node-redlock keeps its layout).
+local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention, waiter, grace, score, maxTtl, lonePlace, label)
   local nowUs, nowMs = serverNow()
   local quorum = maxTtl ~= ''
+  local value = leaseValue(token, nowMs, label)
 
   local head = false
   local queued = redis.call('EXISTS', queue) == 1
@@ -18,7 +21,7 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
   -- a place (queue, its expiry, their PEXPIREATs) that mutex-confirm would remove again at once.
   local free
   if quorum and lonePlace and not queued then
-    if redis.call('SET', lock, token, 'NX', 'PX', ttl) then return withNode({1, nextFence(fenceKey, nowUs, retention)}, maxTtl, nowUs) end
+    if redis.call('SET', lock, value, 'NX', 'PX', ttl) then return withNode({1, nextFence(fenceKey, nowUs, retention)}, maxTtl, nowUs) end
     free = false
   end
   if queued then pruneQueue(queue, expiry, nowMs) end
@@ -40,7 +43,7 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
   end
 
   -- The common case in one call: nobody ahead in line, and the lock is free.
-  if (not head or head == waiter) and free ~= false and redis.call('SET', lock, token, 'NX', 'PX', ttl) then
+  if (not head or head == waiter) and free ~= false and redis.call('SET', lock, value, 'NX', 'PX', ttl) then
     local fence = nextFence(fenceKey, nowUs, retention)
     if quorum then
       -- Unlike on one node, the waiter keeps its place when granted: if the quorum fails and the
@@ -58,7 +61,7 @@ local function acquireMutex(lock, fenceKey, queue, expiry, token, ttl, retention
   end
 
   local holder = redis.call('GET', lock)
-  if holder == token then
+  if tokenOf(holder) == token then
     redis.call('PEXPIRE', lock, ttl)
     if quorum then
       if waiter ~= '' then keepInLine(queue, expiry, waiter, nowMs + tonumber(ttl) + tonumber(grace)) end
@@ -95,7 +98,7 @@ end
 local function undoMutex(lock, queue, expiry, token, waiter, score, keep, channel, grace)
   local nowUs, nowMs = serverNow()
   local released = 0
-  if redis.call('GET', lock) == token then
+  if tokenOf(redis.call('GET', lock)) == token then
     redis.call('DEL', lock)
     released = 1
   end
@@ -112,7 +115,7 @@ end
 
 -- Deletes the lock if `token` holds it, then wakes the next waiter in line (see mutex-release.lua).
 local function releaseMutex(lock, queue, expiry, token, channel, grace)
-  if redis.call('GET', lock) ~= token then return 0 end
+  if tokenOf(redis.call('GET', lock)) ~= token then return 0 end
   redis.call('DEL', lock)
   if redis.call('EXISTS', queue) == 1 then
     local _, nowMs = serverNow()

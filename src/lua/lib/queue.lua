@@ -1,6 +1,7 @@
 -- lib/queue.lua: the fair queue and the fence, shared by the primitives' scripts (inlined by
 -- scripts/embed-lua.mjs where a script says --#include lib/queue.lua). Keys come in as arguments:
--- the scripts number their KEYS differently.
+-- the scripts number their KEYS differently. confirmHeld reads a lock value with tokenOf of
+-- lib/lease.lua (include it first).
 
 -- What a quorum counts a node by (maxTtl given): how long until this node has been up for maxTtl
 -- (it does not count towards a quorum before), and its run_id (a change means it restarted).
@@ -44,7 +45,7 @@ end
 -- up the place in line it kept while the grant could still be undone. Returns 1, or 0 (nothing
 -- changed) when `token` no longer holds `lock` here.
 local function confirmHeld(lock, fenceKey, queue, expiry, token, fence, retention, waiter)
-  if redis.call('GET', lock) ~= token then return 0 end
+  if tokenOf(redis.call('GET', lock)) ~= token then return 0 end
   raiseFence(fenceKey, fence, retention)
   -- A grant made with nobody in line kept no place (acquireMutex's lonePlace): one look, not two removals.
   if waiter ~= '' and redis.call('EXISTS', queue) == 1 then

@@ -2,7 +2,8 @@
 -- keeps a value); on one node, or on one node of a quorum (maxTtl given), as mutex-acquire.lua. The
 -- grant is acquireMutex of lib/mutex.lua; what follows it is the election's: the term hash, and
 -- the new term told to the observers.
--- KEYS[1] lock: string, the leader's token, expires with the term (PX ttl)
+-- KEYS[1] lock: string, the leader's lock value ("<token> <sinceMs> <extendedMs> <holder>",
+--         lib/lease.lua), expires with the term (PX ttl)
 -- KEYS[2] fence: string, the last fence (term) handed out for this election (on this node)
 -- KEYS[3] queue: zset, waiter id -> queue score: FIFO order of the candidates
 -- KEYS[4] queueExpiry: zset, waiter id -> server ms after which the candidate counts as gone
@@ -17,19 +18,21 @@
 -- ARGV[7] maxTtl: in ms on a quorum node, or '' on one node
 -- ARGV[8] value: the candidate's value (what observers are told)
 -- ARGV[9] observers: the channel observers listen on
+-- ARGV[10] holder: the holder's label, recorded in the lock value with the grant's server time
 -- Returns {1, fence, young?, runId?, now?}: elected, fence = max(last fence + 1, server time in
 --                     microseconds); also when this token already leads (a retried attempt). On one
 --                     node the new term is published to observers at once; on a quorum node only
 --                     by election-confirm, once the quorum settled on its fence.
 --         {0, retry, young?, runId?, now?}: not elected; retry = ms until it is worth trying again
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
 --#include lib/term.lua
 -- Whether this token leads already (a retried attempt): decided before the grant, which cannot tell.
-local retried = redis.call('GET', KEYS[1]) == ARGV[1]
+local retried = tokenOf(redis.call('GET', KEYS[1])) == ARGV[1]
 -- The grant is a mutex's (the same queue, the same fence, the same retry); the term is the election's.
-local reply = acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], false)
+local reply = acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], false, ARGV[10])
 if reply[1] ~= 1 then return reply end
 local quorum = ARGV[7] ~= ''
 

@@ -13,6 +13,7 @@
 -- ARGV[5] observers: the channel observers listen on
 -- Returns 1: written while this token holds the lock here
 --         0: this token no longer holds the lock here: nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/term.lua
 if confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) == 0 then return 0 end

@@ -7,13 +7,16 @@
 -- ARGV[3] version: '' for a renewal; else the proclamation's number in this term (1, 2, ...)
 -- ARGV[4] value: the proclaimed value ('' for a renewal)
 -- ARGV[5] observers: the channel observers listen on
--- Returns 1: renewed, or proclaimed (observers told)
+-- Returns 1: renewed (the lock value records the renewal's time), or proclaimed (observers told)
 --         0: this token no longer leads: nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/term.lua
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+--#include lib/extend.lua
+local value = redis.call('GET', KEYS[1])
+if tokenOf(value) ~= ARGV[1] then return 0 end
 if ARGV[3] == '' then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  pushExpiry(KEYS[1], value, ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return 1
 end

@@ -11,9 +11,10 @@
 -- Returns 1: released
 --         0: not held by this token: nothing was changed
 --         {1, refusal}: released, but Redis refused a PUBLISH (its error text)
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/term.lua
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tokenOf(redis.call('GET', KEYS[1])) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 local refused
 if redis.call('HGET', KEYS[4], 'token') == ARGV[1] then refused = publishVacant(KEYS[4], ARGV[4]) end

@@ -2,7 +2,8 @@ import { keyCache } from '../../util/keys.js'
 import type { ReplyOf } from '../../lua/binding.js'
 import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import type { HolderInfo } from '../../topology/backend.js'
+import { decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
 
 // An election is a fair mutex whose holder also keeps a value and tells observers of every change.
 // The runtime knows operations on a resource name only, so what a call carries beyond the name
@@ -17,6 +18,8 @@ export interface ElectionOptions {
   fenceRetention: number
   /** How long past its next re-check a queued candidate keeps its place (ms). */
   waiterGrace: number
+  /** The label each lease records beside its token (see `HolderInfo`): `createLocks`' `holder`. */
+  holder: string
 }
 
 /** What a resource name of the election primitive carries. */
@@ -81,12 +84,15 @@ export interface Leader {
   readonly ttl: number
 }
 
+/** The leader as `election.inspect()` and `election.leader()` report it: its term, and who holds it since when (see `HolderInfo`). */
+export interface LeaderInfo extends Leader, HolderInfo {}
+
 /** What `election.inspect()` shows: the leader, the last term handed out, the candidates in line. */
 export interface ElectionInfo {
   /** The election's name. */
   readonly name: string
   /** The leader (on a quorum: the one a majority holds), or null when vacant. */
-  readonly leader: Leader | null
+  readonly leader: LeaderInfo | null
   /** The leader's lease token (what `election.revoke(token)` names), or null when vacant. */
   readonly token: string | null
   /** The last fence handed out for this election (on a quorum: the largest any node recorded), or null. */
@@ -105,21 +111,29 @@ export interface ElectionInfo {
 export function mergeElection(resource: string, views: readonly ElectionView[], majority: number): ElectionInfo {
   const name = parseCall(resource).name
   const byHolder = new Map<string, ElectionView[]>()
-  for (const view of views) if (typeof view[0] === 'string') byHolder.set(view[0], [...(byHolder.get(view[0]) ?? []), view])
+  for (const view of views) {
+    if (typeof view[0] !== 'string') continue
+    const token = readLockValue(view[0]).token
+    byHolder.set(token, [...(byHolder.get(token) ?? []), view])
+  }
   const held = [...byHolder.values()].find((list) => list.length >= majority)
   const fences = views.flatMap((v) => (v[2] == null ? [] : [toNumber(v[2])]))
   const candidates = Math.max(0, ...views.map((v) => toNumber(v[3])))
   const leader = held ? leaderOf(held, majority) : null
-  const token = held && leader ? String(held[0]![0]) : null
+  const token = held && leader ? readLockValue(held[0]![0]).token : null
   return { name, leader, token, fence: fences.length > 0 ? Math.max(...fences) : null, candidates, settling: held !== undefined && leader === null }
 }
 
-function leaderOf(views: readonly ElectionView[], majority: number): Leader | null {
+function leaderOf(views: readonly ElectionView[], majority: number): LeaderInfo | null {
   const terms = views.filter((v) => v[4] != null)
   if (terms.length === 0) return null // granted, not confirmed yet: no term has been announced
   const newest = terms.reduce((a, b) => (toNumber(b[4]) > toNumber(a[4]) || (toNumber(b[4]) === toNumber(a[4]) && toNumber(b[5]) > toNumber(a[5])) ? b : a))
   const ttl = views.map((v) => toNumber(v[1])).sort((a, b) => b - a)[majority - 1]!
-  return { value: String(newest[6]), fence: toNumber(newest[4]), version: toNumber(newest[5]), ttl: Math.max(0, ttl) }
+  const holder = mergeHolder(
+    views.map((v) => readLockValue(v[0])),
+    majority,
+  )
+  return { value: String(newest[6]), fence: toNumber(newest[4]), version: toNumber(newest[5]), ttl: Math.max(0, ttl), ...holder }
 }
 
 /** A fair election: a campaign is one script call per node, as a mutex's acquire. */
@@ -133,7 +147,7 @@ export function election(options: ElectionOptions): Primitive<ElectionView, Elec
     leaseToken: (token) => token,
     acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }, into) => {
       const k = keysOf(resource)
-      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers] as const
+      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers, options.holder] as const
       electionAcquire.send(
         exec,
         k.all,

@@ -14,10 +14,10 @@ import {
   MAX_RESOURCE_LENGTH,
   optionNames,
 } from '../../util/validate.js'
-import { campaignName, proclaimName, type ElectionInfo, type Leader } from './election.js'
+import { campaignName, proclaimName, type ElectionInfo, type Leader, type LeaderInfo } from './election.js'
 import { observeElection } from './observe.js'
 
-export type { ElectionInfo, Leader } from './election.js'
+export type { ElectionInfo, Leader, LeaderInfo } from './election.js'
 
 /** Options of `locks.election(name, options)`: the defaults of its campaigns. */
 export interface ElectionOptions {
@@ -66,7 +66,7 @@ export interface Election {
   /** Campaigns, runs `fn` as the leader (its term auto-extended), and resigns whatever happens (as `withLock`). */
   withLeadership<T>(value: string, fn: (term: Term) => Promise<T> | T, options?: CampaignOptions): Promise<T>
   /** The leader now, or null when vacant (on a quorum: the leader a majority holds). */
-  leader(): Promise<Leader | null>
+  leader(): Promise<LeaderInfo | null>
   /**
    * The leader now, then every change (new term, proclamation, vacancy as null), in order, pushed;
    * never a term older than one already yielded. Ends when `signal` aborts or the instance closes.

@@ -83,8 +83,11 @@ export async function* observeElection(source: ObserveSource, signal: AbortSigna
     try {
       const info = await source.read()
       if (ended) return
-      if (info.leader) offer([info.leader.fence, info.leader.version], info.leader)
-      else if (info.settling)
+      // The term as a message tells it (what `observe` yields): not who holds it since when.
+      if (info.leader) {
+        const { value, fence, version, ttl } = info.leader
+        offer([fence, version], { value, fence, version, ttl })
+      } else if (info.settling)
         recheckIn(RETRY_MS) // its confirmation brings a message sooner
       // A vacancy ranks after the term that ended: on one node that is the last fence handed
       // out; on a quorum a node's fence may belong to a grant that never became a term, so the

@@ -11,10 +11,12 @@
 -- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
 -- ARGV[6] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
 -- ARGV[7] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- ARGV[8] holder: the holder's label, recorded in each lock's value with the grant's server time
 -- Returns {1, fence, young?, runId?, now?}: all acquired; fence = max over the resources of
 --           max(last fence + 1, server time in us), stored as every resource's last fence
 --         {0, retry, young?, runId?, now?}: none acquired; retry = ms until looking again is worth it
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 local quorum = ARGV[7] ~= ''
 local nowUs, nowMs = serverNow()
@@ -45,7 +47,7 @@ for i = 0, n - 1 do
   local head = redis.call('ZRANGE', queue, 0, 0)[1]
   local holder = redis.call('GET', lock)
   local wait
-  if holder and holder ~= token then
+  if holder and tokenOf(holder) ~= token then
     wait = redis.call('PTTL', lock)
     if wait < 0 then wait = ttl end
   elseif head and head ~= waiter then
@@ -64,8 +66,9 @@ if all then
     if last >= fence then fence = last + 1 end
   end
   local stored = string.format('%.0f', fence)
+  local value = leaseValue(token, nowMs, ARGV[8])
   for i = 0, n - 1 do
-    redis.call('SET', KEYS[4 * i + 1], token, 'PX', ttl)
+    redis.call('SET', KEYS[4 * i + 1], value, 'PX', ttl)
     redis.call('SET', KEYS[4 * i + 2], stored, 'PX', ARGV[3])
     if waiter ~= '' then
       if quorum then

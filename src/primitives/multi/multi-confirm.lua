@@ -7,10 +7,11 @@
 -- ARGV[4] waiter: waiter id whose places in the queues are given up now, or ''
 -- Returns 1: written while this token holds every lock here
 --         0: it does not (one expired meanwhile): nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 local n = #KEYS / 4
 for i = 0, n - 1 do
-  if redis.call('GET', KEYS[4 * i + 1]) ~= ARGV[1] then return 0 end
+  if tokenOf(redis.call('GET', KEYS[4 * i + 1])) ~= ARGV[1] then return 0 end
 end
 for i = 0, n - 1 do
   raiseFence(KEYS[4 * i + 2], ARGV[2], ARGV[3])

@@ -6,6 +6,8 @@
 -- Returns {...extended}: one answer per lease, in order: 1 when it was extended (every one of its
 --         locks), 0 when its token no longer holds one of them (the lease is lost; nothing was
 --         changed for it)
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 local out = {}
 local k = 0

@@ -4,5 +4,7 @@
 -- ARGV[2] ttl: the new ttl in ms
 -- Returns 1: extended
 --         0: the token no longer holds one of them: nothing was changed
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 return extendAll(1, #KEYS, ARGV[1], ARGV[2])

@@ -6,11 +6,12 @@
 -- Returns 1: released (every lock this token still held)
 --         0: it held none of them: nothing was changed
 --         {1, refusal}: released, but Redis refused a PUBLISH that wakes a next waiter (its error text)
+--#include lib/lease.lua
 --#include lib/queue.lua
 local released, refused = false, nil
 local nowMs
 for i = 0, #KEYS / 3 - 1 do
-  if redis.call('GET', KEYS[3 * i + 1]) == ARGV[1] then
+  if tokenOf(redis.call('GET', KEYS[3 * i + 1])) == ARGV[1] then
     redis.call('DEL', KEYS[3 * i + 1])
     released = true
     if redis.call('EXISTS', KEYS[3 * i + 2]) == 1 then

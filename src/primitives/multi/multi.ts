@@ -12,6 +12,8 @@ export interface MultiOptions {
   fenceRetention: number
   /** How long past its next re-check a queued waiter keeps its place (ms). */
   waiterGrace: number
+  /** The label each lease records beside its token (see `HolderInfo`): `createLocks`' `holder`. */
+  holder: string
 }
 
 /**
@@ -70,7 +72,7 @@ export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> 
     channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
     acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? ''] as const
+      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', options.holder] as const
       multiAcquire.send(exec, keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
     },
     confirm: (exec, name, token, fence, waiter, into) => multiConfirm.send(exec, keysOf(name).four, [token, fence, retention, waiter], isOne, into),

@@ -2,7 +2,7 @@
 -- on one node of a quorum (maxTtl given), where a waiter's queue score is chosen by the client and
 -- is the same on every node, so every node orders the waiters alike. The decision is acquireMutex
 -- of lib/mutex.lua, which mutex-acquire-many runs for each entry of a batch.
--- KEYS[1] lock: string, the holder's token, expires with the lease (PX ttl)
+-- KEYS[1] lock: string, "<token> <sinceMs> <extendedMs> <holder>" (lib/lease.lua), expires with the lease (PX ttl)
 -- KEYS[2] fence: string, the last fence handed out for this resource (on this node)
 -- KEYS[3] queue: zset, waiter id -> queue score (server microseconds, or the client's on a quorum): FIFO order
 -- KEYS[4] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
@@ -13,6 +13,7 @@
 -- ARGV[5] grace: in ms, how long past its next re-check a queued waiter keeps its place
 -- ARGV[6] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
 -- ARGV[7] maxTtl: in ms on a quorum node (a node up for less does not count, see nodeInfo), or '' on one node
+-- ARGV[8] holder: the holder's label, recorded in the lock value with the grant's server time
 -- Returns {1, fence, young?, runId?, now?}: acquired, fence = max(last fence + 1, server time in
 --                     microseconds); also when this token already holds the lock (a retry of an
 --                     attempt whose reply was lost): the expiry is reset to ttl and the fence is the
@@ -22,6 +23,7 @@
 --         {0, retry, young?, runId?, now?}: not acquired; retry = ms until it is worth trying again
 --                     (holder's PTTL, or until the waiter ahead of this one counts as gone)
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
-return acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], true)
+return acquireMutex(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], true, ARGV[8])

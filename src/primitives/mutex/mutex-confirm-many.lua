@@ -8,6 +8,7 @@
 --           them (ARGV[3i-1] .. ARGV[3i+1])
 -- Returns {...replies}: one reply per lease, in order: what mutex-confirm would return for it, or
 --         {false, text} (nil, then the error's text) when that entry alone raised an error
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/many.lua
 local out = {}

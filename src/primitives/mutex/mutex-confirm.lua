@@ -11,5 +11,6 @@
 -- ARGV[4] waiter: waiter id whose place in the queue is given up now that it holds the lock, or ''
 -- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds the lock
 --         0: this token no longer holds the lock here: nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 return confirmHeld(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

@@ -4,6 +4,8 @@
 -- ARGV[1..] leases: of each lease in turn its token and its new ttl in ms (ARGV[2i-1], ARGV[2i])
 -- Returns {...extended}: one answer per lease, in order: 1 when it was extended, 0 when its token
 --         no longer holds its lock (the lease is lost; nothing was changed for it)
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 local out = {}
 for i = 1, #KEYS do out[i] = extendHeld(KEYS[i], ARGV[2 * i - 1], ARGV[2 * i]) end

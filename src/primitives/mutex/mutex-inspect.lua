@@ -3,8 +3,9 @@
 -- KEYS[2] fence: the fence key
 -- KEYS[3] queue: the queue key
 -- KEYS[4] queueExpiry: the queue expiry key
--- Returns {holder, pttl, fence, waiters}: the holder's token or false, the lock's PTTL in ms (-2
---         when free), the last fence or false, and how many waiters are live
+-- Returns {holder, pttl, fence, waiters}: the lock's value or false (its token, then when it was
+--         granted and last extended and by whom: lib/lease.lua), the lock's PTTL in ms (-2 when
+--         free), the last fence or false, and how many waiters are live
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local waiters = redis.call('ZCOUNT', KEYS[3], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[4], '-inf', nowMs)

@@ -7,6 +7,7 @@
 --           (ARGV[2i] .. ARGV[2i+1])
 -- Returns {...replies}: one reply per lease, in order: what mutex-release would return for it, or
 --         {false, text} (nil, then the error's text) when that release alone raised an error
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
 --#include lib/many.lua

@@ -13,6 +13,7 @@
 -- Returns 1: released
 --         0: not held by this token (expired, or already released): nothing was changed
 --         {1, refusal}: released, but Redis refused the PUBLISH that wakes the next waiter (its error text)
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
 return releaseMutex(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])

@@ -15,6 +15,7 @@
 -- ARGV[6] grace: in ms, the woken waiter keeps its place only this long unless it comes
 -- Returns 1: the lock was held by this token and is deleted
 --         0: it was not (expired, never granted here): only the waiter's place was seen to
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
 return undoMutex(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])

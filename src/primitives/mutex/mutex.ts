@@ -26,6 +26,8 @@ export interface MutexOptions {
   fenceRetention: number
   /** How long past its next re-check a queued waiter keeps its place (ms). */
   waiterGrace: number
+  /** The label each lease records beside its token (see `HolderInfo`): `createLocks`' `holder`. */
+  holder: string
 }
 
 /** A mutex's keys, with the lists its scripts take built once per resource (not per call). */
@@ -59,7 +61,8 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
   // As strings once: the client would turn the numbers into strings on every call.
   const retention = String(options.fenceRetention)
   const grace = String(options.waiterGrace)
-  const acquireArgs = ({ token, ttl, waiter, score = '', maxTtl }: AttemptRequest): readonly [Arg, Arg, Arg, Arg, Arg, Arg, Arg] => [
+  const holder = options.holder
+  const acquireArgs = ({ token, ttl, waiter, score = '', maxTtl }: AttemptRequest): readonly [Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg] => [
     token,
     ttl,
     retention,
@@ -67,6 +70,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     grace,
     score,
     maxTtl ?? '',
+    holder,
   ]
   return {
     kind: 'mutex',
@@ -76,7 +80,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
       mutexAcquire.send(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl), into),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
-      const args: [retention: Arg, grace: Arg, ...requests: Arg[]] = [retention, grace]
+      const args: [retention: Arg, grace: Arg, holder: Arg, ...requests: Arg[]] = [retention, grace, holder]
       for (const { resource, request } of attempts) {
         keys.push(...keysOf(resource).all)
         args.push(request.token, request.ttl, request.waiter, request.score ?? '', request.maxTtl ?? '')

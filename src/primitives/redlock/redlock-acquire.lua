@@ -20,6 +20,7 @@
 --           over the resources, stored as each one's last fence
 --         {0, retry, young?, runId?, now?}: not acquired; retry = ms until looking again is worth it
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/mutex.lua
 if ARGV[8] ~= '' then redis.call('SELECT', tonumber(ARGV[8])) end

@@ -8,6 +8,7 @@
 -- ARGV[5] db: the selected database, or '' (see redlock-acquire.lua)
 -- Returns 1: written (every fence key now holds at least ARGV[2]) while this value holds every lock
 --         0: this value no longer holds some lock here: nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 if ARGV[5] ~= '' then redis.call('SELECT', tonumber(ARGV[5])) end
 for i = 1, #KEYS, 4 do

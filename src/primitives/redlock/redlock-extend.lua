@@ -6,6 +6,8 @@
 -- ARGV[3] db: the selected database, or '' (see redlock-acquire.lua)
 -- Returns 1: extended
 --         0: some lock is not held by this value: the lease is lost, nothing was changed
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 if ARGV[3] ~= '' then redis.call('SELECT', tonumber(ARGV[3])) end
 return extendAll(1, #KEYS, ARGV[1], ARGV[2])

@@ -5,7 +5,7 @@ import type { ReadWriteInfo } from './rw-lock.js'
 import type { CallChain } from '../../runtime/reentrancy.js'
 import { checkFunction } from '../../util/validate.js'
 
-export type { ReadWriteInfo } from './rw-lock.js'
+export type { ReadWriteHolder, ReadWriteInfo } from './rw-lock.js'
 
 /**
  * A read/write lock: many readers or one writer. A waiting writer keeps new readers out (no writer

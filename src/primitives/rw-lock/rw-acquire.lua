@@ -1,11 +1,13 @@
 -- rw-acquire: one attempt to take a read/write lock for reading (many at once) or writing (alone),
 -- and the fence that goes with it (one counter for readers and writers); on one node, or on one
 -- node of a quorum. A waiting writer keeps new readers out (no writer starvation).
--- KEYS[1] writer: string, the writer's token, PX ttl
+-- KEYS[1] writer: string, the writer's lock value ("<token> <sinceMs> <extendedMs> <holder>",
+--         lib/lease.lua), PX ttl
 -- KEYS[2] readers: zset, reader token -> expiry (server ms)
 -- KEYS[3] fence: string, the last fence handed out
 -- KEYS[4] queue: zset, waiter id (ending ':r' or ':w') -> queue score (microseconds): FIFO order
 -- KEYS[5] queueExpiry: zset, waiter id -> server ms after which the waiter counts as gone
+-- KEYS[6] readerInfo: hash, reader token -> " <sinceMs> <extendedMs> <holder>" (lib/lease.lua)
 -- ARGV[1] token: the new lease's token
 -- ARGV[2] ttl: in ms
 -- ARGV[3] retention: fence retention in ms
@@ -14,9 +16,11 @@
 -- ARGV[6] mode: 'r' to read, 'w' to write
 -- ARGV[7] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
 -- ARGV[8] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- ARGV[9] holder: the holder's label, recorded with the grant's server time
 -- Returns {1, fence, young?, runId?, now?}: acquired; on a quorum node the waiter keeps its place until rw-confirm
 --         {0, retry, young?, runId?, now?}: refused; retry = ms until looking again is worth it
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 --#include lib/rw.lua
 local quorum = ARGV[8] ~= ''
@@ -24,7 +28,7 @@ local nowUs, nowMs = serverNow()
 local now = string.format('%.0f', nowUs)
 local token, ttl, waiter, write = ARGV[1], tonumber(ARGV[2]), ARGV[4], ARGV[6] == 'w'
 
-local readers = liveReaders(KEYS[2], nowMs)
+local readers = liveReaders(KEYS[2], KEYS[6], nowMs)
 local writer = redis.call('GET', KEYS[1])
 
 local function leaveLine()
@@ -38,13 +42,16 @@ local function leaveLine()
 end
 local function holdReaders()
   local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
-  if last then redis.call('PEXPIREAT', KEYS[2], last) end
+  if last then
+    redis.call('PEXPIREAT', KEYS[2], last)
+    redis.call('PEXPIREAT', KEYS[6], last)
+  end
 end
 
 -- A retry of an attempt whose reply was lost gets its grant back. A writer holds alone, so the last
 -- fence is still its own; a reader gets a new fence: other readers may have been granted since, and
 -- the last fence is then theirs (its first fence never reached it).
-if (write and writer == token) or (not write and redis.call('ZSCORE', KEYS[2], token)) then
+if (write and tokenOf(writer) == token) or (not write and redis.call('ZSCORE', KEYS[2], token)) then
   leaveLine()
   if write then
     redis.call('PEXPIRE', KEYS[1], ttl)
@@ -75,9 +82,10 @@ end
 
 if free then
   if write then
-    redis.call('SET', KEYS[1], token, 'PX', ttl)
+    redis.call('SET', KEYS[1], leaseValue(token, nowMs, ARGV[9]), 'PX', ttl)
   else
     redis.call('ZADD', KEYS[2], nowMs + ttl, token)
+    if ARGV[9] ~= '' then redis.call('HSET', KEYS[6], token, leaseValue('', nowMs, ARGV[9])) end
     holdReaders()
   end
   leaveLine()

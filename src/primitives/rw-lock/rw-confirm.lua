@@ -12,9 +12,10 @@
 -- ARGV[5] mode: 'r' or 'w'
 -- Returns 1: written while this token holds the lease here
 --         0: it does not hold it here (expired meanwhile): nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 if ARGV[5] == 'w' then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+  if tokenOf(redis.call('GET', KEYS[1])) ~= ARGV[1] then return 0 end
 elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return 0
 end

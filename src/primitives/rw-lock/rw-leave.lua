@@ -3,6 +3,7 @@
 -- KEYS[2] readers: the readers key
 -- KEYS[3] queue: the queue key
 -- KEYS[4] queueExpiry: the queue expiry key
+-- KEYS[5] readerInfo: the readers' facts (see rw-acquire.lua)
 -- ARGV[1] waiter: the waiter id
 -- ARGV[2] channel: pub/sub channel prefix (see mutex-release.lua)
 -- ARGV[3] grace: in ms
@@ -14,5 +15,5 @@
 local removed = redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 local _, nowMs = serverNow()
-wakeFree(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), nowMs)
+wakeFree(KEYS[1], KEYS[2], KEYS[5], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), nowMs)
 return removed

@@ -2,7 +2,8 @@ import { keyCache } from '../../util/keys.js'
 import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import type { HolderInfo } from '../../topology/backend.js'
+import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
 
 export interface RwLockOptions {
   prefix: string
@@ -10,26 +11,26 @@ export interface RwLockOptions {
   fenceRetention: number
   /** How long past its next re-check a queued waiter keeps its place (ms). */
   waiterGrace: number
+  /** The label each lease records beside its token (see `HolderInfo`): `createLocks`' `holder`. */
+  holder: string
+}
+
+/** One holder of a read/write lock (the writer, or a reader): its token, its remaining ttl, and who holds it since when (see `HolderInfo`). */
+export interface ReadWriteHolder extends HolderInfo {
+  /** The lease's token. */
+  readonly token: string
+  /** Its remaining ttl in ms. */
+  readonly ttl: number
 }
 
 /** What `readWrite(name).inspect()` shows. */
 export interface ReadWriteInfo {
   /** The read/write lock's name, as given. */
   readonly name: string
-  /** The writer's token and remaining ttl, or null. */
-  readonly writer: {
-    /** The writer's lease token. */
-    readonly token: string
-    /** Its remaining ttl in ms. */
-    readonly ttl: number
-  } | null
-  /** Each reader's token and remaining ttl. */
-  readonly readers: readonly {
-    /** The reader's lease token. */
-    readonly token: string
-    /** Its remaining ttl in ms. */
-    readonly ttl: number
-  }[]
+  /** The writer (its token, remaining ttl, holder, since and last extension), or null. */
+  readonly writer: ReadWriteHolder | null
+  /** Each reader (its token, remaining ttl, holder, since and last extension). */
+  readonly readers: readonly ReadWriteHolder[]
   /** The last fence handed out (readers and writers share one counter), or null if none is kept. */
   readonly fence: number | null
   /** Waiters queued in Redis (one per waiting process and kind). */
@@ -42,7 +43,16 @@ export interface ReadWriteInfo {
  */
 export function rwKeys(prefix: string, name: string) {
   const base = `${prefix}{${name}}:R:`
-  return { writer: `${base}L`, readers: `${base}D`, fence: `${base}F`, queue: `${base}Q`, queueExpiry: `${base}X`, channel: `${base}W` } as const
+  return {
+    writer: `${base}L`,
+    readers: `${base}D`,
+    /** hash, reader token -> " <sinceMs> <extendedMs> <holder>" (see lib/rw.lua) */
+    readerInfo: `${base}H`,
+    fence: `${base}F`,
+    queue: `${base}Q`,
+    queueExpiry: `${base}X`,
+    channel: `${base}W`,
+  } as const
 }
 
 /** A read/write lock's keys, with the lists its scripts take built once per name (not per call). */
@@ -51,13 +61,26 @@ function keysWithLists(prefix: string, name: string) {
   return {
     ...k,
     all: [k.writer, k.readers, k.fence, k.queue, k.queueExpiry] as const,
-    holdersQueue: [k.writer, k.readers, k.queue, k.queueExpiry] as const,
-    holders: [k.writer, k.readers] as const,
+    acquiring: [k.writer, k.readers, k.fence, k.queue, k.queueExpiry, k.readerInfo] as const,
+    holdersQueue: [k.writer, k.readers, k.queue, k.queueExpiry, k.readerInfo] as const,
+    holders: [k.writer, k.readers, k.readerInfo] as const,
     channels: [k.channel] as const,
   }
 }
 
 type RwView = ReplyOf<typeof rwInspect>
+
+/**
+ * The holders that a majority of nodes record (one node: every one), each with its ttl as how long
+ * a majority still has it and its facts merged (see `mergeHolder`).
+ */
+function countHolders(entries: readonly ReadWriteHolder[], majority: number): ReadWriteHolder[] {
+  const by = new Map<string, ReadWriteHolder[]>()
+  for (const entry of entries) by.set(entry.token, [...(by.get(entry.token) ?? []), entry])
+  return [...by]
+    .filter(([, seen]) => seen.length >= majority)
+    .map(([token, seen]) => ({ token, ttl: seen.map((s) => s.ttl).sort((a, b) => b - a)[majority - 1]!, ...mergeHolder(seen, majority) }))
+}
 
 /**
  * One side of a read/write lock: `mode` 'r' (many readers at once) or 'w' (one writer, no
@@ -78,8 +101,8 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
     channel: (name) => keysOf(name).channels,
     leaseToken: (token) => token,
     acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? ''] as const
-      rwAcquire.send(exec, keysOf(name).all, args, (reply) => decode(reply, maxTtl !== undefined), into)
+      const args = [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? '', options.holder] as const
+      rwAcquire.send(exec, keysOf(name).acquiring, args, (reply) => decode(reply, maxTtl !== undefined), into)
     },
     confirm: (exec, name, token, fence, waiter, into) => rwConfirm.send(exec, keysOf(name).all, [token, fence, retention, waiter, mode], isOne, into),
     async extend(exec, name, token, ttl) {
@@ -92,7 +115,7 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
       const args: [mode: Arg, ...tokens: Arg[]] = [mode]
       for (const { resource, token, ttl } of leases) {
         const k = keysOf(resource)
-        keys.push(k.writer, k.readers)
+        keys.push(k.writer, k.readers, k.readerInfo)
         args.push(token, ttl)
       }
       return decodeMany('rw-extend-many', await rwExtendMany.run(exec, keys, args), leases.length)
@@ -106,21 +129,19 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
       const k = keysOf(name)
       await rwLeave.run(exec, k.holdersQueue, [waiter, k.channel, grace])
     },
-    inspect: (exec, name) => rwInspect.run(exec, keysOf(name).all, []),
+    inspect: (exec, name) => rwInspect.run(exec, keysOf(name).acquiring, []),
     merge(name, views, majority) {
-      // A holder is a token on a majority of nodes; its ttl is how long a majority still has it.
-      const count = (entries: [string, number][]) => {
-        const by = new Map<string, number[]>()
-        for (const [token, ttl] of entries) by.set(token, [...(by.get(token) ?? []), ttl])
-        return [...by].filter(([, ttls]) => ttls.length >= majority).map(([token, ttls]) => ({ token, ttl: ttls.sort((a, b) => b - a)[majority - 1]! }))
-      }
-      const writers = count(views.flatMap(([w, pttl]) => (typeof w === 'string' ? [[w, toNumber(pttl)] as [string, number]] : [])))
-      const readers = count(
+      const writers = countHolders(
+        views.flatMap(([w, pttl]) => (typeof w === 'string' ? [{ ...readLockValue(w), ttl: toNumber(pttl) }] : [])),
+        majority,
+      )
+      const readers = countHolders(
         views.flatMap(([, , , , ...rest]) => {
-          const out: [string, number][] = []
-          for (let i = 0; i + 1 < rest.length; i += 2) out.push([String(rest[i]), toNumber(rest[i + 1])])
+          const out: ReadWriteHolder[] = []
+          for (let i = 0; i + 2 < rest.length; i += 3) out.push({ ...readLockValue(rest[i + 2] || ''), token: String(rest[i]), ttl: toNumber(rest[i + 1]) })
           return out
         }),
+        majority,
       )
       const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
       return {

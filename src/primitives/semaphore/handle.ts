@@ -6,7 +6,7 @@ import type { SemaphoreInfo } from './semaphore.js'
 import type { CallChain } from '../../runtime/reentrancy.js'
 import { checkBoolean, checkFunction, checkOptions, describeValue, optionNames } from '../../util/validate.js'
 
-export type { SemaphoreInfo } from './semaphore.js'
+export type { PermitHolder, SemaphoreInfo } from './semaphore.js'
 
 /** Options of a semaphore's `acquire` and `withPermit`: a lease's, and how many permits it takes. */
 export interface PermitOptions extends AcquireOptions {

@@ -8,7 +8,8 @@
 -- KEYS[4] limit: string, the limit the permits now held were taken under
 -- KEYS[5] passes: string, how many grants passed the waiter first in line since a waiter first in
 --         line was last served (`fair: false` only; expires with the queue)
--- KEYS[6..] slots: one slot key per permit (limit of them): string, the holder's token, PX ttl
+-- KEYS[6..] slots: one slot key per permit (limit of them): string, the holder's lock value
+--         ("<token> <sinceMs> <extendedMs> <holder>", lib/lease.lua), PX ttl
 -- ARGV[1] token: the new lease's token (without its slots)
 -- ARGV[2] ttl: in ms
 -- ARGV[3] retention: fence retention in ms
@@ -20,12 +21,14 @@
 --         first in line (free permits go to whoever asks first until then)
 -- ARGV[9] score: the waiter's queue score on a quorum (identical on every node), or '' for this node's time
 -- ARGV[10] maxTtl: in ms on a quorum node (a node up for less does not count), or '' on one node
+-- ARGV[11] holder: the holder's label, recorded in each slot's value with the grant's server time
 -- Returns {1, fence, slots, young?, runId?, now?}: granted slots (0-based, comma-separated, lowest
 --           first); fence = max(last fence + 1, server time in us); on a quorum node the waiter
 --           keeps its place until semaphore-confirm
 --         {0, retry, '', young?, runId?, now?}: refused; retry = ms until looking again is worth it
 --         {-1, stored, '', young?, runId?, now?}: permits are held under another limit, `stored`
 --         young, runId, now only on a quorum node: see withNode in lib/queue.lua
+--#include lib/lease.lua
 --#include lib/queue.lua
 local quorum = ARGV[10] ~= ''
 local nowUs, nowMs = serverNow()
@@ -41,7 +44,7 @@ for i = 1, limit do
   if not holder then
     free = free + 1
     if #lowest < permits then lowest[#lowest + 1] = i - 1 end
-  elseif holder == token then
+  elseif tokenOf(holder) == token then
     own[#own + 1] = i - 1
   end
 end
@@ -119,7 +122,8 @@ end
 
 local inTurn = free >= permits + demandAhead()
 if inTurn or mayPass() then
-  for _, slot in ipairs(lowest) do redis.call('SET', KEYS[6 + slot], token, 'PX', ttl) end
+  local value = leaseValue(token, nowMs, ARGV[11])
+  for _, slot in ipairs(lowest) do redis.call('SET', KEYS[6 + slot], value, 'PX', ttl) end
   holdLimit()
   if not inTurn then
     redis.call('INCR', KEYS[5])

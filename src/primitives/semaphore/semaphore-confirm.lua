@@ -15,9 +15,10 @@
 --         is served: here, where its grant is final, not at an acquire a quorum may undo), else ''
 -- Returns 1: written (the fence key now holds at least ARGV[2]) while this token holds every slot
 --         0: this token no longer holds all of them here: nothing was changed
+--#include lib/lease.lua
 --#include lib/queue.lua
 for i = 6, #KEYS do
-  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
+  if tokenOf(redis.call('GET', KEYS[i])) ~= ARGV[1] then return 0 end
 end
 local first = ARGV[5] ~= '' and ARGV[4] ~= '' and redis.call('ZRANK', KEYS[2], ARGV[4]) == 0
 local held = confirmHeld(KEYS[5], KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4])

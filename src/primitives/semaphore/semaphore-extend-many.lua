@@ -6,6 +6,8 @@
 -- Returns {...extended}: one answer per permit, in order: 1 when it was extended (and its limit key
 --         lives at least as long), 0 when its slot is not held by its token (expired, released,
 --         taken over): nothing was changed for it
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 local out = {}
 for i = 1, #KEYS / 2 do out[i] = extendPermit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i - 1], ARGV[2 * i]) end

@@ -5,5 +5,7 @@
 -- ARGV[2] ttl: the new ttl in ms
 -- Returns 1: extended
 --         0: the slot is not held by this token (expired, released, taken over): nothing was changed
+--#include lib/lease.lua
+--#include lib/queue.lua
 --#include lib/extend.lua
 return extendPermit(KEYS[1], KEYS[2], ARGV[1], ARGV[2])

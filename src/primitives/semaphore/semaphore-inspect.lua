@@ -5,7 +5,8 @@
 -- KEYS[4] limit: the limit key
 -- KEYS[5..] slots: the slot keys
 -- Returns {limit, fence, waiters, ...permits}: the stored limit or false, the last fence or false,
---         how many waiters are live, then {slot, token, pttl} for each held slot
+--         how many waiters are live, then {slot, value, pttl} for each held slot (its lock value:
+--         token, then when it was granted and last extended and by whom, lib/lease.lua)
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local waiters = redis.call('ZCOUNT', KEYS[2], '-inf', '+inf') - redis.call('ZCOUNT', KEYS[3], '-inf', nowMs)

@@ -10,6 +10,7 @@
 -- Returns 1: released
 --         0: not held by this token (expired, or already released): nothing was changed
 --         {1, refusal}: released, but Redis refused the PUBLISH that wakes the next waiters (its error text)
+--#include lib/lease.lua
 --#include lib/queue.lua
 local released = false
 local free = 0
@@ -17,7 +18,7 @@ local mine = {}
 for slot in string.gmatch(ARGV[2], '%d+') do mine[tonumber(slot)] = true end
 for i = 4, #KEYS do
   local holder = redis.call('GET', KEYS[i])
-  if holder == ARGV[1] and (ARGV[2] == '' or mine[i - 4]) then
+  if tokenOf(holder) == ARGV[1] and (ARGV[2] == '' or mine[i - 4]) then
     redis.call('DEL', KEYS[i])
     released = true
     holder = false

@@ -12,7 +12,8 @@ import {
   semaphoreRelease,
 } from '../../lua/embedded.js'
 import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import type { HolderInfo } from '../../topology/backend.js'
+import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
 
 export interface SemaphoreOptions {
   prefix: string
@@ -20,6 +21,8 @@ export interface SemaphoreOptions {
   fenceRetention: number
   /** How long past its next re-check a queued waiter keeps its place (ms). */
   waiterGrace: number
+  /** The label each lease records beside its token (see `HolderInfo`): `createLocks`' `holder`. */
+  holder: string
   /** Permits that may be held at once. */
   limit: number
   /** Permits each lease of this primitive takes at once (all or none): 1 to limit. Default: 1. */
@@ -34,6 +37,16 @@ export interface SemaphoreOptions {
  */
 export const MAX_PASSES = 8
 
+/** One lease that holds permits of a semaphore: its token, remaining ttl, permits, and who holds it since when (see `HolderInfo`). */
+export interface PermitHolder extends HolderInfo {
+  /** The lease's token. */
+  readonly token: string
+  /** Its remaining ttl in ms. */
+  readonly ttl: number
+  /** How many permits it holds (1 unless acquired with `permits: n`). */
+  readonly permits: number
+}
+
 /** What `semaphore.inspect()` shows. */
 export interface SemaphoreInfo {
   /** The semaphore's name, as given. */
@@ -42,15 +55,8 @@ export interface SemaphoreInfo {
   readonly limit: number
   /** Permits held now (a lease of n permits counts n). */
   readonly held: number
-  /** Each lease that holds permits: its token, remaining ttl in ms, and how many permits it holds. */
-  readonly permits: readonly {
-    /** The lease's token. */
-    readonly token: string
-    /** Its remaining ttl in ms. */
-    readonly ttl: number
-    /** How many permits it holds (1 unless acquired with `permits: n`). */
-    readonly permits: number
-  }[]
+  /** Each lease that holds permits: its token, remaining ttl in ms, how many permits it holds, and who holds it since when. */
+  readonly permits: readonly PermitHolder[]
   /** The last fence handed out for this semaphore, or null if none is kept. */
   readonly fence: number | null
   /** Waiters queued in Redis (one per waiting process). */
@@ -120,7 +126,7 @@ function keysWithLists(prefix: string, name: string, limit: number): Keys {
 }
 
 type SemaphoreView = ReplyOf<typeof semaphoreInspect>
-type Permit = readonly [slot: number, token: string, pttl: number]
+type Permit = readonly [slot: number, value: string, pttl: number]
 /** A lease's base token and slot keys; no keys if its token names no slot of this limit. */
 type PermitOf = (name: string, token: string) => { base: string; keys: string[] | undefined; slots: number[] | undefined }
 
@@ -172,25 +178,27 @@ async function extendPermits(exec: Exec, leases: readonly ExtendItem[], keysOf: 
 /** The nodes' views (one per node that answered) as `inspect` shows them. */
 function mergeViews(name: string, limit: number, views: readonly SemaphoreView[], majority: number): SemaphoreInfo {
   // A lease is a token on a majority of nodes in the same slots; its ttl is how long a majority still has it.
-  const bySlots = new Map<string, { pttls: number[]; permits: number }>()
+  const bySlots = new Map<string, { pttls: number[]; permits: number; records: HolderInfo[] }>()
   for (const [, , , ...held] of views) {
-    const here = new Map<string, { slots: number[]; pttl: number }>()
-    for (const [slot, token, pttl] of held as unknown as Permit[]) {
-      const lease = here.get(String(token)) ?? { slots: [], pttl: Infinity }
-      here.set(String(token), lease)
+    const here = new Map<string, { slots: number[]; pttl: number; record: HolderInfo }>()
+    for (const [slot, value, pttl] of held as unknown as Permit[]) {
+      const record = readLockValue(value)
+      const lease = here.get(record.token) ?? { slots: [], pttl: Infinity, record }
+      here.set(record.token, lease)
       lease.slots.push(toNumber(slot))
       lease.pttl = Math.min(lease.pttl, toNumber(pttl))
     }
-    for (const [token, { slots, pttl }] of here) {
+    for (const [token, { slots, pttl, record }] of here) {
       const key = permitToken(token, slots.sort((a, b) => a - b).join(','))
-      const seen = bySlots.get(key) ?? { pttls: [], permits: slots.length }
+      const seen = bySlots.get(key) ?? { pttls: [], permits: slots.length, records: [] }
       bySlots.set(key, seen)
       seen.pttls.push(pttl)
+      seen.records.push(record)
     }
   }
   const permits = [...bySlots]
     .filter(([, { pttls }]) => pttls.length >= majority)
-    .map(([token, { pttls, permits }]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]!, permits }))
+    .map(([token, { pttls, permits, records }]) => ({ token, ttl: pttls.sort((a, b) => b - a)[majority - 1]!, permits, ...mergeHolder(records, majority) }))
   const fences = views.flatMap(([, f]) => (f == null ? [] : [Number(f)]))
   const stored = views.map(([l]) => l).find((l) => l != null)
   return {
@@ -228,7 +236,7 @@ export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, S
     channel: (name) => keysOf(name).channels,
     leaseToken: permitToken,
     acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, limit, permits, maxPasses, score, maxTtl === undefined ? '' : String(maxTtl)] as const
+      const args = [token, ttl, retention, waiter, grace, limit, permits, maxPasses, score, maxTtl === undefined ? '' : String(maxTtl), options.holder] as const
       semaphoreAcquire.send(exec, keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
     },
     confirm(exec, name, token, fence, waiter, into) {

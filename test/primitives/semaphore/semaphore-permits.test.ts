@@ -49,7 +49,9 @@ async function weighted(a: Locks, b: Locks, name: string, ttl: number): Promise<
     expect(got.fence).toBeGreaterThan(big.fence)
     info = await pool.inspect()
     expect(info.held).toBe(3)
-    expect(info.permits).toEqual([{ token: got.token, ttl: expect.any(Number), permits: 3 }])
+    // One lease of 3 permits, with who holds it since when (the same for each of its slots).
+    const recorded = { holder: expect.any(String), since: expect.any(Number), lastExtended: expect.any(Number) }
+    expect(info.permits).toEqual([{ token: got.token, ttl: expect.any(Number), permits: 3, ...recorded }])
     const rest = (await pool.tryAcquire({ permits: 2, ttl }))!
     expect(rest).not.toBeNull()
     expect(await pool.tryAcquire()).toBeNull()

@@ -8,6 +8,7 @@ import { startFaultProxy, type FaultProxy } from '../../../harness/fault-proxy.j
 import { watchKey } from '../../../harness/keyspace.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { until } from '../../../harness/until.js'
+import { tokenIn } from '../../../harness/util.js'
 
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
@@ -268,7 +269,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum under faults', () => {
     const lease = await locks.acquire('f:partition', { autoExtend: true })
     // Every node has the lock (the last grant is not waited for) before the cut.
     await until('every node holds the lease', async () =>
-      (await Promise.all(nodes.map((n) => n.cli('GET', 'fencelock:{f:partition}:L')))).every((token) => token === lease.token),
+      (await Promise.all(nodes.map((n) => n.cli('GET', 'fencelock:{f:partition}:L')))).every((value) => tokenIn(value) === lease.token),
     )
     proxies[0]!.partition()
     proxies[1]!.partition()

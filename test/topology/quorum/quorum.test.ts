@@ -10,6 +10,7 @@ import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../..
 import { scripts, type LuaScript } from '../../../src/lua/index.js'
 import { recordAcquires } from '../../../harness/telemetry.js'
 import { sleep, until } from '../../../harness/until.js'
+import { tokenIn } from '../../../harness/util.js'
 
 // A restarted (or new) node counts once its uptime reaches maxTtl: keep it short in tests.
 const MAX_TTL = 1_000
@@ -122,7 +123,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     const after = performance.now()
     const tokens = await Promise.all(servers.map((s) => s.cli('GET', 'fencelock:{q:basic}:L')))
     // A majority granted it (the last node's grant may land a moment later: it is not waited for).
-    expect(tokens.filter((t) => t === lease.token).length).toBeGreaterThanOrEqual(2)
+    expect(tokens.filter((t) => tokenIn(t) === lease.token).length).toBeGreaterThanOrEqual(2)
     // The fence was written back: a majority of the nodes now store at least the lease's fence.
     const fences = await Promise.all(servers.map(async (s) => Number(await s.cli('GET', 'fencelock:{q:basic}:F'))))
     expect(fences.filter((f) => f >= lease.fence).length).toBeGreaterThanOrEqual(2)
