@@ -35,7 +35,8 @@ export async function forceRelease(locks: Locks, resource: string, options: Forc
     options.log(`lock "${resource}" is not held (last fence ${info.fence ?? 'none'}, ${info.waiters} waiting); nothing to remove`)
     return 1
   }
-  const holder = `token ${info.token} (fence ${info.fence ?? 'none'}, ${info.ttl ?? 0} ms left)`
+  const label = info.holder === null ? '' : `holder "${info.holder}", `
+  const holder = `${label}token ${info.token} (fence ${info.fence ?? 'none'}, ${info.ttl ?? 0} ms left)`
   if (!options.yes && !(await confirm(`Remove the lock held by ${holder}? [y/N] `))) {
     options.log(`not removed: lock "${resource}" is still held by token ${info.token}`)
     return 1
@@ -81,7 +82,9 @@ export async function forceReleaseAll(
     options.log(`${what} is not held (last fence ${row.fence ?? 'none'}, ${row.waiters} waiting); nothing to remove`)
     return 1
   }
-  const list = row.holders.map((h) => `token ${h.token}${h.mode ? ` (${h.mode}, ` : ' ('}${h.ttl} ms left)`).join(', ')
+  const list = row.holders
+    .map((h) => `${h.holder ? `holder "${h.holder}", ` : ''}token ${h.token}${h.mode ? ` (${h.mode}, ` : ' ('}${h.ttl} ms left)`)
+    .join(', ')
   if (!options.yes && !(await confirm(`Remove the ${row.holders.length} holder(s) of ${what}: ${list}? [y/N] `))) {
     options.log(`not removed: ${what} is still held`)
     return 1

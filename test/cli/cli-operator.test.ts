@@ -437,7 +437,8 @@ describe.skipIf(!requireRedisOrSkip())('fencelock CLI for operators', () => {
         },
       })
       expect(answered).toBe(true)
-      expect(result.output).toMatch(/Remove the lock held by token [\w-]+ \(fence \d+, \d+ ms left\)\? \[y\/N\]/)
+      // The question names the holder's label (the suite's instance is labelled "billing-worker 7").
+      expect(result.output).toMatch(/Remove the lock held by holder "billing-worker 7", token [\w-]+ \(fence \d+, \d+ ms left\)\? \[y\/N\]/)
       expect(result.code).toBe(1)
       expect(result.output).toContain('not removed: lock "asked" is no longer held by token')
       expect(await locks.inspect('asked')).toMatchObject({ held: true, token: replacement!.token })
