@@ -80,7 +80,7 @@ export function renderMarkdown(r: Results): string {
     '![benchmark chart](bench.svg)',
     '',
     'Run it: `npm run bench` (everything, about 11 minutes on 2 cores; writes this page, the chart and the JSON);',
-    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, H, K, L, M, S, T, R and Q, `--lib` takes library kinds, quick runs write',
+    '`npm run bench -- --quick --only A` (a few seconds; `--only` takes A-F, H, K, L, M, S, T, R, Q and V, `--lib` takes library kinds, quick runs write',
     '`bench/results/quick.json` and leave this page alone); `npm run bench -- --memory-1m` (M over 1,000,000 resources, fencelock only, a few',
     'minutes; rewrites only its own dated section at the end of this page). What the numbers of this run mean, and what to change in fencelock:',
     '[benchmark-notes.md](benchmark-notes.md).',
