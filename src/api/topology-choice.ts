@@ -1,6 +1,6 @@
 import type { Backend } from '../topology/backend.js'
 import type { TopologyChoice } from './locks-options.js'
-import { quorum } from '../topology/quorum/quorum.js'
+import { QuorumBackend } from '../topology/quorum/quorum.js'
 import { ReplicatedBackend } from '../topology/replicated.js'
 import { SingleBackend } from '../topology/single.js'
 import type { Primitive } from '../topology/primitive.js'
@@ -16,6 +16,6 @@ export function topologyOf(choice: TopologyChoice, maxTtl: number): Topology {
     case 'replicated':
       return (primitive) => new ReplicatedBackend(choice.redis, primitive, maxTtl, choice.replicas)
     case 'quorum':
-      return (primitive) => quorum(choice.adapters, primitive, { maxTtl, nodeTimeout: choice.nodeTimeout })
+      return (primitive) => new QuorumBackend(choice.adapters, primitive, { maxTtl, nodeTimeout: choice.nodeTimeout })
   }
 }

@@ -9,7 +9,7 @@ import type { Lease } from '../../runtime/lease.js'
 import type { Backend, LockInfo } from '../../topology/backend.js'
 import type { Primitive } from '../../topology/primitive.js'
 import { defaultNodeTimeout } from '../../topology/quorum/options.js'
-import { quorum } from '../../topology/quorum/quorum.js'
+import { QuorumBackend } from '../../topology/quorum/quorum.js'
 import { SingleBackend } from '../../topology/single.js'
 import { checkResource } from '../../util/validate.js'
 import { ResourceLockedError, attemptsOf, type ExecutionStats } from './errors.js'
@@ -77,7 +77,7 @@ export class RedlockCore {
     this.#topology =
       adapters.length === 1
         ? (primitive) => new SingleBackend(adapters[0]!, primitive, LONGEST_LOCK)
-        : (primitive) => quorum(adapters, primitive, { maxTtl: LONGEST_LOCK, nodeTimeout, restartWindow: 0 })
+        : (primitive) => new QuorumBackend(adapters, primitive, { maxTtl: LONGEST_LOCK, nodeTimeout, restartWindow: 0 })
     this.#one = new Operations(this.runtime, this.#topology(this.#primitive(false)), 'mutex')
   }
 

@@ -1,4 +1,4 @@
-import type { Backend, NoticeSource } from '../backend.js'
+import type { Attempt, Backend, LockInfo, NoticeSource, WakeSource } from '../backend.js'
 import { QuorumError } from '../../errors/errors.js'
 import { wakeRefused } from '../../errors/failures.js'
 import type { Primitive, Released } from '../primitive.js'
@@ -11,6 +11,7 @@ import { subscriberFor } from '../../redis/subscriber.js'
 import { attempt } from './attempt.js'
 import { decided, execOf, onEvery, unconfirmed, vote, type QuorumContext } from './calls.js'
 import { batched } from './extend-many.js'
+import type { Into } from '../../util/into.js'
 import { revokeNotice } from '../../lua/embedded.js'
 
 export interface QuorumOptions {
@@ -34,82 +35,97 @@ export interface QuorumOptions {
  * on a majority while the claim is held there, before the lease exists: every later majority
  * shares a node with that one, so its fence is larger (docs/evidence/safety.md).
  */
-export function quorum<Info>(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions): Backend<Info> {
-  // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
-  // sent when the turn ends (not eagerly: here the client, not a node, is the busy side).
-  const primitive = groupCommit(
-    kind,
-    adapters.some((a) => a.isCluster),
-    { eager: false },
-  )
-  const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
-  const majority = Math.floor(nodes.length / 2) + 1
-  const maxTtl = options.maxTtl
-  const book = new WaiterBook()
-  const q: QuorumContext<Info> = { nodes, majority, maxTtl: options.restartWindow ?? maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
-  return {
-    maxTtl,
-    wake: quorumWake(
-      adapters.map((a) => subscriberFor(a)),
-      majority,
-      (message) => book.woke(message),
-    ),
-    isClosed: () => adapters.filter((a) => a.isClosed()).length > nodes.length - majority,
+export class QuorumBackend<Info = LockInfo> implements Backend<Info> {
+  readonly maxTtl: number
+  readonly wake: WakeSource
+  readonly notices: NoticeSource
+  /** Renewals that fall due together, one script call per node and batch (extend-many.ts). */
+  readonly extendMany?: Backend<Info>['extendMany']
+  readonly batchKey?: Backend<Info>['batchKey']
+  readonly #adapters: readonly RedisAdapter[]
+  readonly #options: QuorumOptions
+  /** The nodes, the majority, the primitive (its calls grouped per node and turn), the waiters' places. */
+  readonly #q: QuorumContext<Info>
 
-    attempt: (resource, token, ttl, waiter, into) => void attempt(q, resource, token, ttl, waiter).then(into.value, into.error),
+  constructor(adapters: readonly RedisAdapter[], kind: Primitive<unknown, Info>, options: QuorumOptions) {
+    // Per node: the acquisitions (and releases) one turn sends to a node share one script call there,
+    // sent when the turn ends (not eagerly: here the client, not a node, is the busy side).
+    const clusters = adapters.some((a) => a.isCluster)
+    const primitive = groupCommit(kind, clusters, { eager: false })
+    const nodes = adapters.map((redis, i) => new QuorumNode(i, redis))
+    const majority = Math.floor(nodes.length / 2) + 1
+    const book = new WaiterBook()
+    this.#adapters = adapters
+    this.#options = options
+    this.maxTtl = options.maxTtl
+    this.#q = { nodes, majority, maxTtl: options.restartWindow ?? options.maxTtl, primitive, book, nodeTimeout: options.nodeTimeout }
+    const subscribers = adapters.map((a) => subscriberFor(a))
+    this.wake = quorumWake(subscribers, majority, (message) => book.woke(message))
+    this.notices = anyNode(subscribers)
+    if (primitive.extendMany && primitive.routeKey) {
+      const { extendMany, batchKey } = batched(this.#q, primitive.extendMany, primitive.routeKey, clusters)
+      this.extendMany = extendMany
+      this.batchKey = batchKey
+    }
+  }
 
-    async extend(resource, token, ttl) {
-      const results = await decided<boolean>(
-        q,
-        (node, into) => void primitive.extend(execOf(node), resource, token, ttl).then(into.value, into.error),
-        options.nodeTimeout(ttl),
-        (extended) => (extended ? '' : undefined),
+  isClosed(): boolean {
+    return this.#adapters.filter((a) => a.isClosed()).length > this.#q.nodes.length - this.#q.majority
+  }
+
+  attempt(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void {
+    void attempt(this.#q, resource, token, ttl, waiter).then(into.value, into.error)
+  }
+
+  async extend(resource: string, token: string, ttl: number): Promise<boolean> {
+    const q = this.#q
+    const results = await decided<boolean>(
+      q,
+      (node, into) => void q.primitive.extend(execOf(node), resource, token, ttl).then(into.value, into.error),
+      this.#options.nodeTimeout(ttl),
+      (extended) => (extended ? '' : undefined),
+    )
+    if (results.filter((r) => r?.ok && r.value).length >= q.majority) return true
+    // A majority can no longer be confirmed: the lease ends now rather than at its deadline, and
+    // what is left of the lock on the other nodes is given back at once.
+    const lost = unconfirmed(q, resource, token, results)
+    if (lost) throw lost
+    return false
+  }
+
+  release(resource: string, token: string, into: Into<boolean>): void {
+    void releaseOnQuorum(this.#q, resource, token, this.#options).then(into.value, into.error)
+  }
+
+  async leave(resource: string, waiter: string): Promise<void> {
+    const q = this.#q
+    q.book.done(resource, waiter)
+    await onEvery(q, (node) => q.primitive.leave(execOf(node), resource, waiter), this.#options.nodeTimeout(this.maxTtl))
+  }
+
+  async inspect(resource: string): Promise<Info> {
+    const { nodes, majority, primitive } = this.#q
+    const results = await onEvery(this.#q, (node) => primitive.inspect(execOf(node), resource), this.#options.nodeTimeout(this.maxTtl))
+    const views = results.flatMap((r) => (r.ok ? [r.value] : []))
+    if (views.length < majority) {
+      throw new QuorumError(
+        resource,
+        'inspect',
+        results.map((r, i) => vote(nodes[i]!, r, 'replied')),
+        majority,
       )
-      if (results.filter((r) => r?.ok && r.value).length >= majority) return true
-      // A majority can no longer be confirmed: the lease ends now rather than at its deadline, and
-      // what is left of the lock on the other nodes is given back at once.
-      const lost = unconfirmed(q, resource, token, results)
-      if (lost) throw lost
-      return false
-    },
+    }
+    return primitive.merge(resource, views, majority)
+  }
 
-    ...(primitive.extendMany && primitive.routeKey
-      ? batched(
-          q,
-          primitive.extendMany,
-          primitive.routeKey,
-          adapters.some((a) => a.isCluster),
-        )
-      : {}),
+  channel(resource: string): readonly string[] {
+    return this.#q.primitive.channel(resource)
+  }
 
-    release: (resource, token, into) => void releaseOnQuorum(q, resource, token, options).then(into.value, into.error),
-
-    async leave(resource, waiter) {
-      book.done(resource, waiter)
-      await onEvery(q, (node) => primitive.leave(execOf(node), resource, waiter), options.nodeTimeout(maxTtl))
-    },
-
-    async inspect(resource) {
-      const results = await onEvery(q, (node) => primitive.inspect(execOf(node), resource), options.nodeTimeout(maxTtl))
-      const views = results.flatMap((r) => (r.ok ? [r.value] : []))
-      if (views.length < majority) {
-        throw new QuorumError(
-          resource,
-          'inspect',
-          results.map((r, i) => vote(nodes[i]!, r, 'replied')),
-          majority,
-        )
-      }
-      return primitive.merge(resource, views, majority)
-    },
-
-    channel: (resource) => primitive.channel(resource),
-    notices: anyNode(adapters.map((a) => subscriberFor(a))),
-    async announce(channel, token) {
-      const results = await onEvery(q, (node) => revokeNotice.run(execOf(node), [], [channel, token]), options.nodeTimeout(maxTtl))
-      const failed = results.find((r) => !r.ok)
-      if (failed && results.every((r) => !r.ok)) throw failed.error
-    },
+  async announce(channel: string, token: string): Promise<void> {
+    const results = await onEvery(this.#q, (node) => revokeNotice.run(execOf(node), [], [channel, token]), this.#options.nodeTimeout(this.maxTtl))
+    const failed = results.find((r) => !r.ok)
+    if (failed && results.every((r) => !r.ok)) throw failed.error
   }
 }
 
