@@ -50,6 +50,8 @@ interface Soak {
   checks: WindowCheck[]
   ops: Map<string, number>
   workerErrors: Map<string, number>
+  /** Where the samples are written, each minute (a run cut short keeps what it sampled). */
+  samplesFile: string
 }
 
 function workerConfig(soak: Soak, slot: number): SoakWorkerConfig {
@@ -187,6 +189,7 @@ async function runMinutes(soak: Soak): Promise<void> {
     pending.push(fault(soak, m))
     await sleep(t0 + m * 60_000 - performance.now())
     soak.samples.push(await sample(soak, m))
+    writeFileSync(soak.samplesFile, JSON.stringify(soak.samples, null, 1))
     closeMinute(soak, from)
     from = now()
     console.log(progressLine(soak, m))
@@ -228,6 +231,7 @@ async function main(): Promise<number> {
     checks: [],
     ops: new Map(),
     workerErrors: new Map(),
+    samplesFile: `${values.report.replace(/\.md$/, '')}.samples.json`,
   }
   const started = new Date()
   try {
@@ -256,7 +260,7 @@ async function main(): Promise<number> {
   }
   const { text, pass } = renderSoakReport(result)
   writeFileSync(values.report, text)
-  writeFileSync(`${values.report.replace(/\.md$/, '')}.samples.json`, JSON.stringify(soak.samples, null, 1))
+  writeFileSync(soak.samplesFile, JSON.stringify(soak.samples, null, 1))
   console.log(text)
   return pass ? 0 : 1
 }
