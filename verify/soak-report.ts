@@ -42,7 +42,7 @@ function lostLines(r: SoakResult): string[] {
   const lost = r.checks.flatMap((c) => c.lost)
   const byCause = new Map<string, number>()
   for (const l of lost) {
-    const key = `${l.resource.slice(0, l.resource.indexOf(':'))}: ${l.reason}, ${l.fault ? `after ${l.fault}` : 'with no fault on its topology'}`
+    const key = `${l.resource.slice(0, l.resource.indexOf(':'))}: ${l.reason}${l.atRelease ? ' at its release' : ''}, ${l.fault ? `after ${l.fault}` : 'with no fault on its topology'}`
     byCause.set(key, (byCause.get(key) ?? 0) + 1)
   }
   return [`Leases lost: ${lost.length}`, '', ...[...byCause].sort().map(([k, n]) => `- ${n} ${k}`)]
