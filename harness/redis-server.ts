@@ -359,7 +359,8 @@ function ownsSlot(slots: string[], slot: number): boolean {
   })
 }
 
-export async function startCluster(opts: { masters?: number; replicas?: number } = {}): Promise<RedisCluster> {
+/** A Redis Cluster of `masters` (default 3) with `replicas` each (default 0), every node also given `args`. */
+export async function startCluster(opts: { masters?: number; replicas?: number; args?: string[] } = {}): Promise<RedisCluster> {
   const masterCount = opts.masters ?? 3
   const replicas = opts.replicas ?? 0
   const total = masterCount * (1 + replicas)
@@ -382,6 +383,7 @@ export async function startCluster(opts: { masters?: number; replicas?: number }
             '2000',
             '--cluster-port',
             String(busPort),
+            ...(opts.args ?? []),
           ],
         }),
       )

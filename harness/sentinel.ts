@@ -152,9 +152,12 @@ function linked(info: string, primaryPort: number): boolean {
 /**
  * A primary and its replicas (`replicas`, default 1; linked), then three Sentinels that agree on the
  * primary. With `clocked` (libfaketime and a libc-malloc build, see harness/faketime.ts) the data
- * nodes run under one server clock; the Sentinels keep the real clock.
+ * nodes run under one server clock; the Sentinels keep the real clock. `args`: more options for
+ * every data node (kept through its restarts).
  */
-export async function startSentinelGroup(opts: { clocked?: { library: string; server: string }; replicas?: 1 | 2 } = {}): Promise<SentinelGroup> {
+export async function startSentinelGroup(
+  opts: { clocked?: { library: string; server: string }; replicas?: 1 | 2; args?: string[] } = {},
+): Promise<SentinelGroup> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-sentinel-'))
   // One clock for both data nodes (as one NTP step moves every machine of a site): Redis 7 replicates
   // an expiry as an absolute time (SET ... PXAT), so a replica whose clock differs from its primary's
@@ -164,10 +167,11 @@ export async function startSentinelGroup(opts: { clocked?: { library: string; se
   const clocks = clock ? Array.from({ length: count }, () => clock) : []
   const underClock = opts.clocked && clock ? { server: opts.clocked.server, env: faketimeEnv(opts.clocked.library, clock.file) } : {}
   // No 5 s pause before a full sync: a node that rejoins as a replica must be linked soon.
-  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS], ...underClock })
+  const more = opts.args ?? []
+  const a = await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, ...more], ...underClock })
   const nodes = [a]
   for (let i = 1; i < count; i++)
-    nodes.push(await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, '--replicaof', a.host, String(a.port)], ...underClock }))
+    nodes.push(await startRedis({ args: ['--repl-diskless-sync-delay', '0', ...USER_ARGS, ...more, '--replicaof', a.host, String(a.port)], ...underClock }))
   const replicasAtStart = nodes.slice(1)
   const sentinels: SentinelProcess[] = []
   const stop = async () => {

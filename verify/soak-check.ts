@@ -32,8 +32,12 @@ export interface WindowCheck {
   /** The longest wait of an acquire that settled in the window, and where. */
   longestWait: { ms: number; resource: string; worker: string; outcome: string }
   overBound: number
-  /** Leases lost in the window: by reason, and whether a fault on its topology explains it. */
-  lost: { resource: string; reason: string; fault: string | undefined }[]
+  /**
+   * Leases lost in the window: by reason, whether a fault on its topology explains it, and whether
+   * its holder had already asked to release it (a release that found the lock gone: with a reply
+   * lost to a connection cut, the resent release finds the lock its first sending deleted).
+   */
+  lost: { resource: string; reason: string; fault: string | undefined; atRelease?: boolean }[]
 }
 
 const isOp = (e: HistoryEvent): e is OpEvent => e.kind === 'op'
@@ -116,9 +120,12 @@ function waits(events: HistoryEvent[], wait: number): Pick<WindowCheck, 'longest
 /** Leases lost in [from, end), each with the fault on its topology that it followed (within a ttl and 2 s of the fault's end). */
 function losses(events: HistoryEvent[], faults: readonly SoakFault[], from: number, ttl: number): WindowCheck['lost'] {
   const lost = events.filter((e): e is LostEvent => e.kind === 'lost' && e.time >= from)
+  const releasing = new Set<string>()
+  for (const e of events) if (e.kind === 'op' && e.f === 'release' && e.type === 'invoke') releasing.add(`${e.pid} ${e.resource} ${e.fence}`)
   return lost.map((e) => {
     const fault = faults.find((f) => f.topology === topologyOf(e.resource) && e.time >= f.start - CLOCK_MARGIN_MS && e.time <= f.end + ttl + 2_000)
-    return { resource: e.resource, reason: e.reason, fault: fault?.label }
+    const atRelease = releasing.has(`${e.pid} ${e.resource} ${e.fence}`)
+    return { resource: e.resource, reason: e.reason, fault: fault?.label, ...(atRelease ? { atRelease } : {}) }
   })
 }
 

@@ -2,7 +2,7 @@
 // the longest waits, and every per-minute sample with the growth from the base minute to the end.
 import type { SoakFault, WindowCheck } from './soak-check.js'
 import { WAIT_SLACK_MS } from './soak-check.js'
-import { baseMinute, COUNT_NOISE, growthOf, MAX_GROWTH, type MinuteSample } from './soak-samples.js'
+import { baseMinute, COUNT_NOISE, growthOf, MAX_GROWTH, memoryLessScripts, type MinuteSample } from './soak-samples.js'
 
 export interface SoakResult {
   minutes: number
@@ -42,7 +42,7 @@ function lostLines(r: SoakResult): string[] {
   const lost = r.checks.flatMap((c) => c.lost)
   const byCause = new Map<string, number>()
   for (const l of lost) {
-    const key = `${l.resource.slice(0, l.resource.indexOf(':'))}: ${l.reason}, ${l.fault ? `after ${l.fault}` : 'with no fault on its topology'}`
+    const key = `${l.resource.slice(0, l.resource.indexOf(':'))}: ${l.reason}${l.atRelease ? ' at its release' : ''}, ${l.fault ? `after ${l.fault}` : 'with no fault on its topology'}`
     byCause.set(key, (byCause.get(key) ?? 0) + 1)
   }
   return [`Leases lost: ${lost.length}`, '', ...[...byCause].sort().map(([k, n]) => `- ${n} ${k}`)]
@@ -51,19 +51,29 @@ function lostLines(r: SoakResult): string[] {
 function sampleTable(r: SoakResult): string[] {
   const workers = [...new Set(r.samples.flatMap((s) => Object.keys(s.workers)))].sort()
   const nodes = [...new Set(r.samples.flatMap((s) => Object.keys(s.nodes)))]
-  const lines = ['| minute | worker | heap used MiB | RSS MiB | handles | timers | subscriber conns |', '| --- | --- | --- | --- | --- | --- | --- |']
+  const lines = [
+    '| minute | worker | heap used MiB | heap reserved MiB | RSS MiB | handles | timers | subscriber conns |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ]
   for (const s of r.samples)
     for (const w of workers) {
       const x = s.workers[w]
       lines.push(
         x
-          ? `| ${s.minute} | ${w} | ${mib(x.heapUsed)} | ${mib(x.rss)} | ${x.handles} | ${x.timers} | ${x.subscribers} |`
-          : `| ${s.minute} | ${w} | no answer | | | | |`,
+          ? `| ${s.minute} | ${w} | ${mib(x.heapUsed)} | ${x.heapTotal === undefined ? '' : mib(x.heapTotal)} | ${mib(x.rss)} | ${x.handles} | ${x.timers} | ${x.subscribers} |`
+          : `| ${s.minute} | ${w} | no answer | | | | | |`,
       )
     }
-  lines.push('', '| minute | node | used_memory MiB | keys |', '| --- | --- | --- | --- |')
+  lines.push('', '| minute | node | role | used_memory MiB | less scripts MiB | cached scripts | keys |', '| --- | --- | --- | --- | --- | --- | --- |')
   for (const s of r.samples)
-    for (const n of nodes) lines.push(`| ${s.minute} | ${n} | ${mib(s.nodes[n]?.usedMemory ?? Number.NaN)} | ${s.nodes[n]?.keys ?? ''} |`)
+    for (const n of nodes) {
+      const x = s.nodes[n]
+      lines.push(
+        x
+          ? `| ${s.minute} | ${n} | ${x.role ?? ''} | ${mib(x.usedMemory)} | ${mib(memoryLessScripts(x))} | ${x.parts?.number_of_cached_scripts ?? ''} | ${x.keys} |`
+          : `| ${s.minute} | ${n} | no answer | | | | |`,
+      )
+    }
   return lines
 }
 
@@ -89,7 +99,7 @@ export function renderSoakReport(r: SoakResult): { text: string; pass: boolean }
     '',
     ...sampleTable(r),
     '',
-    `## Growth (base minute ${baseMinute(r.minutes)}; counts may rise by ${COUNT_NOISE}: what stayed in flight through five readings; a node restarted since the base is not judged)`,
+    `## Growth (base minute ${baseMinute(r.minutes)}; counts may rise by ${COUNT_NOISE}: what stayed in flight through all their readings; RSS by the trend of the second half; a node restarted or promoted since the base is not judged)`,
     '',
     '| series | base | end | growth | ok |',
     '| --- | --- | --- | --- | --- |',

@@ -2,7 +2,8 @@
 // Sentinels, a 3-master Redis Cluster, and a quorum of three independent masters; and the fault
 // each can be given (one a minute, in turn): a failover, a node paused, a node killed and
 // restarted empty, the clients' connections cut, a slot migrated.
-import { startRedis, startCluster, type RedisCluster, type RedisProcess } from '../harness/redis-server.js'
+import { execFileSync } from 'node:child_process'
+import { defaultServer, startRedis, startCluster, type RedisCluster, type RedisProcess } from '../harness/redis-server.js'
 import { HARNESS_AUTH, startSentinelGroup, type SentinelGroup } from '../harness/sentinel.js'
 import { applyFailover } from './apply-failover.js'
 import { applyFault, type FaultTargets } from './apply-fault.js'
@@ -18,10 +19,26 @@ export interface SoakNodes {
   quorum: RedisProcess[]
 }
 
+/**
+ * Every data node runs without two diagnostic records of Redis whose memory fills once and then
+ * stays, none of it the library's: Redis 7's per-command latency histograms (each command name's
+ * first call on a node allocates one, 24,688 bytes of `used_memory` on Redis 7.0, kept for the
+ * node's life, so a node's memory rose in steps whenever a fault first sent it a command: a
+ * migration's MIGRATE, RESTORE-ASKING and CLUSTER SETSLOT, a client's first EVAL there, CLIENT
+ * KILL), and the slow log (128 entries by default, each a copy of a slow command's arguments:
+ * about 62 KB once full, filled at the pace a loaded machine makes commands slow).
+ */
+export function soakServerArgs(): string[] {
+  const version = /v=(\d+)\./.exec(execFileSync(defaultServer(), ['--version'], { encoding: 'utf8' }))?.[1]
+  const slowlog = ['--slowlog-max-len', '0']
+  return Number(version) >= 7 ? ['--latency-tracking', 'no', ...slowlog] : slowlog // Redis 6 keeps no such histograms
+}
+
 export async function startTopologies(): Promise<SoakNodes> {
-  const group = await startSentinelGroup({ replicas: 1 })
-  const cluster = await startCluster({ masters: 3 })
-  const quorum = [await startRedis(), await startRedis(), await startRedis()]
+  const args = soakServerArgs()
+  const group = await startSentinelGroup({ replicas: 1, args })
+  const cluster = await startCluster({ masters: 3, args })
+  const quorum = [await startRedis({ args }), await startRedis({ args }), await startRedis({ args })]
   return { group, cluster, quorum }
 }
 

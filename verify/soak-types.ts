@@ -19,7 +19,11 @@ export interface SoakWorkerConfig {
   idle: [number, number]
 }
 
-/** A worker's sample of itself (on SIGUSR2): heap after a full GC, RSS, active handles other than timers, timers. */
+/**
+ * A worker's sample of itself (on SIGUSR2): heap after a full GC, RSS, active handles other than
+ * timers, timers other than its loops' own pauses (`allTimers`: with them); what else makes up
+ * the RSS (the V8 heap's reserved size and its spaces, memory outside the heap).
+ */
 export interface WorkerSample {
   kind: 'sample'
   worker: string
@@ -29,4 +33,9 @@ export interface WorkerSample {
   rss: number
   handles: number
   timers: number
+  heapTotal?: number
+  external?: number
+  arrayBuffers?: number
+  allTimers?: number
+  spaces?: Record<string, number>
 }

@@ -3,7 +3,7 @@
 // API only. Each step is one JSON line on stdout in verify's history format; on SIGUSR2 it prints
 // a sample of itself (heap after a full GC, RSS, active handles and timers). SIGTERM stops it.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { setFlagsFromString } from 'node:v8'
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { Cluster, Redis } from 'ioredis'
 import { createClient, createCluster, createSentinel } from 'redis'
@@ -35,18 +35,35 @@ const gc = runInNewContext('gc') as () => void
  */
 process.on('SIGUSR2', async () => {
   gc()
-  const { heapUsed, rss } = process.memoryUsage()
+  const { heapUsed, heapTotal, external, arrayBuffers, rss } = process.memoryUsage()
   let handles = Number.POSITIVE_INFINITY
   let timers = Number.POSITIVE_INFINITY
+  let allTimers = Number.POSITIVE_INFINITY
   for (let i = 0; i < 5; i++) {
     if (i > 0) await sleep(100)
     const resources = process.getActiveResourcesInfo()
     const timeouts = resources.filter((r) => r === 'Timeout').length
-    timers = Math.min(timers, timeouts)
+    allTimers = Math.min(allTimers, timeouts)
+    timers = Math.min(timers, timeouts - napping)
     handles = Math.min(handles, resources.length - timeouts)
   }
-  emit({ kind: 'sample', worker, pid: process.pid, time: now(), heapUsed, rss, handles, timers })
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size]))
+  emit({ kind: 'sample', worker, pid: process.pid, time: now(), heapUsed, heapTotal, external, arrayBuffers, rss, handles, timers, allTimers, spaces })
 })
+
+/**
+ * The loops' own pauses (a hold, the idle time between steps) are timers too, one per loop that
+ * is pausing: counted here so that a sample's `timers` is what the library and the clients keep.
+ */
+let napping = 0
+async function nap(ms: number): Promise<void> {
+  napping++
+  try {
+    await sleep(ms)
+  } finally {
+    napping--
+  }
+}
 
 /** The user's client(s) for this worker's topology and library, named so that Redis can tell its connections apart. */
 function connect(): { redis: RedisClient | RedisClient[]; close: () => void; ready: Promise<unknown> } {
@@ -111,7 +128,7 @@ async function acquired(resource: string, get: () => Promise<Lease>, extra: obje
 
 /** Holds `lease` for a short while, then releases it (recorded per resource it covers). */
 async function holdAndRelease(lease: Lease, resources: readonly string[], holdMs: [number, number]): Promise<void> {
-  await sleep(random.int(...holdMs))
+  await nap(random.int(...holdMs))
   for (const r of resources) op('invoke', 'release', r, { fence: fenceOf(lease, r) })
   try {
     const released = await lease.release()
@@ -153,7 +170,7 @@ const steps: (() => Promise<void>)[] = [
     const resource = `${config.topology}:leader`
     const term = await acquired(resource, () => locks.election(resource).campaign(worker))
     if (!term) return
-    await sleep(random.int(50, 300))
+    await nap(random.int(50, 300))
     op('invoke', 'release', resource, { fence: term.fence })
     const resigned = await (term as Lease & { resign(): Promise<boolean> }).resign().catch((err: unknown) => codeOf(err))
     op(typeof resigned === 'boolean' ? 'ok' : 'info', 'release', resource, { fence: term.fence, value: { released: resigned } })
@@ -163,7 +180,7 @@ const steps: (() => Promise<void>)[] = [
 async function loop(step: () => Promise<void>): Promise<void> {
   while (!stopping) {
     await step().catch((err: unknown) => emit({ kind: 'meta', what: 'error', name: worker, time: now(), detail: codeOf(err) }))
-    await sleep(random.int(...config.idle))
+    await nap(random.int(...config.idle))
   }
 }
 

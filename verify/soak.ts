@@ -50,6 +50,8 @@ interface Soak {
   checks: WindowCheck[]
   ops: Map<string, number>
   workerErrors: Map<string, number>
+  /** Where the samples are written, each minute (a run cut short keeps what it sampled). */
+  samplesFile: string
 }
 
 function workerConfig(soak: Soak, slot: number): SoakWorkerConfig {
@@ -146,13 +148,15 @@ async function sample(soak: Soak, minute: number): Promise<MinuteSample> {
   for (let i = 0; i < 100 && soak.pendingSamples.size < soak.workers.slots.length; i++) await sleep(100)
   const subscribers = new Map<string, number>()
   const nodes: MinuteSample['nodes'] = {}
-  for (const topology of ['single', 'cluster', 'quorum'] as const) {
-    for (const [i, node] of nodesOf(soak.nodes, topology).entries()) {
+  // Every node at once: each sample reads its keys for about two seconds.
+  const each = (['single', 'cluster', 'quorum'] as const).flatMap((topology) => nodesOf(soak.nodes, topology).map((node, i) => ({ topology, node, i })))
+  await Promise.all(
+    each.map(async ({ topology, node, i }) => {
       const cli = (...args: string[]) => cliOn(topology, node, ...args)
       nodes[`${topology} node ${i}`] = await nodeSample(cli)
       for (const [w, n] of await subscribersOf(cli, (name) => workerOfConnection(topology, name))) subscribers.set(w, (subscribers.get(w) ?? 0) + n)
-    }
-  }
+    }),
+  )
   const workers: MinuteSample['workers'] = {}
   for (const [w, s] of soak.pendingSamples) workers[w] = { ...s, subscribers: subscribers.get(w) ?? 0 }
   return { minute, workers, nodes }
@@ -187,6 +191,7 @@ async function runMinutes(soak: Soak): Promise<void> {
     pending.push(fault(soak, m))
     await sleep(t0 + m * 60_000 - performance.now())
     soak.samples.push(await sample(soak, m))
+    writeFileSync(soak.samplesFile, JSON.stringify(soak.samples, null, 1))
     closeMinute(soak, from)
     from = now()
     console.log(progressLine(soak, m))
@@ -228,6 +233,7 @@ async function main(): Promise<number> {
     checks: [],
     ops: new Map(),
     workerErrors: new Map(),
+    samplesFile: `${values.report.replace(/\.md$/, '')}.samples.json`,
   }
   const started = new Date()
   try {
@@ -256,7 +262,7 @@ async function main(): Promise<number> {
   }
   const { text, pass } = renderSoakReport(result)
   writeFileSync(values.report, text)
-  writeFileSync(`${values.report.replace(/\.md$/, '')}.samples.json`, JSON.stringify(soak.samples, null, 1))
+  writeFileSync(soak.samplesFile, JSON.stringify(soak.samples, null, 1))
   console.log(text)
   return pass ? 0 : 1
 }
