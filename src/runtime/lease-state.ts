@@ -5,6 +5,7 @@ import type { Lease, LeaseRisk } from './lease.js'
 import { LeaseAlarms } from './lease-alarms.js'
 import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease-context.js'
 import { reportAtRisk, reportExtend, reportLost, reportRelease } from './events.js'
+import { events } from '../util/telemetry.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
 import { renewalTime } from './renewals.js'
@@ -329,9 +330,12 @@ export class LeaseState implements Lease {
   #renew(): void {
     if (this.#state !== 'held') return
     if (this.#extending) {
-      // The renewal in flight has had no reply for a tenth of the ttl (at most a second).
+      // The renewal in flight has had no reply for a tenth of the ttl (at most a second). The
+      // error is built only for someone who listens: a slow Redis under 50,000 leases must not
+      // cost 50,000 errors with their stacks.
       const since = this.#loss.waitingSince(Infinity)
-      if (since !== undefined) this.#atRisk(noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`))
+      if (since !== undefined && (this.#riskListeners?.size || events.atRisk.hasSubscribers))
+        this.#atRisk(noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`))
       return
     }
     this.#extending = this.#extend(this.#ttl, this.#context.renewals ?? this.#context.backend, true)
