@@ -10,8 +10,7 @@ import { createLocks, type HolderInfo, type Locks, type LocksOptions } from '../
 import { everyCluster, useClusterClient } from '../../harness/cluster-clients.js'
 import { useCluster, useMatureQuorum, useRedis, useReplicated } from '../../harness/per-adapter.js'
 import { requireRedisOrSkip, type RedisProcess } from '../../harness/redis-server.js'
-import { sleep } from '../../harness/until.js'
-import { closeQuietly, uniquePrefix } from '../../harness/util.js'
+import { closeQuietly, uniquePrefix, until } from '../../harness/util.js'
 
 type Options = Omit<LocksOptions, 'redis'>
 
@@ -62,12 +61,14 @@ function expectRecorded(info: HolderInfo, holder: string, before: number[], afte
 
 const NOTHING = { holder: null, since: null, lastExtended: null }
 
-/** The server's ms clock must tick between a grant and its extension for the order to show: time itself must pass. */
-const tick = () => sleep(3)
-
 function holderSuite(topology: () => Topology): void {
   const open = (options: Options = {}) => topology().open({ ttl: 5_000, ...options })
   const serverMs = () => topology().serverMs()
+  /** The server's ms clock must tick between a grant and its extension for the order to show: until every node's TIME moved on. */
+  const tick = async () => {
+    const last = Math.max(...(await serverMs()))
+    await until("the servers' clocks ticked", async () => Math.min(...(await serverMs())) > last, { every: 1 })
+  }
 
   it('a mutex shows its holder label, since and last extension; an extension moves lastExtended forward', async () => {
     const locks = open({ holder: 'x' })
