@@ -42,6 +42,24 @@ export class LeaseLoss {
     return since
   }
 
+  /**
+   * `extending`'s answer, or 'lost' as soon as the lease is lost: a reply that has not come by the
+   * deadline comes too late (the signal aborts then), so the extension sent at `sent` stops
+   * waiting instead of hanging while Redis is unreachable.
+   */
+  async answer(extending: Promise<boolean>, sent: number): Promise<boolean | 'lost'> {
+    let onLost: (() => void) | undefined
+    try {
+      return await new Promise<boolean | 'lost'>((resolve, reject) => {
+        onLost = () => resolve('lost')
+        this.watch(onLost, sent)
+        extending.then(resolve, reject)
+      })
+    } finally {
+      this.unwatch(onLost!)
+    }
+  }
+
   abort(reason: LockLostError): void {
     this.#reason = reason
     this.#controller?.abort(reason)

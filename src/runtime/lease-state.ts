@@ -5,7 +5,7 @@ import type { Lease, LeaseRisk } from './lease.js'
 import { LeaseAlarms } from './lease-alarms.js'
 import { drift, type Extender, type LeaseContext, type LeaseInit } from './lease-context.js'
 import { reportAtRisk, reportExtend, reportLost, reportRelease } from './events.js'
-import { events } from '../util/telemetry.js'
+import { LeaseRisks } from './lease-risk.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
 import { renewalTime } from './renewals.js'
@@ -33,10 +33,8 @@ export class LeaseState implements Lease {
   #lastError: unknown
   #abandoned = false
   readonly #acquiredAt: number
-  /** The extension in flight (the last one sent) was reported at risk already. */
-  #riskHeard = false
-  /** `onAtRisk` listeners, made when the first is added. */
-  #riskListeners: Set<(risk: LeaseRisk) => void> | undefined
+  /** Its warnings before a loss: `onAtRisk` listeners, once per failed extension. */
+  readonly #risks = new LeaseRisks()
   /** performance.now() after which no renewal goes out (`maxHold`): the lease then ends at its deadline. */
   #holdUntil = Infinity
 
@@ -93,21 +91,14 @@ export class LeaseState implements Lease {
       throw this.#loss.reason!
     }
     let ok: boolean | 'lost' | LockLostError
-    this.#riskHeard = false
+    this.#risks.extending()
     const extending = via.extend(this.resource, this.token, ttl)
     // An automatic renewal that stays unanswered puts the lease at risk long before its deadline:
     // the renewal alarm, idle while it is in flight, says so once (#renew).
     if (auto) this.#alarms.renewAt(renewalTime(start, this.#ttl, true))
     reportExtend(this.#context.kind, this, ttl, extending)
-    // A reply that has not come by the deadline comes too late: the lease is lost (its signal
-    // aborts at the deadline), so stop waiting then instead of hanging while Redis is unreachable.
-    let onLost: (() => void) | undefined
     try {
-      ok = await new Promise<boolean | 'lost'>((resolve, reject) => {
-        onLost = () => resolve('lost')
-        this.#loss.watch(onLost, start)
-        extending.then(resolve, reject)
-      })
+      ok = await this.#loss.answer(extending, start)
     } catch (err) {
       // The backend knows the lease is lost already (a quorum whose majority did not answer).
       if (err instanceof LockLostError) ok = err
@@ -117,8 +108,6 @@ export class LeaseState implements Lease {
         this.#atRisk(failed)
         throw failed
       }
-    } finally {
-      this.#loss.unwatch(onLost!)
     }
     if (ok === 'lost') throw this.#loss.reason!
     if (this.#state !== 'held') {
@@ -222,29 +211,15 @@ export class LeaseState implements Lease {
   }
 
   onAtRisk(listener: (risk: LeaseRisk) => void): () => void {
-    const listeners = (this.#riskListeners ??= new Set())
-    const own = (risk: LeaseRisk) => listener(risk)
-    listeners.add(own)
-    return () => void listeners.delete(own)
+    return this.#risks.add(listener)
   }
 
   /** An extension failed while the lease is held: its listeners and telemetry hear it, once per failure. */
   #atRisk(error: FencelockError): void {
-    if (this.#state !== 'held' || this.#riskHeard) return
-    this.#riskHeard = true
+    if (this.#state !== 'held' || !this.#risks.first()) return
     const remaining = this.remaining
     reportAtRisk(this.#context.kind, this, remaining, error)
-    if (!this.#riskListeners) return
-    for (const listener of this.#riskListeners) {
-      try {
-        listener({ remaining, error })
-      } catch (thrown) {
-        // A listener's bug must not stop the renewals: it surfaces as an uncaught exception, as an EventEmitter's would.
-        queueMicrotask(() => {
-          throw thrown
-        })
-      }
-    }
+    this.#risks.tell(remaining, error)
   }
 
   /** A revocation notice named this lease's token: the lock was ended in Redis; lost now. */
@@ -334,7 +309,7 @@ export class LeaseState implements Lease {
       // error is built only for someone who listens: a slow Redis under 50,000 leases must not
       // cost 50,000 errors with their stacks.
       const since = this.#loss.waitingSince(Infinity)
-      if (since !== undefined && (this.#riskListeners?.size || events.atRisk.hasSubscribers))
+      if (since !== undefined && this.#risks.listened())
         this.#atRisk(noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`))
       return
     }
