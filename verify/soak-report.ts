@@ -16,6 +16,10 @@ export interface SoakResult {
 }
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
+const mib2 = (bytes: number) => (bytes / 2 ** 20).toFixed(2)
+/** What of a worker's heap after its full GC is compiled code (bytecode lives in old space and is not counted here). */
+const codeOf = (x: { spacesUsed?: Record<string, number> }) =>
+  x.spacesUsed === undefined ? '' : mib2((x.spacesUsed.code_space ?? 0) + (x.spacesUsed.code_large_object_space ?? 0))
 const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'from 0')
 
 function verdict(r: SoakResult): { lines: string[]; pass: boolean } {
@@ -52,16 +56,16 @@ function sampleTable(r: SoakResult): string[] {
   const workers = [...new Set(r.samples.flatMap((s) => Object.keys(s.workers)))].sort()
   const nodes = [...new Set(r.samples.flatMap((s) => Object.keys(s.nodes)))]
   const lines = [
-    '| minute | worker | heap used MiB | heap reserved MiB | RSS MiB | handles | timers | subscriber conns |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| minute | worker | heap used MiB | of it code spaces MiB | heap reserved MiB | RSS MiB | handles | timers | subscriber conns |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ]
   for (const s of r.samples)
     for (const w of workers) {
       const x = s.workers[w]
       lines.push(
         x
-          ? `| ${s.minute} | ${w} | ${mib(x.heapUsed)} | ${x.heapTotal === undefined ? '' : mib(x.heapTotal)} | ${mib(x.rss)} | ${x.handles} | ${x.timers} | ${x.subscribers} |`
-          : `| ${s.minute} | ${w} | no answer | | | | | |`,
+          ? `| ${s.minute} | ${w} | ${mib2(x.heapUsed)} | ${codeOf(x)} | ${x.heapTotal === undefined ? '' : mib(x.heapTotal)} | ${mib(x.rss)} | ${x.handles} | ${x.timers} | ${x.subscribers} |`
+          : `| ${s.minute} | ${w} | no answer | | | | | | |`,
       )
     }
   lines.push('', '| minute | node | role | used_memory MiB | less scripts MiB | cached scripts | keys |', '| --- | --- | --- | --- | --- | --- | --- |')

@@ -22,7 +22,8 @@ export interface SoakWorkerConfig {
 /**
  * A worker's sample of itself (on SIGUSR2): heap after a full GC, RSS, active handles other than
  * timers, timers other than its loops' own pauses (`allTimers`: with them); what else makes up
- * the RSS (the V8 heap's reserved size and its spaces, memory outside the heap).
+ * the RSS (the V8 heap's reserved size and its spaces, memory outside the heap), and what of the
+ * heap is compiled code.
  */
 export interface WorkerSample {
   kind: 'sample'
@@ -38,4 +39,6 @@ export interface WorkerSample {
   arrayBuffers?: number
   allTimers?: number
   spaces?: Record<string, number>
+  /** Each V8 space's used size after the full GC (compiled code: `code_space`, `code_large_object_space`). */
+  spacesUsed?: Record<string, number>
 }

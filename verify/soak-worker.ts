@@ -47,8 +47,25 @@ process.on('SIGUSR2', async () => {
     timers = Math.min(timers, timeouts - napping)
     handles = Math.min(handles, resources.length - timeouts)
   }
-  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size]))
-  emit({ kind: 'sample', worker, pid: process.pid, time: now(), heapUsed, heapTotal, external, arrayBuffers, rss, handles, timers, allTimers, spaces })
+  const stats = getHeapSpaceStatistics()
+  const spaces = Object.fromEntries(stats.map((s) => [s.space_name, s.space_size]))
+  const spacesUsed = Object.fromEntries(stats.map((s) => [s.space_name, s.space_used_size]))
+  emit({
+    kind: 'sample',
+    worker,
+    pid: process.pid,
+    time: now(),
+    heapUsed,
+    heapTotal,
+    external,
+    arrayBuffers,
+    rss,
+    handles,
+    timers,
+    allTimers,
+    spaces,
+    spacesUsed,
+  })
 })
 
 /**

@@ -13,8 +13,8 @@ import { HistoryWriter, now, type HistoryEvent, type LostEvent } from './history
 import { Holders } from './holders.js'
 import { checkWindow, type SoakFault, type WindowCheck } from './soak-check.js'
 import { renderSoakReport, type SoakResult } from './soak-report.js'
-import { nodeSample, subscribersOf, type MinuteSample } from './soak-samples.js'
-import { applySoakFault, cliOn, nodesOf, SOAK_FAULTS, startTopologies, stopTopologies, type SoakNodes } from './soak-topologies.js'
+import { baseMinute, nodeSample, subscribersOf, type MinuteSample } from './soak-samples.js'
+import { applySoakFault, cliOn, nodesOf, SOAK_FAULTS, startTopologies, stopTopologies, WARMUP_FAULTS, type SoakNodes } from './soak-topologies.js'
 import type { SoakTopology, SoakWorkerConfig, WorkerSample } from './soak-types.js'
 import { WorkerSlots } from './worker-slots.js'
 
@@ -23,6 +23,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const TTL = 2_000
 const WAIT = 4_000
 const WARMUP_MS = 5_000
+/** Spacing of the warm-up's faults: twelve of them end about a minute before the base sample of minute 5. */
+const WARMUP_FAULT_EVERY_MS = 20_000
 /** Worker slot i: its topology and client library. */
 const WORKERS: readonly [SoakTopology, 'ioredis' | 'node-redis'][] = [
   ['single', 'ioredis'],
@@ -119,13 +121,17 @@ function faultTargets(soak: Soak, topology: SoakTopology): FaultTargets {
   }
 }
 
-async function fault(soak: Soak, id: number): Promise<void> {
-  const { topology } = SOAK_FAULTS[(id - 1) % SOAK_FAULTS.length]!
+async function fault(soak: Soak, id: number, kindIndex = (id - 1) % SOAK_FAULTS.length): Promise<void> {
+  const { topology } = SOAK_FAULTS[kindIndex]!
   const entry: SoakFault = { topology, label: '', start: now(), end: Number.POSITIVE_INFINITY }
   soak.faults.push(entry)
   try {
-    entry.label = await applySoakFault(soak.nodes, id, faultTargets(soak, topology), (what) =>
-      soak.history.add({ kind: 'meta', what: 'phase', name: `fault ${id}: ${what}`, time: now() }),
+    entry.label = await applySoakFault(
+      soak.nodes,
+      id,
+      faultTargets(soak, topology),
+      (what) => soak.history.add({ kind: 'meta', what: 'phase', name: `fault ${id}: ${what}`, time: now() }),
+      kindIndex,
     )
   } catch (err) {
     entry.label = `${topology} fault ${id} failed: ${(err as Error).message}`
@@ -186,9 +192,18 @@ async function runMinutes(soak: Soak): Promise<void> {
   soak.samples.push(await sample(soak, 0))
   let from = now()
   const pending: Promise<void>[] = []
+  // A judged run (10 minutes or more) puts every fault kind, and the failover four times, before
+  // its base minute: a fault every WARMUP_FAULT_EVERY_MS from the start, the last one ending well
+  // before the base sample. After it, and in a short run throughout, a fault half-way through each minute.
+  const warm = soak.minutes >= 10 ? WARMUP_FAULTS.length : 0
+  for (let k = 0; k < warm; k++) {
+    const at = t0 + 10_000 + k * WARMUP_FAULT_EVERY_MS
+    const due = () => sleep(at - performance.now()).then(() => fault(soak, 1_000 + k, WARMUP_FAULTS[k]))
+    pending.push(due())
+  }
   for (let m = 1; m <= soak.minutes; m++) {
     await sleep(t0 + (m - 0.5) * 60_000 - performance.now())
-    pending.push(fault(soak, m))
+    if (m > (warm > 0 ? baseMinute(soak.minutes) : 0)) pending.push(fault(soak, m))
     await sleep(t0 + m * 60_000 - performance.now())
     soak.samples.push(await sample(soak, m))
     writeFileSync(soak.samplesFile, JSON.stringify(soak.samples, null, 1))
