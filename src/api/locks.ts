@@ -18,6 +18,7 @@ import { Runtime, type CloseOptions } from '../runtime/runtime.js'
 import { revokeEach } from '../runtime/by-token.js'
 import { CallChain } from '../runtime/reentrancy.js'
 import { checkFunction, checkOptions, checkResource } from '../util/validate.js'
+import { ACQUIRE_OPTIONS, withAutoExtend } from '../runtime/options.js'
 
 export type { AcquireOptions, TryAcquireOptions } from '../runtime/operations.js'
 export type { LocksOptions } from './locks-options.js'
@@ -172,7 +173,8 @@ class LockSet implements Locks {
 
   async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
     const names = checkResources(resources)
-    checkOptions(options)
+    // Names and all, here: the ordered path passes each lock a copy of the known options.
+    checkOptions(options, ACQUIRE_OPTIONS)
     const reentered = this.#chain.reenterSome(names)
     if (reentered === undefined) return this.#acquireAll(names, options)
     // Only what the chain does not hold yet is taken (all or nothing); the rest is re-entered.
@@ -192,8 +194,9 @@ class LockSet implements Locks {
 
   async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
-    checkOptions(options)
-    const lease = await this.acquireAll(resources, { ...options, autoExtend: options.autoExtend ?? true })
+    // Checked here, names and all: what acquireAll gets is a copy of the known options.
+    checkOptions(options, ACQUIRE_OPTIONS)
+    const lease = await this.acquireAll(resources, withAutoExtend(options, true))
     return holding(lease, (l) => this.#chain.run('mutex', 'withLocks', leasesOf(l).values(), () => fn(l)))
   }
 

@@ -1,6 +1,6 @@
 import type { Reply } from '../lua/binding.js'
 import type { HolderInfo } from '../topology/backend.js'
-import type { NodeFacts } from '../topology/primitive.js'
+import type { NodeFacts, NodeGrant } from '../topology/primitive.js'
 
 // Reply decoding that every kind's scripts share: the release and batch replies have one shape
 // for all kinds, and an acquire reply ends with the node's facts when a topology asked for them.
@@ -47,6 +47,19 @@ export const nodeFacts = (reply: readonly (Reply | undefined)[], at: number): No
   runId: String(reply[at + 1]),
   now: toNumber(reply[at + 2]),
 })
+
+/**
+ * An acquire reply `{code, fence or retry, ...}` as a grant (code 1) or a refusal; `claim`: which
+ * part was granted (a semaphore's slot; '' for the others); the node's facts from index `factsAt`
+ * when they were asked for. Every kind's decoder ends here, and builds its object field by field:
+ * V8 copies a `{ ...grant, node }` spread through a slow generic path, on every attempt.
+ */
+export function grantOf(reply: readonly (Reply | undefined)[], claim: string, factsAt: number | undefined): NodeGrant {
+  const value = toNumber(reply[1])
+  if (factsAt === undefined) return toNumber(reply[0]) === 1 ? { granted: true, fence: value, claim } : { granted: false, retry: value }
+  const node = nodeFacts(reply, factsAt)
+  return toNumber(reply[0]) === 1 ? { granted: true, fence: value, claim, node } : { granted: false, retry: value, node }
+}
 
 /** A lock value read back: the lease's token and what Redis records of its holder (see `HolderInfo`). */
 export interface Held extends HolderInfo {

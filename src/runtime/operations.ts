@@ -26,7 +26,7 @@ import {
 } from '../util/validate.js'
 import { WaitQueues } from './wait.js'
 import { newWaiter, type AcquireCall, type AcquireStats, type TryResult } from './waiter.js'
-import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, type AcquireOptions, type TryAcquireOptions } from './options.js'
+import { ACQUIRE_OPTIONS, TRY_ACQUIRE_OPTIONS, withAutoExtend, type AcquireOptions, type TryAcquireOptions } from './options.js'
 
 export type { AcquireOptions, Defaults, TryAcquireOptions } from './options.js'
 
@@ -227,7 +227,7 @@ export class Operations<Info> {
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
     checkOptions(options, ACQUIRE_OPTIONS)
-    const lease = (await this.acquire(resource, { ...options, autoExtend: options.autoExtend ?? true })) as LeaseState
+    const lease = (await this.acquire(resource, withAutoExtend(options, true))) as LeaseState
     return holding(lease, fn, (l) => l.lostError())
   }
 

@@ -54,6 +54,26 @@ export interface TryAcquireOptions {
   maxHold?: number
 }
 
+/**
+ * Acquire options the library passes on (withLock, withLocks, a campaign, each lock of an ordered
+ * acquireAll): every field present, `undefined` where left out, which acquire reads as left out.
+ * Written field by field: V8 builds `{ ...options, autoExtend }` through a slow generic path
+ * (about 1 µs against 0.15), on every call.
+ */
+export function acquireOptionsOf(
+  ttl: number | undefined,
+  wait: number | undefined,
+  signal: AbortSignal | undefined,
+  autoExtend: boolean | undefined,
+  maxHold: number | undefined,
+): AcquireOptions {
+  return { ttl, wait, signal, autoExtend, maxHold } as AcquireOptions
+}
+
+/** `options` (already checked) with `autoExtend` defaulting to `extend`. */
+export const withAutoExtend = (options: AcquireOptions, extend: boolean): AcquireOptions =>
+  acquireOptionsOf(options.ttl, options.wait, options.signal, options.autoExtend ?? extend, options.maxHold)
+
 /** The names `checkOptions` accepts in each (a new option added above must be listed here: tsc checks it). */
 export const ACQUIRE_OPTIONS = optionNames<AcquireOptions>(
   'acquire',

@@ -3,7 +3,7 @@ import type { ReplyOf } from '../../lua/binding.js'
 import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
-import { decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
+import { decodeRelease, isOne, mergeHolder, readLockValue, toNumber, grantOf } from '../decode.js'
 
 // An election is a fair mutex whose holder also keeps a value and tells observers of every change.
 // The runtime knows operations on a resource name only, so what a call carries beyond the name
@@ -66,7 +66,21 @@ interface Keys extends ElectionKeys {
 function keysWithLists(prefix: string, resource: string): Keys {
   const call = parseCall(resource)
   const k = electionKeys(prefix, call.name)
-  return { ...k, call, all: [k.lock, k.fence, k.queue, k.queueExpiry, k.term], line: [k.lock, k.queue, k.queueExpiry], channels: [k.wake] }
+  // Named fields, not `{ ...k }`: V8 copies a spread through a slow generic path (see mutex.ts).
+  const { lock, fence, queue, queueExpiry, term, wake, observers } = k
+  return {
+    lock,
+    fence,
+    queue,
+    queueExpiry,
+    term,
+    wake,
+    observers,
+    call,
+    all: [k.lock, k.fence, k.queue, k.queueExpiry, k.term],
+    line: [k.lock, k.queue, k.queueExpiry],
+    channels: [k.wake],
+  }
 }
 
 /** What election-inspect.lua answers on one node. */
@@ -148,17 +162,7 @@ export function election(options: ElectionOptions): Primitive<ElectionView, Elec
     acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }, into) => {
       const k = keysOf(resource)
       const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers, options.holder] as const
-      electionAcquire.send(
-        exec,
-        k.all,
-        args,
-        (reply): NodeGrant => {
-          const [code, value] = reply
-          const grant: NodeGrant = code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
-          return maxTtl === undefined ? grant : { ...grant, node: nodeFacts(reply, 2) }
-        },
-        into,
-      )
+      electionAcquire.send(exec, k.all, args, (reply): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2), into)
     },
     confirm: (exec, resource, token, fence, waiter, into) => {
       const k = keysOf(resource)

@@ -2,6 +2,7 @@ import { FencelockError, InvalidArgumentError, LockLostError } from '../../error
 import { delegatingLease, holding, lossOf, type Lease } from '../../runtime/lease.js'
 import type { Operations } from '../../runtime/operations.js'
 import { revokeEach } from '../../runtime/by-token.js'
+import { acquireOptionsOf } from '../../runtime/options.js'
 import type { WakeSource } from '../../topology/backend.js'
 import {
   checkFunction,
@@ -184,7 +185,14 @@ export function electionHandle(name: string, defaults: ElectionOptions, parts: E
     if (options.autoExtend !== undefined && options.autoExtend !== true)
       throw new InvalidArgumentError(`Expected \`autoExtend\` to be true or left out: ${ALWAYS_EXTENDED}; got ${describeValue(options.autoExtend)}`)
     const resource = campaignName(name, value)
-    const lease = await naming(name, resource, ops.acquire(resource, { ...defaults, ...options, autoExtend: true }))
+    const lease = await naming(
+      name,
+      resource,
+      ops.acquire(
+        resource,
+        acquireOptionsOf(options.ttl ?? defaults.ttl, options.wait ?? defaults.wait, options.signal, true, options.maxHold ?? defaults.maxHold),
+      ),
+    )
     return termOf(name, lease, value, ops)
   }
   return {

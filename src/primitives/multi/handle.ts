@@ -1,5 +1,5 @@
 import { delegatingLease, lossOf, type Lease } from '../../runtime/lease.js'
-import type { AcquireOptions } from '../../runtime/options.js'
+import { acquireOptionsOf, type AcquireOptions } from '../../runtime/options.js'
 import { multiName, multiResources } from './multi.js'
 import { checkResource, describeValue } from '../../util/validate.js'
 import { InvalidArgumentError } from '../../errors/errors.js'
@@ -136,7 +136,7 @@ export async function acquireOrdered(
   try {
     for (const resource of resources) {
       const left = wait === Infinity ? Infinity : Math.max(0, Math.floor(wait - (performance.now() - started)))
-      taken.push(await acquireOne(resource, { ...options, wait: left }))
+      taken.push(await acquireOne(resource, acquireOptionsOf(options.ttl, left, options.signal, options.autoExtend, options.maxHold)))
     }
   } catch (err) {
     await Promise.allSettled(taken.map((l) => l.release()))

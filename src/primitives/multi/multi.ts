@@ -3,7 +3,7 @@ import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { multiAcquire, multiConfirm, multiExtend, multiExtendMany, multiLeave, multiRelease } from '../../lua/embedded.js'
 import type { LockInfo } from '../../topology/backend.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type MutexKeys } from '../lock.js'
 
 export interface MultiOptions {
@@ -52,10 +52,7 @@ function keysWithLists(prefix: string, name: string): Keys {
   }
 }
 
-const decode = (reply: ReplyOf<typeof multiAcquire>, withFacts: boolean): NodeGrant => {
-  const grant: NodeGrant = toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
-  return withFacts ? { ...grant, node: nodeFacts(reply, 2) } : grant
-}
+const decode = (reply: ReplyOf<typeof multiAcquire>, withFacts: boolean): NodeGrant => grantOf(reply, '', withFacts ? 2 : undefined)
 
 /**
  * Several mutexes taken at once, all or nothing, in one script per node (their keys must be on

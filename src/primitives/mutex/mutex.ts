@@ -15,7 +15,7 @@ import {
 } from '../../lua/embedded.js'
 import type { Arg, Reply } from '../../lua/binding.js'
 import type { AttemptRequest, NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeEntries, decodeMany, decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import { decodeEntries, decodeMany, decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type LockView, type MutexKeys } from '../lock.js'
 
 export { mutexKeys, type MutexKeys } from '../lock.js'
@@ -45,12 +45,7 @@ function keysWithLists(prefix: string, resource: string): Keys {
 }
 
 /** A mutex-acquire reply as a grant; the node's facts when they were asked for (`maxTtl`). */
-function grantOf(reply: readonly (Reply | undefined)[], maxTtl: number | undefined): NodeGrant {
-  const [code, value] = reply
-  if (maxTtl === undefined) return code === 1 ? { granted: true, fence: toNumber(value), claim: '' } : { granted: false, retry: toNumber(value) }
-  const node = nodeFacts(reply, 2)
-  return code === 1 ? { granted: true, fence: toNumber(value), claim: '', node } : { granted: false, retry: toNumber(value), node }
-}
+const decodeGrant = (reply: readonly (Reply | undefined)[], maxTtl: number | undefined): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2)
 
 /**
  * A fair mutex: one script call per acquire, extend and release on each node, or one for many
@@ -77,7 +72,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
     channel: (resource) => keysOf(resource).channels,
     leaseToken: (token) => token,
     acquire: (exec, resource, request, into) =>
-      mutexAcquire.send(exec, keysOf(resource).all, acquireArgs(request), (reply) => grantOf(reply, request.maxTtl), into),
+      mutexAcquire.send(exec, keysOf(resource).all, acquireArgs(request), (reply) => decodeGrant(reply, request.maxTtl), into),
     async acquireMany(exec, attempts) {
       const keys: string[] = []
       const args: [retention: Arg, grace: Arg, holder: Arg, ...requests: Arg[]] = [retention, grace, holder]
@@ -86,7 +81,7 @@ export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
         args.push(request.token, request.ttl, request.waiter, request.score ?? '', request.maxTtl ?? '')
       }
       const reply = await mutexAcquireMany.run(exec, keys, args)
-      return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => grantOf(entry, attempts[i]!.request.maxTtl))
+      return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => decodeGrant(entry, attempts[i]!.request.maxTtl))
     },
     confirm: (exec, resource, token, fence, waiter, into) => mutexConfirm.send(exec, keysOf(resource).all, [token, fence, retention, waiter], isOne, into),
     async confirmMany(exec, leases) {

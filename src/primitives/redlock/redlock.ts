@@ -2,7 +2,7 @@ import type { LockInfo } from '../../topology/backend.js'
 import { keyCache } from '../../util/keys.js'
 import { redlockAcquire, redlockConfirm, redlockExtend, redlockInspect, redlockLeave, redlockRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
-import { decodeRelease, isOne, nodeFacts, toNumber } from '../decode.js'
+import { decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { mergeLock, type LockView } from '../lock.js'
 import { redlockKeys, type RedlockKeys } from './keys.js'
 
@@ -42,10 +42,7 @@ function keysOfName(several: boolean, name: string): Keys {
   }
 }
 
-const grantOf = (reply: readonly unknown[], withFacts: boolean): NodeGrant => {
-  const grant: NodeGrant = toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
-  return withFacts ? { ...grant, node: nodeFacts(reply as never, 2) } : grant
-}
+const decodeGrant = (reply: readonly unknown[], withFacts: boolean): NodeGrant => grantOf(reply as never, '', withFacts ? 2 : undefined)
 
 /**
  * node-redlock's lock in node-redlock's layout (the resource's name holds the lease's value), with
@@ -64,7 +61,7 @@ export function redlock(options: RedlockOptions, several: boolean): Primitive<Lo
     leaseToken: (token) => token,
     acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
       const args = [token, ttl, retention, several ? '' : waiter, grace, score, maxTtl ?? '', db, recheck] as const
-      redlockAcquire.send(exec, keysOf(name).four, args, (reply) => grantOf(reply, maxTtl !== undefined), into)
+      redlockAcquire.send(exec, keysOf(name).four, args, (reply) => decodeGrant(reply, maxTtl !== undefined), into)
     },
     confirm: (exec, name, token, fence, waiter, into) =>
       redlockConfirm.send(exec, keysOf(name).four, [token, fence, retention, several ? '' : waiter, db], isOne, into),

@@ -3,7 +3,7 @@ import type { Arg, ReplyOf } from '../../lua/binding.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
 import type { NodeGrant, Primitive } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
-import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, mergeHolder, readLockValue, toNumber, grantOf } from '../decode.js'
 
 export interface RwLockOptions {
   prefix: string
@@ -58,8 +58,15 @@ export function rwKeys(prefix: string, name: string) {
 /** A read/write lock's keys, with the lists its scripts take built once per name (not per call). */
 function keysWithLists(prefix: string, name: string) {
   const k = rwKeys(prefix, name)
+  // Named fields, not `{ ...k }`: V8 copies a spread through a slow generic path (see mutex.ts).
   return {
-    ...k,
+    writer: k.writer,
+    readers: k.readers,
+    readerInfo: k.readerInfo,
+    fence: k.fence,
+    queue: k.queue,
+    queueExpiry: k.queueExpiry,
+    channel: k.channel,
     all: [k.writer, k.readers, k.fence, k.queue, k.queueExpiry] as const,
     acquiring: [k.writer, k.readers, k.fence, k.queue, k.queueExpiry, k.readerInfo] as const,
     holdersQueue: [k.writer, k.readers, k.queue, k.queueExpiry, k.readerInfo] as const,
@@ -92,10 +99,7 @@ export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwVie
   const keysOf = keyCache(options.prefix, keysWithLists)
   const retention = options.fenceRetention
   const grace = options.waiterGrace
-  const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant => {
-    const grant: NodeGrant = toNumber(reply[0]) === 1 ? { granted: true, fence: toNumber(reply[1]), claim: '' } : { granted: false, retry: toNumber(reply[1]) }
-    return withFacts ? { ...grant, node: nodeFacts(reply, 2) } : grant
-  }
+  const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant => grantOf(reply, '', withFacts ? 2 : undefined)
   return {
     kind: mode === 'r' ? 'rw-read' : 'rw-write',
     channel: (name) => keysOf(name).channels,

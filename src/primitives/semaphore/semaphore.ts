@@ -13,7 +13,7 @@ import {
 } from '../../lua/embedded.js'
 import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
-import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber } from '../decode.js'
+import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber, grantOf } from '../decode.js'
 
 export interface SemaphoreOptions {
   prefix: string
@@ -113,10 +113,17 @@ interface Keys extends SemaphoreKeys {
   readonly channels: readonly [string]
 }
 
+// Named fields, not `{ ...k }`: V8 copies a spread through a slow generic path (see mutex.ts).
 function keysWithLists(prefix: string, name: string, limit: number): Keys {
   const k = semaphoreKeys(prefix, name, limit)
   return {
-    ...k,
+    fence: k.fence,
+    queue: k.queue,
+    queueExpiry: k.queueExpiry,
+    limit: k.limit,
+    passes: k.passes,
+    channel: k.channel,
+    slots: k.slots,
     all: [k.fence, k.queue, k.queueExpiry, k.limit, ...k.slots],
     acquiring: [k.fence, k.queue, k.queueExpiry, k.limit, k.passes, ...k.slots],
     releasing: [k.queue, k.queueExpiry, k.limit, ...k.slots],
@@ -137,14 +144,9 @@ const mismatch = (name: string, stored: unknown, limit: number) =>
 
 /** semaphore-acquire's reply; the node's facts follow the slot when they were asked for. */
 function decodeGrant(name: string, limit: number, reply: ReplyOf<typeof semaphoreAcquire>, withFacts: boolean): NodeGrant {
-  const code = toNumber(reply[0])
-  const grant: NodeGrant =
-    code === 1
-      ? { granted: true, fence: toNumber(reply[1]), claim: String(reply[2]) }
-      : code === -1
-        ? { granted: false, retry: 0, refusal: mismatch(name, reply[1], limit) }
-        : { granted: false, retry: toNumber(reply[1]) }
-  return withFacts ? { ...grant, node: nodeFacts(reply, 3) } : grant
+  if (toNumber(reply[0]) !== -1) return grantOf(reply, String(reply[2]), withFacts ? 3 : undefined)
+  const refusal = mismatch(name, reply[1], limit)
+  return withFacts ? { granted: false, retry: 0, refusal, node: nodeFacts(reply, 3) } : { granted: false, retry: 0, refusal }
 }
 
 /** semaphore-extend-many over the leases whose token names a slot; the others hold nothing: false, as `extend` answers, unsent. */
