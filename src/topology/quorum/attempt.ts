@@ -2,7 +2,7 @@ import { QuorumError, type NodeVote } from '../../errors/errors.js'
 import type { Attempt } from '../backend.js'
 import type { AttemptRequest, NodeGrant, UndoPlace } from '../primitive.js'
 import { decided, execOf, leaveAll, onNodes, undo, vote, type QuorumContext } from './calls.js'
-import type { NodeResult, QuorumNode } from './node.js'
+import { NodeUnreachableError, type NodeResult, type QuorumNode } from './node.js'
 import { DROPPED } from '../../util/into.js'
 
 /** Where the waiter stands again if the grant is undone: its score on every node. */
@@ -25,6 +25,8 @@ interface Tally {
   replied: number
   /** ms until trying again is worth it: the soonest any node named. */
   retry: number
+  /** Nodes the attempt was not sent to (their clients were reconnecting): nothing to undo or leave there. */
+  readonly unsent: QuorumNode[]
 }
 
 type Replies = readonly (NodeResult<NodeGrant> | undefined)[]
@@ -70,19 +72,22 @@ async function attemptOnce(q: QuorumContext<unknown>, resource: string, token: s
   const [claim, won] = [...tally.claims].sort(([, a], [, b]) => b.counted - a.counted)[0] ?? ['', undefined]
   if (won && won.counted >= q.majority) return confirmWon(q, resource, { request, claim, won, tally, ms })
   // Undo wherever it may have been granted: nodes that granted, and nodes not waited for.
-  if (tally.granted.length > 0 || results.some((r) => r === undefined)) undo(q, resource, token, placeOf(request))
+  if (tally.granted.length > 0 || results.some((r) => r === undefined)) undo(q, resource, token, placeOf(request), tally.unsent)
   // Enough nodes answered, the lock is simply taken (or a node is still warming up): wait.
   if (tally.replied >= q.majority) return notWon(q, resource, waiter, ttl, sent, tally)
   throw new QuorumError(resource, 'acquire', tally.votes, q.majority)
 }
 
 function tallyOf(q: QuorumContext<unknown>, results: Replies, counts: ReadonlyMap<QuorumNode, number>): Tally {
-  const tally: Tally = { votes: [], granted: [], claims: new Map(), replied: 0, retry: Infinity }
+  const tally: Tally = { votes: [], granted: [], claims: new Map(), replied: 0, retry: Infinity, unsent: [] }
   const { votes } = tally
   results.forEach((result, i) => {
     const node = q.nodes[i]!
     if (!result) return void votes.push({ node: node.index, outcome: 'timeout' }) // not waited for: the outcome was decided
-    if (!result.ok) return void votes.push(vote(node, result, 'error'))
+    if (!result.ok) {
+      if (result.error instanceof NodeUnreachableError) tally.unsent.push(node)
+      return void votes.push(vote(node, result, 'error'))
+    }
     const grant = result.value
     const wait = counts.get(node) ?? 0
     tally.replied++
@@ -124,11 +129,11 @@ async function confirmWon(q: QuorumContext<unknown>, resource: string, { request
       // Where the lock was held by another, this waiter joined the queue: leave it, or it
       // would stand at the head there until its place expires and block everyone.
       q.book.done(resource, waiter)
-      leaveAll(q, resource, waiter, won.nodes)
+      leaveAll(q, resource, waiter, [...won.nodes, ...tally.unsent])
     }
     return { acquired: true, fence: won.fence, token: leaseToken }
   }
-  undo(q, resource, token, placeOf(request))
+  undo(q, resource, token, placeOf(request), tally.unsent)
   const confirmVotes = won.nodes.map((node, i) => {
     const confirm = confirms[i]!
     return confirm.ok ? { node: node.index, outcome: confirm.value ? ('acquired' as const) : ('held' as const) } : vote(node, confirm, 'error')
@@ -139,7 +144,7 @@ async function confirmWon(q: QuorumContext<unknown>, resource: string, { request
 /** No claim won, but a majority answered: the lock is taken (or nodes still warm up), so the caller waits. */
 function notWon(q: QuorumContext<unknown>, resource: string, waiter: string, ttl: number, sent: number, tally: Tally): Attempt {
   const woken = q.book.wokenSince(waiter, sent)
-  if (waiter !== '' && !q.book.queue(resource, waiter)) leaveAll(q, resource, waiter)
+  if (waiter !== '' && !q.book.queue(resource, waiter)) leaveAll(q, resource, waiter, tally.unsent)
   // Held nowhere, only kept from a majority by nodes that do not count yet: say so. (Where
   // some node says held, the lock may well be held: that is contention, as usual.)
   const held = tally.votes.some((v) => v.outcome === 'held')

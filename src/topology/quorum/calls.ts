@@ -100,15 +100,17 @@ export const leaveAll = (q: QuorumContext<unknown>, resource: string, waiter: st
 
 const NO_PLACE: UndoPlace = { waiter: '', score: '', ttl: 0 }
 
-export const undo = (q: QuorumContext<unknown>, resource: string, token: string, place: UndoPlace = NO_PLACE): void => {
+export const undo = (q: QuorumContext<unknown>, resource: string, token: string, place: UndoPlace = NO_PLACE, unsent: readonly QuorumNode[] = []): void => {
   // Every node, including those that timed out: their acquire may still land. Each client sends
   // this release after the acquire on the same connection, so Redis runs them in that order.
   // Then every node wakes its line if the lock is free there: a grant undone on the few nodes
   // that gave it wakes only those, short of the majority a wake-up needs, and waiters it kept
   // out would sleep until their re-check (the ttl) though nobody holds the lock. A primitive whose
   // grants with nobody in line take no place puts the waiter's place back in the same call.
+  // Not to a node the acquire was never sent to (`unsent`: its client was reconnecting).
   const primitive = q.primitive
   for (const node of q.nodes) {
+    if (unsent.includes(node)) continue
     const exec = execOf(node)
     const undone = primitive.undo
       ? primitive.undo(exec, resource, token, place)

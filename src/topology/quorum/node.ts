@@ -22,6 +22,18 @@ export class NodeTimeoutError extends Error {
 }
 
 /**
+ * A node's call not sent: its client reported a connection error and has not been ready since
+ * (it is reconnecting). Sent, the call would wait in the client's offline queue (node-redis keeps
+ * it without bound) holding the lease's records, and reach the node as stale work when it is back.
+ */
+export class NodeUnreachableError extends Error {
+  constructor(clientError: Error) {
+    super(`Not sent: the client is reconnecting (it last reported: ${clientError.message})`, { cause: clientError })
+    this.name = 'NodeUnreachableError'
+  }
+}
+
+/**
  * One independent master of a quorum. Besides its client, it remembers the server's run_id: a
  * change means the process restarted (and lost its locks), so the node is left out of quorum
  * counting for `maxTtl` after this client notices. The Lua side reports the server's own uptime
@@ -45,6 +57,9 @@ export class QuorumNode {
    * promise is made between the node's reply and `done`: the hot path of every quorum operation.
    */
   run<T>(start: (into: Into<T>) => void, ms: number, done: (result: NodeResult<T>) => void): void {
+    // A node whose client is reconnecting fails at once: the others decide, as for a timeout.
+    const down = this.redis.clientError()
+    if (down !== undefined) return done({ ok: false, timeout: false, error: new NodeUnreachableError(down) })
     let settled = false
     // A limit that came due while this process stalled (a GC pause, a long synchronous task) says
     // nothing of the node: its reply may sit unread (Node runs due timers before it reads the
