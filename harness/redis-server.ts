@@ -9,6 +9,7 @@ import { sleep } from './until.js'
 
 const HOST = '127.0.0.1'
 const START_TIMEOUT_MS = 5_000
+const RESTART_ATTEMPTS = 3
 const CLUSTER_TIMEOUT_MS = 20_000
 const OUTPUT_TAIL_BYTES = 16_384
 // Cluster lookups ask node after node; a paused node must not stall them for long.
@@ -296,7 +297,17 @@ function makeHandle(port: number, dir: string, extra: string[], first: ChildProc
     },
     async restart() {
       await handle.kill9()
-      child = await spawnServer(port, dir, extra, server, env)
+      // On its own port, so no fresh port on a failure: up to three tries, a short pause between
+      // them (a start that timed out on a loaded machine, a port briefly held by another socket).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          child = await spawnServer(port, dir, extra, server, env)
+          return
+        } catch (err) {
+          if (attempt >= RESTART_ATTEMPTS) throw new Error(`restart of redis-server on port ${port} failed ${attempt} times`, { cause: err })
+          await sleep(250 * attempt)
+        }
+      }
     },
     cli(...args: string[]) {
       return redisCli(port, args, 10_000)

@@ -1,4 +1,5 @@
 // Tests for the test harness itself: if these lie, every other suite lies too.
+import { spawnSync } from 'node:child_process'
 import net from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { describeRedis, useFaultProxy } from '../../harness/per-adapter.js'
@@ -64,6 +65,29 @@ describe.skipIf(!requireRedisOrSkip())('redis-server harness', () => {
     await redis.stop()
     await redis.restart()
     expect(await redis.cli('EXISTS', 'k')).toBe('0')
+    await redis.stop()
+  })
+
+  it('restart() tries again when its port is held by another socket when it first starts', async () => {
+    const redis = await startRedis()
+    await redis.kill9()
+    // Another socket on the port: the first server restart() starts cannot bind it and exits.
+    const blocker = net.createServer((socket) => socket.destroy())
+    await new Promise<void>((resolve) => blocker.listen(redis.port, '127.0.0.1', resolve))
+    // Freed once that first server has come and gone (its probe reached the blocker, and no
+    // redis-server on the port is left), so only a second try can succeed.
+    const serversOnPort = () =>
+      spawnSync('pgrep', ['-f', `redis-server.*[: ]${redis.port}( |$)`])
+        .stdout.toString()
+        .trim()
+    let probed = false
+    blocker.on('connection', () => void (probed = true))
+    const freed = until('the first try to exit', () => probed && serversOnPort() === '', { every: 5, timeout: 10_000 }).then(
+      () => new Promise<void>((resolve) => blocker.close(() => resolve())),
+    )
+    await redis.restart()
+    await freed
+    expect(await redis.cli('PING')).toBe('PONG')
     await redis.stop()
   })
 
