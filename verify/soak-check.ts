@@ -25,6 +25,8 @@ export interface SoakFault {
   label: string
   start: number
   end: number
+  /** Why the fault could not be applied or undone (a node that did not come back): the run then tests less than it says. */
+  failed?: string
 }
 
 export interface WindowCheck {

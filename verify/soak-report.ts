@@ -29,6 +29,8 @@ function verdict(r: SoakResult): { lines: string[]; pass: boolean } {
   const growth = growthOf(r.samples, r.minutes)
   const grown = growth.filter((g) => !g.ok)
   const base = baseMinute(r.minutes)
+  // A fault left half-applied (a node killed and not back) changes what the rest of the run tests.
+  const failed = r.faults.filter((f) => f.failed !== undefined)
   // Flat after the first 5 minutes (issue 45): judged from minute 5, so only on runs of 10 minutes or more.
   const judged = r.minutes >= 10
   const lines = [
@@ -37,9 +39,11 @@ function verdict(r: SoakResult): { lines: string[]; pass: boolean } {
     `- Waits: longest ${Math.round(longest.ms)} ms (${longest.resource}, ${longest.worker}, ${longest.outcome}); bound wait + ${WAIT_SLACK_MS} ms; ${overBound} beyond it`,
     `- Growth from minute ${base} to minute ${r.samples.at(-1)?.minute ?? 0}${judged ? '' : ' (reported, not judged: a run shorter than 10 minutes cannot tell growth from warm-up; compared from its middle sample, not minute 5)'}: ${grown.length === 0 ? `none over ${pct(MAX_GROWTH)}` : `${grown.length} series over ${pct(MAX_GROWTH)}: ${grown.map((g) => `${g.series} ${pct(g.growth)}`).join('; ')}`}${growth.length === 0 ? ' (not enough samples to compare)' : ''}`,
     `- Worker processes that died on their own: ${r.crashes.length}`,
+    `- Faults that could not be applied or undone: ${failed.length === 0 ? 'none' : `${failed.length}:`}`,
+    ...failed.map((f) => `  - ${f.label}: ${f.failed}`),
   ]
   const flat = !judged || (grown.length === 0 && growth.length > 0)
-  return { lines, pass: violations.length === 0 && overBound === 0 && flat && r.crashes.length === 0 }
+  return { lines, pass: violations.length === 0 && overBound === 0 && flat && r.crashes.length === 0 && failed.length === 0 }
 }
 
 function lostLines(r: SoakResult): string[] {

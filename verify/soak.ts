@@ -134,7 +134,11 @@ async function fault(soak: Soak, id: number, kindIndex = (id - 1) % SOAK_FAULTS.
       kindIndex,
     )
   } catch (err) {
-    entry.label = `${topology} fault ${id} failed: ${(err as Error).message}`
+    const error = err as Error
+    entry.label = `${topology} fault ${id}`
+    entry.failed = `${error.message}${error.cause instanceof Error ? ` (${error.cause.message.split('\n')[0]})` : ''}`
+    // At once, not only in the report: the run goes on testing less than it says.
+    console.error(`soak: ${entry.label} failed: ${entry.failed}`)
   }
   entry.end = now()
 }
