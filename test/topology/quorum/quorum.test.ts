@@ -216,13 +216,15 @@ describe.skipIf(!requireRedisOrSkip())('quorum over 3 masters', () => {
     // second. Node 0 stores a high fence that node 2 never saw; only the write-back to node 1
     // (the shared node) carries it to the second majority.
     const key = 'fencelock:{q:shared}:L'
-    await servers[2]!.cli('SET', key, 'someone-else', 'PX', '400')
+    // The foreign holders are deleted by the test, not left to expire: a loaded machine may take
+    // longer than any short ttl between these lines, and a majority without node 0 then gets in.
+    await servers[2]!.cli('SET', key, 'someone-else', 'PX', '60000')
     await servers[0]!.cli('SET', 'fencelock:{q:shared}:F', String(9e15)) // far above server TIME
     const first = await locks.acquire('q:shared')
     expect(first.fence).toBe(9e15 + 1)
     await first.release()
     await servers[2]!.cli('DEL', key) // node 2's foreign holder is gone
-    await servers[0]!.cli('SET', key, 'someone-else', 'PX', '400')
+    await servers[0]!.cli('SET', key, 'someone-else', 'PX', '60000')
     const second = (await other.tryAcquire('q:shared'))!
     expect(second).not.toBeNull()
     expect(second.fence).toBeGreaterThan(first.fence)
