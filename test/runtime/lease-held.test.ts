@@ -33,7 +33,8 @@ describeRedis('lease.held and the deadline', (server) => {
         // Once timers run, the signal says the same.
         await until('the expiry timer ran', () => lease.signal.aborted)
         expect((lease.signal.reason as LockLostError).reason).toBe('expired')
-        await lease.release()
+        // No release: the lease is over and its key expires at its ttl. A release now would wait
+        // for its reply at most the ttl (100 ms), which a loaded machine can exceed (RedisError).
       })
 
       it('is true inside the deadline and false after release', async () => {
