@@ -45,7 +45,9 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
   })
 
   it("a process's first waiter stands in line with one score on every node", async () => {
-    const holder = await fresh().acquire('order', { ttl: MAX_TTL })
+    // Auto-extended: the lock stays held until the waiters are in line, however long a loaded
+    // machine takes to get them there (a 1 s lease could run out first and empty the lines).
+    const holder = await fresh().acquire('order', { ttl: MAX_TTL, autoExtend: true })
     const waiters = [fresh(), fresh(), fresh()]
     const waiting = waiters.map((locks) => locks.acquire('order', { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
@@ -57,7 +59,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
   })
 
   it("a process's first all-or-nothing waiter stands in every queue with one score on every node", async () => {
-    const holder = await fresh().acquireAll(['acct:1', 'acct:2'], { ttl: MAX_TTL })
+    const holder = await fresh().acquireAll(['acct:1', 'acct:2'], { ttl: MAX_TTL, autoExtend: true })
     const waiters = [fresh(), fresh()]
     const waiting = waiters.map((locks, i) => locks.acquireAll(i === 0 ? ['acct:1', 'acct:2'] : ['acct:2', 'acct:1'], { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
