@@ -18,6 +18,8 @@ import {
   describeValue,
   MAX_TTL,
   optionNames,
+  readOptions,
+  type OptionSchema,
 } from '../util/validate.js'
 
 /** What `createLocks` takes. */
@@ -126,13 +128,12 @@ const LOCKS_OPTIONS = optionNames<LocksOptions>(
   },
 )
 
-/** `createLocks`' argument: an object with known option names. */
-function checkLocksOptions(options: unknown): asserts options is LocksOptions {
+/** `createLocks`' argument: an object (its option names are checked with the schema). */
+function checkLocksObject(options: unknown): asserts options is LocksOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     const quorum = Array.isArray(options) ? ': for quorum mode, pass the clients as { redis: [client1, client2, client3] }' : ''
     throw new InvalidArgumentError(`Expected \`options\` to be an object { redis, ... }, got ${describeValue(options)}${quorum}`)
   }
-  checkOptions(options, LOCKS_OPTIONS)
 }
 
 /** Where the locks run, with every client's adapter detected (once, here). */
@@ -161,28 +162,40 @@ export interface CheckedLocksOptions {
 const DAY = 86_400_000
 
 /**
- * `createLocks`' options read in one place: the object and its option names, each value (a bad one
- * throws `InvalidArgumentError` naming it), the defaults, and the clients' adapters. Frozen.
+ * `createLocks`' options, field by field, in the order they are checked: each value's check (a bad
+ * one throws `InvalidArgumentError` naming it) and its default. `topology` reads `redis` (and
+ * `quorum`, `replicas`) last: the clients' adapters are detected there, once.
+ */
+const LOCKS_SCHEMA: OptionSchema<CheckedLocksOptions, LocksOptions> = {
+  prefix: { fallback: () => 'fencelock:', check: checkStringOrEmpty },
+  holder: { fallback: () => defaultHolder(), check: checkHolder },
+  allowShortTtl: { fallback: () => false, check: checkBoolean },
+  maxTtl: {
+    fallback: (_, options) => (Array.isArray(options.redis) ? 30_000 : MAX_TTL),
+    check: (value, name, read) => checkLeaseTtl(value, name, MAX_TTL, read.allowShortTtl),
+  },
+  ttl: {
+    fallback: (read) => Math.min(10_000, read.maxTtl!),
+    check: (value, name, read) => checkLeaseTtl(value, name, read.maxTtl, read.allowShortTtl),
+  },
+  wait: { fallback: () => 15_000, check: checkWait },
+  tryTimeout: { fallback: () => 2_000, check: (value, name) => checkTtl(value, name) },
+  driftFactor: { fallback: () => 0.01, check: (value, name) => checkNumber(value, name, 0, 0.5) },
+  fenceRetention: { fallback: () => DAY, check: (value, name) => checkTtl(value, name) },
+  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
+  waiterGrace: { fallback: (read) => Math.min(2_000, Math.max(100, Math.round(read.ttl! / 4))), check: (value, name) => checkTtl(value, name, 60_000) },
+  maxHold: { fallback: () => Infinity, check: checkMaxHold },
+  reentrant: { fallback: () => false, check: checkBoolean },
+  topology: { from: 'redis', fallback: (_, options) => topologyChoice(options), check: (_, __, ___, options) => topologyChoice(options) },
+}
+
+/**
+ * `createLocks`' options read in one place, by `LOCKS_SCHEMA`: the object, its option names, each
+ * value, the defaults, and the clients' adapters. Frozen; nothing below checks them again.
  */
 export function readLocksOptions(options: unknown): CheckedLocksOptions {
-  checkLocksOptions(options)
-  const isQuorum = Array.isArray(options.redis)
-  const prefix = options.prefix === undefined ? 'fencelock:' : checkStringOrEmpty(options.prefix, 'prefix')
-  const holder = options.holder === undefined ? defaultHolder() : checkHolder(options.holder)
-  const allowShortTtl = options.allowShortTtl === undefined ? false : checkBoolean(options.allowShortTtl, 'allowShortTtl')
-  const maxTtl = options.maxTtl === undefined ? (isQuorum ? 30_000 : MAX_TTL) : checkLeaseTtl(options.maxTtl, 'maxTtl', MAX_TTL, allowShortTtl)
-  const ttl = options.ttl === undefined ? Math.min(10_000, maxTtl) : checkLeaseTtl(options.ttl, 'ttl', maxTtl, allowShortTtl)
-  const wait = options.wait === undefined ? 15_000 : checkWait(options.wait)
-  const tryTimeout = options.tryTimeout === undefined ? 2_000 : checkTtl(options.tryTimeout, 'tryTimeout')
-  const driftFactor = options.driftFactor === undefined ? 0.01 : checkNumber(options.driftFactor, 'driftFactor', 0, 0.5)
-  const fenceRetention = options.fenceRetention === undefined ? DAY : checkTtl(options.fenceRetention, 'fenceRetention')
-  // A dead waiter keeps the line waiting this long past the holder's ttl: scale it with the ttl.
-  const waiterGrace =
-    options.waiterGrace === undefined ? Math.min(2_000, Math.max(100, Math.round(ttl / 4))) : checkTtl(options.waiterGrace, 'waiterGrace', 60_000)
-  const maxHold = options.maxHold === undefined ? Infinity : checkMaxHold(options.maxHold)
-  const reentrant = options.reentrant === undefined ? false : checkBoolean(options.reentrant, 'reentrant')
-  const topology = topologyChoice(options)
-  return Object.freeze({ topology, prefix, holder, allowShortTtl, maxTtl, ttl, wait, tryTimeout, driftFactor, fenceRetention, waiterGrace, maxHold, reentrant })
+  checkLocksObject(options)
+  return readOptions(options, LOCKS_OPTIONS, LOCKS_SCHEMA)
 }
 
 /** Longest holder label, in characters (code points): it is stored with every held lock. */

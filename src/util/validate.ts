@@ -170,6 +170,38 @@ export function checkOptions(value: unknown, known?: OptionNames, name = 'option
   if (unknown !== undefined) throw new InvalidArgumentError(unknown)
 }
 
+/**
+ * How one option of a schema is read: its check, given the value passed (a bad one throws
+ * `InvalidArgumentError` naming it), or its default when it was left out. Both see what the
+ * options before it in the schema read to, and the whole argument (`fallback` may throw: a
+ * required option).
+ */
+export interface OptionRule<T, R, I> {
+  /** The option it reads, when not the name it is stored under. */
+  readonly from?: string
+  readonly check: (value: unknown, name: string, read: R, options: I) => T
+  readonly fallback: (read: R, options: I) => T
+}
+
+/** One public entry's options: each result field's rule, read in the order written. */
+export type OptionSchema<O, I> = { readonly [K in keyof O]: OptionRule<O[K], Partial<O>, I> }
+
+/**
+ * An options argument read in one place, by its schema: its names checked (`checkOptions`), then
+ * each field by its rule in the schema's order. The result is frozen: nothing below checks it again.
+ */
+export function readOptions<O extends object, I extends object>(options: I, names: OptionNames, schema: OptionSchema<O, I>): Readonly<O> {
+  checkOptions(options, names)
+  const read: Partial<O> = {}
+  for (const key of Object.keys(schema) as (keyof O & string)[]) {
+    const rule = schema[key]
+    const name = rule.from ?? key
+    const given = (options as Record<string, unknown>)[name]
+    read[key] = given === undefined ? rule.fallback(read, options) : rule.check(given, name, read, options)
+  }
+  return Object.freeze(read) as O
+}
+
 export function checkFunction(value: unknown, name: string): void {
   if (typeof value !== 'function') throw new InvalidArgumentError(`Expected \`${name}\` to be a function, got ${show(value)}`)
 }
