@@ -3,8 +3,8 @@ import type { Attempt } from '../topology/backend.js'
 import { isPermanent, lateReply, noReplyError } from '../errors/failures.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { settleWithin } from '../util/alarms.js'
-import { DROPPED, type Into } from '../util/into.js'
+import { ReplyLimit } from '../util/alarms.js'
+import { DROPPED } from '../util/into.js'
 import type { TryResult } from './waiter.js'
 
 /**
@@ -47,8 +47,6 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
   const backend = context.backend
   // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
   const waiter = request.id ?? ''
-  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
-  const send = (into: Into<Attempt>): void => backend.attempt(resource, token, ttl, waiter, into)
   /** The reply read: refused, too late to count on, or a lease (registered with the context). */
   const granted = (outcome: Attempt): TryResult => {
     try {
@@ -71,7 +69,8 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
       return { error: err, permanent: isPermanent(err), token }
     }
   }
-  return settleWithin<Attempt, R | PromiseLike<R>>(send, limit, Math.round(limit), {
+  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
+  const reply = new ReplyLimit<Attempt, R | PromiseLike<R>>(limit, Math.round(limit), {
     silent: () => {
       const error = noReplyError(
         { kind: 'no-reply', ms: limit, clientError: backend.clientError?.() },
@@ -88,5 +87,11 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
     // The attempt may have run before the connection failed: retry with the same token. (Not
     // after a timeout: that attempt is still in flight and its late grant is released above.)
     error: (err: unknown) => then({ error: err, permanent: isPermanent(err), token }),
-  }) as Promise<R>
+  })
+  try {
+    backend.attempt(resource, token, ttl, waiter, reply)
+  } catch (err) {
+    reply.thrown(err)
+  }
+  return reply.promise as Promise<R>
 }

@@ -47,7 +47,7 @@ export class LeaseLoss {
    * deadline comes too late (the signal aborts then), so the extension sent at `sent` stops
    * waiting instead of hanging while Redis is unreachable.
    */
-  async answer(extending: Promise<boolean>, sent: number): Promise<boolean | 'lost'> {
+  async answerOrLost(extending: Promise<boolean>, sent: number): Promise<boolean | 'lost'> {
     let onLost: (() => void) | undefined
     try {
       return await new Promise<boolean | 'lost'>((resolve, reject) => {

@@ -98,7 +98,7 @@ export class LeaseState implements Lease {
     if (auto) this.#alarms.renewAt(renewalTime(start, this.#ttl, true))
     reportExtend(this.#context.kind, this, ttl, extending)
     try {
-      ok = await this.#loss.answer(extending, start)
+      ok = await this.#loss.answerOrLost(extending, start)
     } catch (err) {
       // The backend knows the lease is lost already (a quorum whose majority did not answer).
       if (err instanceof LockLostError) ok = err

@@ -190,58 +190,82 @@ export interface Settle<T, R> {
 }
 
 /**
- * The one reply limit: work that hands its outcome to an `Into`, settled by the first of value,
- * error and silence for `ms`, read by `settle`, on the shared timeline (no Node timer per call).
- * The promise returned is the only one from the request to the caller's result: the hot path of
- * every acquire and release. A value after the silence goes to `settle.late`, anything else later
- * is dropped; `start` throwing rejects with what it threw. The alarm holds the process open, as a
- * pending reply does. `lane`: alarms whose due times grow in the order they are armed.
+ * The one reply limit, an `Into` to hand to the work: settled by the first of value, error and
+ * silence for `ms`, read by `settle`, on the shared timeline (no Node timer per call). Its
+ * `promise` is the only one from the request to the caller's result: the hot path of every
+ * acquire and release. A value after the silence goes to `settle.late`, anything else later is
+ * dropped; `thrown` (the send threw) rejects with what it threw. The alarm holds the process open,
+ * as a pending reply does. `lane`: alarms whose due times grow in the order they are armed.
  */
-export function settleWithin<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
-  return new Promise<R>((resolve, reject) => {
-    /** Set once settled; `silenced`: by the silence (a value then is late). */
-    let settled = false
-    let silenced = false
-    const alarm = new Alarm(() => {
-      settled = true
-      silenced = true
-      try {
-        resolve(settle.silent())
-      } catch (err) {
-        reject(err)
-      }
-    }, true)
-    timeline.set(alarm, performance.now() + ms, lane)
-    const into: Into<T> = {
-      value: (value) => {
-        if (settled) return silenced ? settle.late?.(value) : undefined
-        settled = true
-        timeline.cancel(alarm)
-        try {
-          resolve(settle.value(value))
-        } catch (err) {
-          reject(err)
-        }
-      },
-      error: (failure) => {
-        if (settled) return
-        settled = true
-        timeline.cancel(alarm)
-        try {
-          resolve(settle.error(failure))
-        } catch (err) {
-          reject(err)
-        }
-      },
+export class ReplyLimit<T, R> implements Into<T> {
+  readonly promise: Promise<R>
+  readonly #settle: Settle<T, R>
+  readonly #alarm: Alarm
+  #resolve!: (result: R) => void
+  #reject!: (err: unknown) => void
+  /** Set once settled; `silenced`: by the silence (a value then is late). */
+  #settled = false
+  #silenced = false
+
+  constructor(ms: number, lane: number, settle: Settle<T, R>) {
+    this.#settle = settle
+    this.promise = new Promise<R>((resolve, reject) => {
+      this.#resolve = resolve
+      this.#reject = reject
+    })
+    this.#alarm = new Alarm(() => this.#silent(), true)
+    timeline.set(this.#alarm, performance.now() + ms, lane)
+  }
+
+  // Fields, not methods: the work may hand them on alone (`.then(into.value, into.error)`).
+  readonly value = (value: T): void => {
+    if (this.#settled) {
+      if (this.#silenced) this.#settle.late?.(value)
+      return
     }
+    this.#settled = true
+    timeline.cancel(this.#alarm)
+    this.#run(this.#settle.value, value)
+  }
+
+  readonly error = (failure: unknown): void => {
+    if (this.#settled) return
+    this.#settled = true
+    timeline.cancel(this.#alarm)
+    this.#run(this.#settle.error, failure)
+  }
+
+  /** The work threw as it was sent: the promise rejects with what it threw. */
+  thrown(err: unknown): void {
+    this.#settled = true
+    timeline.cancel(this.#alarm)
+    this.#reject(err)
+  }
+
+  #silent(): void {
+    this.#settled = true
+    this.#silenced = true
+    this.#run(this.#settle.silent, undefined)
+  }
+
+  #run<A>(handler: (arg: A) => R, arg: A): void {
     try {
-      start(into)
+      this.#resolve(handler.call(this.#settle, arg))
     } catch (err) {
-      settled = true
-      timeline.cancel(alarm)
-      reject(err)
+      this.#reject(err)
     }
-  })
+  }
+}
+
+/** `start`'s outcome through a `ReplyLimit`: its promise (`start` throwing rejects it). */
+export function settleWithin<T, R>(start: (into: Into<T>) => void, ms: number, lane: number, settle: Settle<T, R>): Promise<R> {
+  const limit = new ReplyLimit(ms, lane, settle)
+  try {
+    start(limit)
+  } catch (err) {
+    limit.thrown(err)
+  }
+  return limit.promise
 }
 
 const rethrow = (err: unknown): never => {
