@@ -1,6 +1,7 @@
 // How long and how much each scenario of `npm run bench` measures (a full run and --quick), which
 // libraries it runs (--lib), and the peer lists the scenarios share.
 import type { LibSpec } from './libs.js'
+import { BEFORE_DIR } from './library.js'
 
 export interface Config {
   quick: boolean
@@ -45,9 +46,13 @@ export const QUICK: Config = {
   quorumMs: 1_000,
 }
 
+/** With FENCELOCK_BENCH_BEFORE set, the other build's row right after fencelock's (paired). */
+export const BEFORE: LibSpec[] = BEFORE_DIR ? [{ kind: 'fencelock-before' }] : []
+
 /** Single-node peers, at their defaults (uncontended scenarios: retry settings do not matter). */
 export const SINGLE: LibSpec[] = [
   { kind: 'fencelock' },
+  ...BEFORE,
   { kind: 'seed' },
   { kind: 'redlock4' },
   { kind: 'redlock5' },
@@ -58,6 +63,7 @@ export const SINGLE: LibSpec[] = [
 /** Contended and idle scenarios: every peer at its defaults and tuned to a 10 ms retry. */
 export const CONTENDED: LibSpec[] = [
   { kind: 'fencelock' },
+  ...BEFORE,
   { kind: 'seed' },
   { kind: 'seed', retry: 10 },
   { kind: 'redlock4' },

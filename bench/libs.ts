@@ -9,7 +9,7 @@ import Redlock4 from 'redlock'
 import Redlock5 from 'redlock5'
 import { Mutex, RedlockMutex } from 'redis-semaphore'
 import type { Lease, Locks } from '../src/index.js'
-import { fencelock } from './library.js'
+import { fencelock, fencelockBefore } from './library.js'
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { luaSource } from '../scripts/lua-source.mjs'
@@ -18,10 +18,10 @@ import { luaSource } from '../scripts/lua-source.mjs'
 export const QUORUM_MAX_TTL = 10_000
 import { clock, sleep } from './stats.js'
 
-export type LibKind = 'fencelock' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock' | 'fencelock-scripts'
+export type LibKind = 'fencelock' | 'fencelock-before' | 'seed' | 'redlock4' | 'redlock5' | 'sesame' | 'semaphore' | 'semaphore-redlock' | 'fencelock-scripts'
 
 /** Rows that are not a library to compare with: they show what part of fencelock's cost is where. */
-export const REFERENCE_KINDS: ReadonlySet<string> = new Set<LibKind>(['fencelock-scripts'])
+export const REFERENCE_KINDS: ReadonlySet<string> = new Set<LibKind>(['fencelock-scripts', 'fencelock-before'])
 
 /** A library with its retry setting: `retry` undefined means the library's defaults. */
 export interface LibSpec {
@@ -43,6 +43,7 @@ export const TELEMETRY_CHANNELS = [
 
 export const LIB_NAMES: Record<LibKind, string> = {
   fencelock: 'fencelock',
+  'fencelock-before': 'fencelock before (the build in FENCELOCK_BENCH_BEFORE, paired)',
   seed: 'seed SET NX + Lua',
   redlock4: 'redlock 4.2',
   redlock5: 'redlock 5.0-beta',
@@ -126,14 +127,14 @@ function redlockSettings(spec: LibSpec) {
   return spec.retry !== undefined ? { retryCount: Math.round(2_000 / delay), retryDelay: delay, retryJitter: Math.floor(delay / 2) } : {}
 }
 
-function openFencelock(spec: LibSpec, clients: Redis[], label: string): LockLib {
+function openFencelock(spec: LibSpec, clients: Redis[], label: string, lib = fencelock): LockLib {
   let locks: Locks
   try {
     // Quorum mode: maxTtl bounds the ttl (the bench asks for 10 s) and is how long a node must
     // have been up before it counts (bench/scenarios.ts waits for that after starting the nodes).
-    locks = clients.length === 1 ? fencelock.createLocks({ redis: clients[0]! }) : fencelock.createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
+    locks = clients.length === 1 ? lib.createLocks({ redis: clients[0]! }) : lib.createLocks({ redis: clients, maxTtl: QUORUM_MAX_TTL })
   } catch (err) {
-    if (err instanceof fencelock.InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
+    if (err instanceof lib.InvalidArgumentError && /not available/i.test(err.message)) throw new QuorumUnavailable(err.message)
     throw err
   }
   // A subscriber that reads one field of each message, as a metrics exporter would.
@@ -292,6 +293,9 @@ export function openLib(spec: LibSpec, clients: Redis[]): LockLib {
   switch (spec.kind) {
     case 'fencelock':
       return openFencelock(spec, clients, label)
+    case 'fencelock-before':
+      if (!fencelockBefore) throw new Error('bench: the "fencelock before" row needs FENCELOCK_BENCH_BEFORE (a folder with a build\'s index.js)')
+      return openFencelock(spec, clients, label, fencelockBefore)
     case 'seed':
       return openSeed(spec, first, label)
     case 'redlock4':

@@ -1,5 +1,5 @@
 // Quorum mode on 3 Redis nodes: uncontended latency, then 8 processes contending on one key.
-import { chosen, type Config } from './bench-config.js'
+import { BEFORE, chosen, type Config } from './bench-config.js'
 import type { ContendRow } from './contend-analysis.js'
 import { contend } from './contention.js'
 import { B_SHAPES, medianRound, throughputRun, type LatencyRow, type ThroughputRow } from './latency.js'
@@ -9,6 +9,7 @@ import type { Server } from './redis.js'
 
 export const QUORUM: LibSpec[] = [
   { kind: 'fencelock' },
+  ...BEFORE,
   { kind: 'redlock4', retry: 10 },
   { kind: 'redlock5', retry: 10 },
   { kind: 'sesame', retry: 10 },

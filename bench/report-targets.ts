@@ -85,7 +85,7 @@ function throughputCostTargets(r: Results, add: Add): void {
 function quorumThroughputTarget(r: Results, add: Add): void {
   const rows = r.quorum?.throughput50 ?? []
   const f = fl(rows) as ThroughputRow | undefined
-  const best = fastest(rows.filter((x) => x.lib !== 'fencelock'))
+  const best = fastest(rows.filter((x) => x.lib !== 'fencelock' && !REFERENCE_KINDS.has(x.lib)))
   if (!f || !best) return
   const ratio = f.cyclesPerSec / best.cyclesPerSec
   add(
@@ -148,7 +148,7 @@ function contendedTargets(r: Results, add: Add): void {
         c.gapP50 <= 4 * ping,
       )
     add('C', 'handoff gap p99 <= 2 ms', `${ms(c.gapP99)} ms`, c.gapP99 <= 2)
-    const peers = (r.C ?? []).filter((x) => x.lib !== 'fencelock' && !x.label.includes('retry '))
+    const peers = (r.C ?? []).filter((x) => x.lib !== 'fencelock' && !REFERENCE_KINDS.has(x.lib) && !x.label.includes('retry '))
     const best = peers.reduce<ContendRow | undefined>((a, b) => (!a || b.handoffsPerSec > a.handoffsPerSec ? b : a), undefined)
     if (best) {
       add(
@@ -178,7 +178,7 @@ function contendedTargets(r: Results, add: Add): void {
 function idleTargets(r: Results, add: Add): void {
   const d = fl(r.D) as IdleRow | undefined
   if (d) {
-    const peers = (r.D ?? []).filter((x) => x.lib !== 'fencelock')
+    const peers = (r.D ?? []).filter((x) => x.lib !== 'fencelock' && !REFERENCE_KINDS.has(x.lib))
     const defaults = peers.filter((x) => !x.label.includes('retry '))
     const tuned = peers.filter((x) => x.tuned)
     const minDefault = Math.min(...defaults.map((x) => x.redisCommands))

@@ -78,7 +78,9 @@ function usage(error?: string): never {
   --memory-1m  only fencelock's Redis memory over 1,000,000 resources (takes a minute or two); writes
             ${MEMORY_1M_FILE} and its dated section of docs/evidence/benchmark.md (with --quick: 100,000, docs untouched)
   --render file.json [--docs]   print (and write the docs) again from a saved run
-  --docs    also write docs/evidence/benchmark.md and docs/evidence/bench.svg (default only for a full run)`)
+  --docs    also write docs/evidence/benchmark.md and docs/evidence/bench.svg (default only for a full run)
+  FENCELOCK_BENCH_BEFORE=dir   pair another build (a copy of dist/ made before a change) against this one:
+            its row "fencelock before" runs beside fencelock's in A, B, C and Q, round by round`)
   process.exit(error ? 2 : 0)
 }
 
