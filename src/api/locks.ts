@@ -4,15 +4,15 @@ import { holding, type Lease } from '../runtime/lease.js'
 import { readLocksOptions, type LocksOptions } from './locks-options.js'
 import { topologyOf, type Topology } from './topology-choice.js'
 import { Operations, type AcquireOptions, type Defaults, type TryAcquireOptions } from '../runtime/operations.js'
-import { mutex, mutexKeys } from '../primitives/mutex/mutex.js'
-import { multi, multiName } from '../primitives/multi/multi.js'
+import { MutexPrimitive, mutexKeys } from '../primitives/mutex/mutex.js'
+import { MultiPrimitive, multiName } from '../primitives/multi/multi.js'
 import { acquireOrdered, atomicLease, checkMultiName, checkResources, combinedLease, leasesOf, type MultiLease } from '../primitives/multi/handle.js'
 import { sameSlot } from '../util/keys.js'
-import { semaphore } from '../primitives/semaphore/semaphore.js'
-import { rwLock } from '../primitives/rw-lock/rw-lock.js'
+import { SemaphorePrimitive } from '../primitives/semaphore/semaphore.js'
+import { RwLockPrimitive } from '../primitives/rw-lock/rw-lock.js'
 import { readWriteHandle, type ReadWriteInfo, type ReadWriteLock } from '../primitives/rw-lock/handle.js'
 import { checkSemaphoreOptions, semaphoreHandle, type Semaphore, type SemaphoreInfo, type SemaphoreOptions } from '../primitives/semaphore/handle.js'
-import { election, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
+import { ElectionPrimitive, electionKeys, type ElectionInfo } from '../primitives/election/election.js'
 import { checkElectionOptions, electionHandle, type Election, type ElectionOptions } from '../primitives/election/handle.js'
 import { Runtime, type CloseOptions } from '../runtime/runtime.js'
 import { revokeEach } from '../runtime/by-token.js'
@@ -168,7 +168,7 @@ class LockSet implements Locks {
     this.#chain = new CallChain(reentrant)
     this.#topology = topology
     this.#primitiveOptions = primitiveOptions
-    this.#mutex = new Operations(this.#runtime, topology(mutex(primitiveOptions)), 'mutex')
+    this.#mutex = new Operations(this.#runtime, topology(new MutexPrimitive(primitiveOptions)), 'mutex')
   }
 
   async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<MultiLease> {
@@ -186,7 +186,7 @@ class LockSet implements Locks {
   async #acquireAll(names: readonly string[], options: AcquireOptions): Promise<MultiLease> {
     if (this.#atomic(names)) {
       // Each name was checked by checkResources; their joined name may be longer than one resource's.
-      this.#multi ??= new Operations(this.#runtime, this.#topology(multi(this.#primitiveOptions)), 'multi', '', checkMultiName)
+      this.#multi ??= new Operations(this.#runtime, this.#topology(new MultiPrimitive(this.#primitiveOptions)), 'multi', '', checkMultiName)
       return atomicLease(await this.#multi.acquire(multiName(names), options))
     }
     return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
@@ -203,8 +203,8 @@ class LockSet implements Locks {
   readWrite(name: string): ReadWriteLock {
     checkResource(name, 'name')
     this.#rw ??= {
-      read: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'r')), 'read', ':r'),
-      write: new Operations(this.#runtime, this.#topology(rwLock(this.#primitiveOptions, 'w')), 'write', ':w'),
+      read: new Operations(this.#runtime, this.#topology(new RwLockPrimitive(this.#primitiveOptions, 'r')), 'read', ':r'),
+      write: new Operations(this.#runtime, this.#topology(new RwLockPrimitive(this.#primitiveOptions, 'w')), 'write', ':w'),
     }
     return readWriteHandle(name, this.#rw.read, this.#rw.write, this.#chain)
   }
@@ -226,7 +226,7 @@ class LockSet implements Locks {
     const opsFor = (permits: number) => {
       let ops = byCount.get(permits)
       if (!ops) {
-        const backend = this.#topology(semaphore({ ...this.#primitiveOptions, limit, permits, fair }))
+        const backend = this.#topology(new SemaphorePrimitive({ ...this.#primitiveOptions, limit, permits, fair }))
         ops = new Operations(this.#runtime, backend, 'semaphore', permits === 1 ? '' : `:p${permits}`)
         byCount.set(permits, ops)
       }
@@ -240,7 +240,7 @@ class LockSet implements Locks {
   election(name: string, options?: ElectionOptions): Election {
     checkResource(name, 'name')
     if (!this.#elections) {
-      const backend = this.#topology(election(this.#primitiveOptions))
+      const backend = this.#topology(new ElectionPrimitive(this.#primitiveOptions))
       this.#elections = { backend, ops: new Operations(this.#runtime, backend, 'election') }
     }
     const { ops, backend } = this.#elections

@@ -1,7 +1,7 @@
 import type { Exec } from '../lua/binding.js'
 import { clusterSlot } from '../util/keys.js'
 import { promised, type Into } from '../util/into.js'
-import type { AttemptRequest, ConfirmItem, LeaveItem, NodeGrant, Primitive, Released } from './primitive.js'
+import { replacingCalls, type AttemptRequest, type ConfirmItem, type LeaveItem, type NodeGrant, type Primitive, type Released } from './primitive.js'
 
 // Group commit: the queue of the calls of one turn of the event loop, sent together (`Batcher`),
 // and a primitive with its calls grouped on it (`groupCommit`, at the end).
@@ -175,9 +175,9 @@ const ignore = (): void => {}
  * same Lua function as alone. A primitive without `routeKey` keeps its own calls.
  */
 export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): Primitive<NodeInfo, Info> {
-  const { acquireMany, releaseMany, confirmMany, leaveMany, routeKey } = primitive
-  if (!routeKey) return primitive
-  const key = slotKey(routeKey, cluster)
+  const { acquireMany, releaseMany, confirmMany, leaveMany } = primitive
+  if (!primitive.routeKey) return primitive
+  const key = slotKey((resource) => primitive.routeKey!(resource), cluster)
   const acquirer =
     acquireMany &&
     perNode<AcquireCall, NodeGrant>(
@@ -218,10 +218,10 @@ export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>
       }),
       options,
     )
-  const grouped: Primitive<NodeInfo, Info> = { ...primitive }
+  const grouped: Partial<Primitive<NodeInfo, Info>> = {}
   if (acquirer) grouped.acquire = (exec, resource, request, into) => acquirer(exec).push({ resource, request }, into)
   if (releaser) grouped.release = (exec, resource, token, into) => releaser(exec).push({ resource, token }, into)
   if (confirmer) grouped.confirm = (exec, resource, token, fence, waiter, into) => confirmer(exec).push({ resource, token, fence, waiter }, into)
   if (leaver) grouped.leave = (exec, resource, waiter) => promised((into) => leaver(exec).push({ resource, waiter }, into)).then(ignore)
-  return grouped
+  return replacingCalls(primitive, grouped)
 }

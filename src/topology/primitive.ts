@@ -133,3 +133,12 @@ export interface Primitive<NodeInfo = unknown, Info = unknown> {
   /** Combines the nodes' views (one per node that answered) into what `inspect` shows. */
   merge(resource: string, views: readonly NodeInfo[], majority: number): Info
 }
+
+/**
+ * `primitive` with some of its calls replaced (group commit, a drop-in's call tracking): the new
+ * object's prototype is the primitive, so every call not replaced is the primitive's own, run on
+ * it. A primitive is a class instance whose methods live on its prototype: a spread would drop them.
+ */
+export function replacingCalls<P extends object>(primitive: P, calls: Partial<P>): P {
+  return Object.assign(Object.create(primitive) as P, calls)
+}

@@ -50,15 +50,14 @@ export class ReplicatedBackend<Info = LockInfo> extends SingleBackend<Info> {
               const acks = node.acks()
               return Promise.all(grants.map((grant, i) => (grant instanceof Error ? grant : this.#settle(calls[i]!, grant, acks).catch((err: Error) => err))))
             },
-            ...(redis.isCluster ? { key: (call: Call) => clusterSlot(routeKey(call.resource)) } : {}),
+            ...(redis.isCluster ? { key: (call: Call) => clusterSlot(primitive.routeKey!(call.resource)) } : {}),
           })
         : undefined
     // Renewals of several leases: one script call and one WAIT for all, the same verdict for each.
-    const { extendMany } = primitive
-    if (extendMany && this.batchKey) {
+    if (primitive.extendMany && this.batchKey) {
       this.extendMany = async (leases) => {
         const node = this.#waitingNode()
-        const extended = await extendMany(node.exec, leases)
+        const extended = await primitive.extendMany!(node.exec, leases)
         const acks = node.acks()
         return extended.map((ok, i) => (ok && acks < this.#count ? new ReplicationError(leases[i]!.resource, acks, this.#count, 'extension') : ok))
       }

@@ -37,10 +37,9 @@ export class SingleBackend<Info = LockInfo> implements Backend<Info> {
     this.notices = this.wake
     this.#grouped = groupCommit(primitive, redis.isCluster)
     this.#exec = redis.evalScript
-    const { extendMany, routeKey } = primitive
-    if (extendMany && routeKey) {
-      this.extendMany = (leases) => extendMany(this.#exec, leases)
-      this.batchKey = redis.isCluster ? (resource) => clusterSlot(routeKey(resource)) : () => 0
+    if (primitive.extendMany && primitive.routeKey) {
+      this.extendMany = (leases) => primitive.extendMany!(this.#exec, leases)
+      this.batchKey = redis.isCluster ? (resource) => clusterSlot(primitive.routeKey!(resource)) : () => 0
     }
   }
 

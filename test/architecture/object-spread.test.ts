@@ -14,9 +14,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 /** `file: the enclosing function`: spreads that run once per instance or handle, or per inspect, not per lease. */
 const COLD: Readonly<Record<string, string>> = {
   'src/api/locks.ts: opsFor': 'once per semaphore handle',
-  'src/compat/redlock/in-flight.ts: tracked': 'once per drop-in instance',
   'src/otel/recorder.ts: withResource': 'only with includeResourceInMetrics (off by default)',
-  'src/primitives/rw-lock/rw-lock.ts: merge': 'inspect',
+  'src/primitives/rw-lock/rw-lock.ts: mergeViews': 'inspect',
   'src/redis/glide.ts: glideSubscriber': 'once per subscriber connection',
   'src/redis/index.ts: withScripts': 'once per client',
   'src/redis/ioredis.ts: createSubscriber': 'once per subscriber connection',

@@ -1,5 +1,5 @@
 import { ClosedError, InvalidArgumentError, LockTimeoutError, QuorumError } from '../../errors/errors.js'
-import { redlock as redlockPrimitive } from '../../primitives/redlock/redlock.js'
+import { RedlockPrimitive } from '../../primitives/redlock/redlock.js'
 import { adapterFor, withScripts, type RedisAdapter } from '../../redis/index.js'
 import { ioredisParts, isIORedis } from '../../redis/ioredis.js'
 import { Operations } from '../../runtime/operations.js'
@@ -84,7 +84,7 @@ export class RedlockCore {
   #primitive(several: boolean): Primitive<unknown, LockInfo> {
     const s = this.owner.settings
     const { primitive, settled } = tracked(
-      redlockPrimitive({ fenceRetention: 86_400_000, waiterGrace: 500, db: s.db, recheck: Math.max(10, s.retryDelay) }, several),
+      new RedlockPrimitive({ fenceRetention: 86_400_000, waiterGrace: 500, db: s.db, recheck: Math.max(10, s.retryDelay) }, several),
     )
     this.#settled.set(several, settled)
     return primitive

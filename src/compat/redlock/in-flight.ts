@@ -1,5 +1,5 @@
 import type { LockInfo } from '../../topology/backend.js'
-import type { Primitive } from '../../topology/primitive.js'
+import { replacingCalls, type Primitive } from '../../topology/primitive.js'
 import { promised, type Into } from '../../util/into.js'
 
 /**
@@ -35,12 +35,11 @@ export function tracked(primitive: Primitive<unknown, LockInfo>): Tracked {
   const tracking = <T>(resource: string, into: Into<T>, send: (tracked: Into<T>) => void): void =>
     void track(resource, promised(send)).then(into.value, into.error)
   return {
-    primitive: {
-      ...primitive,
+    primitive: replacingCalls(primitive, {
       acquire: (exec, resource, request, into) => tracking(resource, into, (tracked) => primitive.acquire(exec, resource, request, tracked)),
       release: (exec, resource, token, into) => tracking(resource, into, (tracked) => primitive.release(exec, resource, token, tracked)),
       leave: (exec, resource, waiter) => track(resource, primitive.leave(exec, resource, waiter)),
-    },
+    }),
     async settled(resource, limit) {
       const end = performance.now() + limit
       let timer: NodeJS.Timeout | undefined

@@ -1,7 +1,8 @@
 import { keyCache } from '../../util/keys.js'
-import type { ReplyOf } from '../../lua/binding.js'
+import type { Exec, ReplyOf } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
 import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { AttemptRequest, NodeGrant, Primitive, Released } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
 import { decodeRelease, isOne, mergeHolder, readLockValue, toNumber, grantOf } from '../decode.js'
 
@@ -151,38 +152,59 @@ function leaderOf(views: readonly ElectionView[], majority: number): LeaderInfo 
 }
 
 /** A fair election: a campaign is one script call per node, as a mutex's acquire. */
-export function election(options: ElectionOptions): Primitive<ElectionView, ElectionInfo> {
-  const keysOf = keyCache(options.prefix, keysWithLists)
-  const retention = String(options.fenceRetention)
-  const grace = String(options.waiterGrace)
-  return {
-    kind: 'election',
-    channel: (resource) => keysOf(resource).channels,
-    leaseToken: (token) => token,
-    acquire: (exec, resource, { token, ttl, waiter, score = '', maxTtl }, into) => {
-      const k = keysOf(resource)
-      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', k.call.value, k.observers, options.holder] as const
-      electionAcquire.send(exec, k.all, args, (reply): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2), into)
-    },
-    confirm: (exec, resource, token, fence, waiter, into) => {
-      const k = keysOf(resource)
-      electionConfirm.send(exec, k.all, [token, fence, retention, waiter, k.observers], isOne, into)
-    },
-    async extend(exec, resource, token, ttl) {
-      const k = keysOf(resource)
-      const { version, value } = k.call
-      const args = version === undefined ? ([token, ttl, '', '', k.observers] as const) : ([token, ttl, version, value, k.observers] as const)
-      return toNumber(await electionExtend.run(exec, [k.lock, k.term], args)) === 1
-    },
-    release: (exec, resource, token, into) => {
-      const k = keysOf(resource)
-      electionRelease.send(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, grace, k.observers], decodeRelease, into)
-    },
-    async leave(exec, resource, waiter) {
-      const k = keysOf(resource)
-      await electionLeave.run(exec, k.line, [waiter, k.wake, grace])
-    },
-    inspect: (exec, resource) => electionInspect.run(exec, keysOf(resource).all, []),
-    merge: mergeElection,
+export class ElectionPrimitive implements Primitive<ElectionView, ElectionInfo> {
+  readonly kind = 'election'
+  readonly merge = mergeElection
+  private readonly keysOf: (resource: string) => Keys
+  // As strings once: the client would turn the numbers into strings on every call.
+  private readonly retention: string
+  private readonly grace: string
+  private readonly holder: string
+
+  constructor(options: ElectionOptions) {
+    this.keysOf = keyCache(options.prefix, keysWithLists)
+    this.retention = String(options.fenceRetention)
+    this.grace = String(options.waiterGrace)
+    this.holder = options.holder
+  }
+
+  channel(resource: string): readonly string[] {
+    return this.keysOf(resource).channels
+  }
+
+  leaseToken(token: string): string {
+    return token
+  }
+
+  acquire(exec: Exec, resource: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
+    const k = this.keysOf(resource)
+    const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', k.call.value, k.observers, this.holder] as const
+    electionAcquire.send(exec, k.all, args, (reply): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2), into)
+  }
+
+  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    const k = this.keysOf(resource)
+    electionConfirm.send(exec, k.all, [token, fence, this.retention, waiter, k.observers], isOne, into)
+  }
+
+  async extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean> {
+    const k = this.keysOf(resource)
+    const { version, value } = k.call
+    const args = version === undefined ? ([token, ttl, '', '', k.observers] as const) : ([token, ttl, version, value, k.observers] as const)
+    return toNumber(await electionExtend.run(exec, [k.lock, k.term], args)) === 1
+  }
+
+  release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(resource)
+    electionRelease.send(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, this.grace, k.observers], decodeRelease, into)
+  }
+
+  async leave(exec: Exec, resource: string, waiter: string): Promise<void> {
+    const k = this.keysOf(resource)
+    await electionLeave.run(exec, k.line, [waiter, k.wake, this.grace])
+  }
+
+  inspect(exec: Exec, resource: string): Promise<ElectionView> {
+    return electionInspect.run(exec, this.keysOf(resource).all, [])
   }
 }

@@ -1,8 +1,9 @@
 import { keyCache } from '../../util/keys.js'
-import type { Arg, ReplyOf } from '../../lua/binding.js'
+import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
 import { multiAcquire, multiConfirm, multiExtend, multiExtendMany, multiLeave, multiRelease } from '../../lua/embedded.js'
 import type { LockInfo } from '../../topology/backend.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { AttemptRequest, ExtendItem, NodeGrant, Primitive, Released } from '../../topology/primitive.js'
 import { decodeMany, decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type MutexKeys } from '../lock.js'
 
@@ -60,45 +61,72 @@ const decode = (reply: ReplyOf<typeof multiAcquire>, withFacts: boolean): NodeGr
  * mutexes' own keys, so a single-resource `acquire` of one of them queues and waits as usual; the
  * lease has one fence for all of them, stored as each resource's last fence.
  */
-export function multi(options: MultiOptions): Primitive<LockInfo[], LockInfo[]> {
-  const keysOf = keyCache(options.prefix, keysWithLists)
-  const retention = options.fenceRetention
-  const grace = options.waiterGrace
-  return {
-    kind: 'multi',
-    channel: (name) => keysOf(name).channels,
-    leaseToken: (token) => token,
-    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, score, maxTtl ?? '', options.holder] as const
-      multiAcquire.send(exec, keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
-    },
-    confirm: (exec, name, token, fence, waiter, into) => multiConfirm.send(exec, keysOf(name).four, [token, fence, retention, waiter], isOne, into),
-    async extend(exec, name, token, ttl) {
-      return toNumber(await multiExtend.run(exec, keysOf(name).lockKeys, [token, ttl])) === 1
-    },
-    async extendMany(exec, leases) {
-      const locks: string[] = []
-      const args: Arg[] = []
-      for (const { resource, token, ttl } of leases) {
-        const keys = keysOf(resource).lockKeys
-        locks.push(...keys)
-        args.push(keys.length, token, ttl)
-      }
-      return decodeMany('multi-extend-many', await multiExtendMany.run(exec, locks, args), leases.length)
-    },
-    // Every lock of an all-or-nothing lease shares one cluster slot (or it is not atomic).
-    routeKey: (name) => keysOf(name).lockKeys[0]!,
-    release(exec, name, token, into) {
-      const k = keysOf(name)
-      multiRelease.send(exec, k.three, [token, grace, ...k.channels], decodeRelease, into)
-    },
-    async leave(exec, name, waiter) {
-      const k = keysOf(name)
-      await multiLeave.run(exec, k.three, [waiter, grace, ...k.channels])
-    },
-    async inspect(exec, name) {
-      return Promise.all(multiResources(name).map(async (r, i) => mergeLock(r, [await inspectLock(exec, keysOf(name).locks[i]!)], 1)))
-    },
-    merge: (_name, views) => views[0] ?? [],
+export class MultiPrimitive implements Primitive<LockInfo[], LockInfo[]> {
+  readonly kind = 'multi'
+  private readonly keysOf: (name: string) => Keys
+  private readonly retention: number
+  private readonly grace: number
+  private readonly holder: string
+
+  constructor(options: MultiOptions) {
+    this.keysOf = keyCache(options.prefix, keysWithLists)
+    this.retention = options.fenceRetention
+    this.grace = options.waiterGrace
+    this.holder = options.holder
+  }
+
+  channel(name: string): readonly string[] {
+    return this.keysOf(name).channels
+  }
+
+  leaseToken(token: string): string {
+    return token
+  }
+
+  acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
+    const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', this.holder] as const
+    multiAcquire.send(exec, this.keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
+  }
+
+  confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    multiConfirm.send(exec, this.keysOf(name).four, [token, fence, this.retention, waiter], isOne, into)
+  }
+
+  async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
+    return toNumber(await multiExtend.run(exec, this.keysOf(name).lockKeys, [token, ttl])) === 1
+  }
+
+  async extendMany(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]> {
+    const locks: string[] = []
+    const args: Arg[] = []
+    for (const { resource, token, ttl } of leases) {
+      const keys = this.keysOf(resource).lockKeys
+      locks.push(...keys)
+      args.push(keys.length, token, ttl)
+    }
+    return decodeMany('multi-extend-many', await multiExtendMany.run(exec, locks, args), leases.length)
+  }
+
+  /** Every lock of an all-or-nothing lease shares one cluster slot (or it is not atomic). */
+  routeKey(name: string): string {
+    return this.keysOf(name).lockKeys[0]!
+  }
+
+  release(exec: Exec, name: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(name)
+    multiRelease.send(exec, k.three, [token, this.grace, ...k.channels], decodeRelease, into)
+  }
+
+  async leave(exec: Exec, name: string, waiter: string): Promise<void> {
+    const k = this.keysOf(name)
+    await multiLeave.run(exec, k.three, [waiter, this.grace, ...k.channels])
+  }
+
+  inspect(exec: Exec, name: string): Promise<LockInfo[]> {
+    return Promise.all(multiResources(name).map(async (r, i) => mergeLock(r, [await inspectLock(exec, this.keysOf(name).locks[i]!)], 1)))
+  }
+
+  merge(_name: string, views: readonly LockInfo[][]): LockInfo[] {
+    return views[0] ?? []
   }
 }

@@ -13,8 +13,9 @@ import {
   mutexReleaseMany,
   mutexUndo,
 } from '../../lua/embedded.js'
-import type { Arg, Reply } from '../../lua/binding.js'
-import type { AttemptRequest, NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { Arg, Exec, Reply } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
+import type { AttemptRequest, ConfirmItem, ExtendItem, LeaveItem, NodeGrant, Primitive, Released, UndoPlace } from '../../topology/primitive.js'
 import { decodeEntries, decodeMany, decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { inspectLock, mergeLock, mutexKeys, type LockView, type MutexKeys } from '../lock.js'
 
@@ -51,94 +52,119 @@ const decodeGrant = (reply: readonly (Reply | undefined)[], maxTtl: number | und
  * A fair mutex: one script call per acquire, extend and release on each node, or one for many
  * (acquireMany, releaseMany, extendMany, confirmMany, leaveMany), whose entries the single scripts' Lua decides.
  */
-export function mutex(options: MutexOptions): Primitive<LockView, LockInfo> {
-  const keysOf = keyCache(options.prefix, keysWithLists)
+export class MutexPrimitive implements Primitive<LockView, LockInfo> {
+  readonly kind = 'mutex'
+  readonly merge = mergeLock
+  private readonly keysOf: (resource: string) => Keys
   // As strings once: the client would turn the numbers into strings on every call.
-  const retention = String(options.fenceRetention)
-  const grace = String(options.waiterGrace)
-  const holder = options.holder
-  const acquireArgs = ({ token, ttl, waiter, score = '', maxTtl }: AttemptRequest): readonly [Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg] => [
-    token,
-    ttl,
-    retention,
-    waiter,
-    grace,
-    score,
-    maxTtl ?? '',
-    holder,
-  ]
-  return {
-    kind: 'mutex',
-    channel: (resource) => keysOf(resource).channels,
-    leaseToken: (token) => token,
-    acquire: (exec, resource, request, into) =>
-      mutexAcquire.send(exec, keysOf(resource).all, acquireArgs(request), (reply) => decodeGrant(reply, request.maxTtl), into),
-    async acquireMany(exec, attempts) {
-      const keys: string[] = []
-      const args: [retention: Arg, grace: Arg, holder: Arg, ...requests: Arg[]] = [retention, grace, holder]
-      for (const { resource, request } of attempts) {
-        keys.push(...keysOf(resource).all)
-        args.push(request.token, request.ttl, request.waiter, request.score ?? '', request.maxTtl ?? '')
-      }
-      const reply = await mutexAcquireMany.run(exec, keys, args)
-      return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => decodeGrant(entry, attempts[i]!.request.maxTtl))
-    },
-    confirm: (exec, resource, token, fence, waiter, into) => mutexConfirm.send(exec, keysOf(resource).all, [token, fence, retention, waiter], isOne, into),
-    async confirmMany(exec, leases) {
-      const keys: string[] = []
-      const args: [retention: Arg, ...confirms: Arg[]] = [retention]
-      for (const { resource, token, fence, waiter } of leases) {
-        keys.push(...keysOf(resource).all)
-        args.push(token, fence, waiter)
-      }
-      return decodeEntries('mutex-confirm-many', await mutexConfirmMany.run(exec, keys, args), leases.length, isOne)
-    },
-    async extend(exec, resource, token, ttl) {
-      return toNumber(await mutexExtend.run(exec, [keysOf(resource).lock], [token, ttl])) === 1
-    },
-    async extendMany(exec, leases) {
-      const locks: string[] = []
-      const args: Arg[] = []
-      for (const { resource, token, ttl } of leases) {
-        locks.push(keysOf(resource).lock)
-        args.push(token, ttl)
-      }
-      return decodeMany('mutex-extend-many', await mutexExtendMany.run(exec, locks, args), leases.length)
-    },
-    routeKey: (resource) => keysOf(resource).lock,
-    release: (exec, resource, token, into) => {
-      const k = keysOf(resource)
-      mutexRelease.send(exec, k.line, [token, k.channel, grace], decodeRelease, into)
-    },
-    async releaseMany(exec, leases) {
-      const keys: string[] = []
-      const args: [grace: Arg, ...releases: Arg[]] = [grace]
-      for (const { resource, token } of leases) {
-        const k = keysOf(resource)
-        keys.push(...k.line)
-        args.push(token, k.channel)
-      }
-      return decodeEntries('mutex-release-many', await mutexReleaseMany.run(exec, keys, args), leases.length, decodeRelease)
-    },
-    async leave(exec, resource, waiter) {
-      const k = keysOf(resource)
-      await mutexLeave.run(exec, k.line, [waiter, k.channel, grace])
-    },
-    async undo(exec, resource, token, { waiter, score, ttl }) {
-      const k = keysOf(resource)
-      await mutexUndo.run(exec, k.line, [token, waiter, score, ttl + options.waiterGrace, k.channel, grace])
-    },
-    async leaveMany(exec, waiters) {
-      const keys: string[] = []
-      const args: [grace: Arg, ...leaves: Arg[]] = [grace]
-      for (const { resource, waiter } of waiters) {
-        const k = keysOf(resource)
-        keys.push(...k.line)
-        args.push(waiter, k.channel)
-      }
-      return decodeEntries('mutex-leave-many', await mutexLeaveMany.run(exec, keys, args), waiters.length, isOne)
-    },
-    inspect: (exec, resource) => inspectLock(exec, keysOf(resource)),
-    merge: mergeLock,
+  private readonly retention: string
+  private readonly grace: string
+  private readonly waiterGrace: number
+  private readonly holder: string
+
+  constructor(options: MutexOptions) {
+    this.keysOf = keyCache(options.prefix, keysWithLists)
+    this.retention = String(options.fenceRetention)
+    this.grace = String(options.waiterGrace)
+    this.waiterGrace = options.waiterGrace
+    this.holder = options.holder
+  }
+
+  channel(resource: string): readonly string[] {
+    return this.keysOf(resource).channels
+  }
+
+  leaseToken(token: string): string {
+    return token
+  }
+
+  routeKey(resource: string): string {
+    return this.keysOf(resource).lock
+  }
+
+  acquire(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void {
+    const { token, ttl, waiter, score = '', maxTtl } = request
+    const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', this.holder] as const
+    mutexAcquire.send(exec, this.keysOf(resource).all, args, (reply) => decodeGrant(reply, maxTtl), into)
+  }
+
+  async acquireMany(exec: Exec, attempts: readonly { readonly resource: string; readonly request: AttemptRequest }[]): Promise<(NodeGrant | Error)[]> {
+    const keys: string[] = []
+    const args: [retention: Arg, grace: Arg, holder: Arg, ...requests: Arg[]] = [this.retention, this.grace, this.holder]
+    for (const { resource, request } of attempts) {
+      keys.push(...this.keysOf(resource).all)
+      args.push(request.token, request.ttl, request.waiter, request.score ?? '', request.maxTtl ?? '')
+    }
+    const reply = await mutexAcquireMany.run(exec, keys, args)
+    return decodeEntries('mutex-acquire-many', reply, attempts.length, (entry: Reply[], i) => decodeGrant(entry, attempts[i]!.request.maxTtl))
+  }
+
+  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    mutexConfirm.send(exec, this.keysOf(resource).all, [token, fence, this.retention, waiter], isOne, into)
+  }
+
+  async confirmMany(exec: Exec, leases: readonly ConfirmItem[]): Promise<(boolean | Error)[]> {
+    const keys: string[] = []
+    const args: [retention: Arg, ...confirms: Arg[]] = [this.retention]
+    for (const { resource, token, fence, waiter } of leases) {
+      keys.push(...this.keysOf(resource).all)
+      args.push(token, fence, waiter)
+    }
+    return decodeEntries('mutex-confirm-many', await mutexConfirmMany.run(exec, keys, args), leases.length, isOne)
+  }
+
+  async extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean> {
+    return toNumber(await mutexExtend.run(exec, [this.keysOf(resource).lock], [token, ttl])) === 1
+  }
+
+  async extendMany(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]> {
+    const locks: string[] = []
+    const args: Arg[] = []
+    for (const { resource, token, ttl } of leases) {
+      locks.push(this.keysOf(resource).lock)
+      args.push(token, ttl)
+    }
+    return decodeMany('mutex-extend-many', await mutexExtendMany.run(exec, locks, args), leases.length)
+  }
+
+  release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(resource)
+    mutexRelease.send(exec, k.line, [token, k.channel, this.grace], decodeRelease, into)
+  }
+
+  async releaseMany(exec: Exec, leases: readonly { readonly resource: string; readonly token: string }[]): Promise<(Released | Error)[]> {
+    const keys: string[] = []
+    const args: [grace: Arg, ...releases: Arg[]] = [this.grace]
+    for (const { resource, token } of leases) {
+      const k = this.keysOf(resource)
+      keys.push(...k.line)
+      args.push(token, k.channel)
+    }
+    return decodeEntries('mutex-release-many', await mutexReleaseMany.run(exec, keys, args), leases.length, decodeRelease)
+  }
+
+  async leave(exec: Exec, resource: string, waiter: string): Promise<void> {
+    const k = this.keysOf(resource)
+    await mutexLeave.run(exec, k.line, [waiter, k.channel, this.grace])
+  }
+
+  async undo(exec: Exec, resource: string, token: string, { waiter, score, ttl }: UndoPlace): Promise<void> {
+    const k = this.keysOf(resource)
+    await mutexUndo.run(exec, k.line, [token, waiter, score, ttl + this.waiterGrace, k.channel, this.grace])
+  }
+
+  async leaveMany(exec: Exec, waiters: readonly LeaveItem[]): Promise<(boolean | Error)[]> {
+    const keys: string[] = []
+    const args: [grace: Arg, ...leaves: Arg[]] = [this.grace]
+    for (const { resource, waiter } of waiters) {
+      const k = this.keysOf(resource)
+      keys.push(...k.line)
+      args.push(waiter, k.channel)
+    }
+    return decodeEntries('mutex-leave-many', await mutexLeaveMany.run(exec, keys, args), waiters.length, isOne)
+  }
+
+  inspect(exec: Exec, resource: string): Promise<LockView> {
+    return inspectLock(exec, this.keysOf(resource))
   }
 }

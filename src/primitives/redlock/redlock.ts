@@ -1,7 +1,9 @@
 import type { LockInfo } from '../../topology/backend.js'
 import { keyCache } from '../../util/keys.js'
 import { redlockAcquire, redlockConfirm, redlockExtend, redlockInspect, redlockLeave, redlockRelease } from '../../lua/embedded.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { Exec } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
+import type { AttemptRequest, NodeGrant, Primitive, Released } from '../../topology/primitive.js'
 import { decodeRelease, isOne, toNumber, grantOf } from '../decode.js'
 import { mergeLock, type LockView } from '../lock.js'
 import { redlockKeys, type RedlockKeys } from './keys.js'
@@ -49,38 +51,61 @@ const decodeGrant = (reply: readonly unknown[], withFacts: boolean): NodeGrant =
  * fencelock's fence and, for one resource, its fair queue beside it; `several`: a lease of several
  * resources at once, all or nothing, as node-redlock takes an array (no queue: its waiters re-check).
  */
-export function redlock(options: RedlockOptions, several: boolean): Primitive<LockView, LockInfo> {
-  const keysOf = keyCache(several ? '[' : '', (_, name) => keysOfName(several, name))
-  const retention = String(options.fenceRetention)
-  const grace = String(options.waiterGrace)
-  const db = options.db === undefined ? '' : String(options.db)
-  const recheck = String(options.recheck)
-  return {
-    kind: several ? 'redlock-all' : 'redlock',
-    channel: (name) => keysOf(name).channels,
-    leaseToken: (token) => token,
-    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, several ? '' : waiter, grace, score, maxTtl ?? '', db, recheck] as const
-      redlockAcquire.send(exec, keysOf(name).four, args, (reply) => decodeGrant(reply, maxTtl !== undefined), into)
-    },
-    confirm: (exec, name, token, fence, waiter, into) =>
-      redlockConfirm.send(exec, keysOf(name).four, [token, fence, retention, several ? '' : waiter, db], isOne, into),
-    async extend(exec, name, token, ttl) {
-      return toNumber(await redlockExtend.run(exec, keysOf(name).locks, [token, ttl, db])) === 1
-    },
-    release(exec, name, token, into) {
-      const k = keysOf(name)
-      redlockRelease.send(exec, k.three, [token, grace, db, ...k.channels], decodeRelease, into)
-    },
-    async leave(exec, name, waiter) {
-      if (several) return
-      const k = keysOf(name).first
-      await redlockLeave.run(exec, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, grace, db])
-    },
-    inspect(exec, name) {
-      const k = keysOf(name).first
-      return redlockInspect.run(exec, [k.lock, k.fence, k.queue, k.queueExpiry], [db])
-    },
-    merge: mergeLock,
+export class RedlockPrimitive implements Primitive<LockView, LockInfo> {
+  readonly kind: 'redlock' | 'redlock-all'
+  readonly merge = mergeLock
+  private readonly several: boolean
+  private readonly keysOf: (name: string) => Keys
+  // As strings once: the client would turn the numbers into strings on every call.
+  private readonly retention: string
+  private readonly grace: string
+  private readonly db: string
+  private readonly recheck: string
+
+  constructor(options: RedlockOptions, several: boolean) {
+    this.kind = several ? 'redlock-all' : 'redlock'
+    this.several = several
+    this.keysOf = keyCache(several ? '[' : '', (_, name) => keysOfName(several, name))
+    this.retention = String(options.fenceRetention)
+    this.grace = String(options.waiterGrace)
+    this.db = options.db === undefined ? '' : String(options.db)
+    this.recheck = String(options.recheck)
+  }
+
+  channel(name: string): readonly string[] {
+    return this.keysOf(name).channels
+  }
+
+  leaseToken(token: string): string {
+    return token
+  }
+
+  acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
+    const args = [token, ttl, this.retention, this.several ? '' : waiter, this.grace, score, maxTtl ?? '', this.db, this.recheck] as const
+    redlockAcquire.send(exec, this.keysOf(name).four, args, (reply) => decodeGrant(reply, maxTtl !== undefined), into)
+  }
+
+  confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    redlockConfirm.send(exec, this.keysOf(name).four, [token, fence, this.retention, this.several ? '' : waiter, this.db], isOne, into)
+  }
+
+  async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
+    return toNumber(await redlockExtend.run(exec, this.keysOf(name).locks, [token, ttl, this.db])) === 1
+  }
+
+  release(exec: Exec, name: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(name)
+    redlockRelease.send(exec, k.three, [token, this.grace, this.db, ...k.channels], decodeRelease, into)
+  }
+
+  async leave(exec: Exec, name: string, waiter: string): Promise<void> {
+    if (this.several) return
+    const k = this.keysOf(name).first
+    await redlockLeave.run(exec, [k.lock, k.queue, k.queueExpiry], [waiter, k.channel, this.grace, this.db])
+  }
+
+  inspect(exec: Exec, name: string): Promise<LockView> {
+    const k = this.keysOf(name).first
+    return redlockInspect.run(exec, [k.lock, k.fence, k.queue, k.queueExpiry], [this.db])
   }
 }

@@ -1,7 +1,8 @@
 import { keyCache } from '../../util/keys.js'
-import type { Arg, ReplyOf } from '../../lua/binding.js'
+import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
-import type { NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { AttemptRequest, ExtendItem, NodeGrant, Primitive, Released } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
 import { decodeMany, decodeRelease, isOne, mergeHolder, readLockValue, toNumber, grantOf } from '../decode.js'
 
@@ -76,6 +77,7 @@ function keysWithLists(prefix: string, name: string) {
 }
 
 type RwView = ReplyOf<typeof rwInspect>
+type Keys = ReturnType<typeof keysWithLists>
 
 /**
  * The holders that a majority of nodes record (one node: every one), each with its ttl as how long
@@ -89,72 +91,108 @@ function countHolders(entries: readonly ReadWriteHolder[], majority: number): Re
     .map(([token, seen]) => ({ token, ttl: seen.map((s) => s.ttl).sort((a, b) => b - a)[majority - 1]!, ...mergeHolder(seen, majority) }))
 }
 
+/** The nodes' views (one per node that answered) as `inspect` shows them. */
+function mergeViews(name: string, views: readonly RwView[], majority: number): ReadWriteInfo {
+  const writers = countHolders(
+    views.flatMap(([w, pttl]) => (typeof w === 'string' ? [{ ...readLockValue(w), ttl: toNumber(pttl) }] : [])),
+    majority,
+  )
+  const readers = countHolders(
+    views.flatMap(([, , , , ...rest]) => {
+      const out: ReadWriteHolder[] = []
+      for (let i = 0; i + 2 < rest.length; i += 3) out.push({ ...readLockValue(rest[i + 2] || ''), token: String(rest[i]), ttl: toNumber(rest[i + 1]) })
+      return out
+    }),
+    majority,
+  )
+  const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
+  return {
+    name,
+    writer: writers[0] ?? null,
+    readers,
+    fence: fences.length > 0 ? Math.max(...fences) : null,
+    waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
+  }
+}
+
+const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant => grantOf(reply, '', withFacts ? 2 : undefined)
+
 /**
  * One side of a read/write lock: `mode` 'r' (many readers at once) or 'w' (one writer, no
  * readers). Both sides share the keys, the fair queue (a waiting writer keeps new readers out) and
  * one fence counter, so a writer's fence is larger than every earlier reader's or writer's. A
  * release that frees the lock wakes a writer, or every reader at the head of the line at once.
  */
-export function rwLock(options: RwLockOptions, mode: 'r' | 'w'): Primitive<RwView, ReadWriteInfo> {
-  const keysOf = keyCache(options.prefix, keysWithLists)
-  const retention = options.fenceRetention
-  const grace = options.waiterGrace
-  const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant => grantOf(reply, '', withFacts ? 2 : undefined)
-  return {
-    kind: mode === 'r' ? 'rw-read' : 'rw-write',
-    channel: (name) => keysOf(name).channels,
-    leaseToken: (token) => token,
-    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, mode, score, maxTtl ?? '', options.holder] as const
-      rwAcquire.send(exec, keysOf(name).acquiring, args, (reply) => decode(reply, maxTtl !== undefined), into)
-    },
-    confirm: (exec, name, token, fence, waiter, into) => rwConfirm.send(exec, keysOf(name).all, [token, fence, retention, waiter, mode], isOne, into),
-    async extend(exec, name, token, ttl) {
-      return toNumber(await rwExtend.run(exec, keysOf(name).holders, [token, ttl, mode])) === 1
-    },
-    async extendMany(exec, leases) {
-      if (leases.length === 0) return []
-      // One side per primitive, so one mode per call (see rw-extend-many.lua).
-      const keys: string[] = []
-      const args: [mode: Arg, ...tokens: Arg[]] = [mode]
-      for (const { resource, token, ttl } of leases) {
-        const k = keysOf(resource)
-        keys.push(k.writer, k.readers, k.readerInfo)
-        args.push(token, ttl)
-      }
-      return decodeMany('rw-extend-many', await rwExtendMany.run(exec, keys, args), leases.length)
-    },
-    routeKey: (name) => keysOf(name).writer,
-    release(exec, name, token, into) {
-      const k = keysOf(name)
-      rwRelease.send(exec, k.holdersQueue, [token, mode, k.channel, grace], decodeRelease, into)
-    },
-    async leave(exec, name, waiter) {
-      const k = keysOf(name)
-      await rwLeave.run(exec, k.holdersQueue, [waiter, k.channel, grace])
-    },
-    inspect: (exec, name) => rwInspect.run(exec, keysOf(name).acquiring, []),
-    merge(name, views, majority) {
-      const writers = countHolders(
-        views.flatMap(([w, pttl]) => (typeof w === 'string' ? [{ ...readLockValue(w), ttl: toNumber(pttl) }] : [])),
-        majority,
-      )
-      const readers = countHolders(
-        views.flatMap(([, , , , ...rest]) => {
-          const out: ReadWriteHolder[] = []
-          for (let i = 0; i + 2 < rest.length; i += 3) out.push({ ...readLockValue(rest[i + 2] || ''), token: String(rest[i]), ttl: toNumber(rest[i + 1]) })
-          return out
-        }),
-        majority,
-      )
-      const fences = views.flatMap(([, , f]) => (f == null ? [] : [Number(f)]))
-      return {
-        name,
-        writer: writers[0] ?? null,
-        readers,
-        fence: fences.length > 0 ? Math.max(...fences) : null,
-        waiters: Math.max(0, ...views.map(([, , , w]) => toNumber(w))),
-      }
-    },
+export class RwLockPrimitive implements Primitive<RwView, ReadWriteInfo> {
+  readonly kind: 'rw-read' | 'rw-write'
+  private readonly mode: 'r' | 'w'
+  private readonly keysOf: (name: string) => Keys
+  private readonly retention: number
+  private readonly grace: number
+  private readonly holder: string
+
+  constructor(options: RwLockOptions, mode: 'r' | 'w') {
+    this.kind = mode === 'r' ? 'rw-read' : 'rw-write'
+    this.mode = mode
+    this.keysOf = keyCache(options.prefix, keysWithLists)
+    this.retention = options.fenceRetention
+    this.grace = options.waiterGrace
+    this.holder = options.holder
+  }
+
+  channel(name: string): readonly string[] {
+    return this.keysOf(name).channels
+  }
+
+  leaseToken(token: string): string {
+    return token
+  }
+
+  acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
+    const args = [token, ttl, this.retention, waiter, this.grace, this.mode, score, maxTtl ?? '', this.holder] as const
+    rwAcquire.send(exec, this.keysOf(name).acquiring, args, (reply) => decode(reply, maxTtl !== undefined), into)
+  }
+
+  confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    rwConfirm.send(exec, this.keysOf(name).all, [token, fence, this.retention, waiter, this.mode], isOne, into)
+  }
+
+  async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
+    return toNumber(await rwExtend.run(exec, this.keysOf(name).holders, [token, ttl, this.mode])) === 1
+  }
+
+  async extendMany(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]> {
+    if (leases.length === 0) return []
+    // One side per primitive, so one mode per call (see rw-extend-many.lua).
+    const keys: string[] = []
+    const args: [mode: Arg, ...tokens: Arg[]] = [this.mode]
+    for (const { resource, token, ttl } of leases) {
+      const k = this.keysOf(resource)
+      keys.push(k.writer, k.readers, k.readerInfo)
+      args.push(token, ttl)
+    }
+    return decodeMany('rw-extend-many', await rwExtendMany.run(exec, keys, args), leases.length)
+  }
+
+  routeKey(name: string): string {
+    return this.keysOf(name).writer
+  }
+
+  release(exec: Exec, name: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(name)
+    rwRelease.send(exec, k.holdersQueue, [token, this.mode, k.channel, this.grace], decodeRelease, into)
+  }
+
+  async leave(exec: Exec, name: string, waiter: string): Promise<void> {
+    const k = this.keysOf(name)
+    await rwLeave.run(exec, k.holdersQueue, [waiter, k.channel, this.grace])
+  }
+
+  inspect(exec: Exec, name: string): Promise<RwView> {
+    return rwInspect.run(exec, this.keysOf(name).acquiring, [])
+  }
+
+  merge(name: string, views: readonly RwView[], majority: number): ReadWriteInfo {
+    return mergeViews(name, views, majority)
   }
 }

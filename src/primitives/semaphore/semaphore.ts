@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
 import { keyCache } from '../../util/keys.js'
 import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
+import type { Into } from '../../util/into.js'
 import {
   semaphoreAcquire,
   semaphoreConfirm,
@@ -11,7 +12,7 @@ import {
   semaphoreLeave,
   semaphoreRelease,
 } from '../../lua/embedded.js'
-import type { ExtendItem, NodeGrant, Primitive } from '../../topology/primitive.js'
+import type { AttemptRequest, ExtendItem, NodeGrant, Primitive, Released } from '../../topology/primitive.js'
 import type { HolderInfo } from '../../topology/backend.js'
 import { decodeMany, decodeRelease, isOne, mergeHolder, nodeFacts, readLockValue, toNumber, grantOf } from '../decode.js'
 
@@ -220,53 +221,101 @@ function mergeViews(name: string, limit: number, views: readonly SemaphoreView[]
  * On a quorum, each slot is a quorum mutex of its own (a permit is a majority holding the same
  * slot), which is what keeps `limit` exact there (docs/evidence/safety.md).
  */
-export function semaphore(options: SemaphoreOptions): Primitive<SemaphoreView, SemaphoreInfo> {
-  const { limit } = options
-  const permits = options.permits ?? 1
-  const maxPasses = options.fair === false ? MAX_PASSES : ''
-  const keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
-  const retention = options.fenceRetention
-  const grace = options.waiterGrace
-  const permitOf: PermitOf = (name, token) => {
+export class SemaphorePrimitive implements Primitive<SemaphoreView, SemaphoreInfo> {
+  readonly kind = 'semaphore'
+  private readonly limit: number
+  private readonly permits: number
+  private readonly maxPasses: number | ''
+  private readonly keysOf: (name: string) => Keys
+  private readonly retention: number
+  private readonly grace: number
+  private readonly holder: string
+
+  constructor(options: SemaphoreOptions) {
+    const { limit } = options
+    this.limit = limit
+    this.permits = options.permits ?? 1
+    this.maxPasses = options.fair === false ? MAX_PASSES : ''
+    this.keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
+    this.retention = options.fenceRetention
+    this.grace = options.waiterGrace
+    this.holder = options.holder
+  }
+
+  /** A lease token's base and slots, with the slots' keys (none if a slot is beyond the limit). */
+  private permitOf(name: string, token: string): ReturnType<PermitOf> {
     const { base, slots } = splitToken(token)
-    const all = keysOf(name).slots
-    const keys = slots?.every((slot) => slot < limit) ? slots.map((slot) => all[slot]!) : undefined
+    const all = this.keysOf(name).slots
+    const keys = slots?.every((slot) => slot < this.limit) ? slots.map((slot) => all[slot]!) : undefined
     return { base, keys, slots: keys && slots }
   }
-  return {
-    kind: 'semaphore',
-    channel: (name) => keysOf(name).channels,
-    leaseToken: permitToken,
-    acquire(exec, name, { token, ttl, waiter, score = '', maxTtl }, into) {
-      const args = [token, ttl, retention, waiter, grace, limit, permits, maxPasses, score, maxTtl === undefined ? '' : String(maxTtl), options.holder] as const
-      semaphoreAcquire.send(exec, keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
-    },
-    confirm(exec, name, token, fence, waiter, into) {
-      const k = keysOf(name)
-      const { base, keys } = permitOf(name, token)
-      if (keys === undefined) return into.value(false)
-      const confirmKeys = [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)] as const
-      semaphoreConfirm.send(exec, confirmKeys, [base, fence, retention, waiter, maxPasses === '' ? '' : '1'], isOne, into)
-    },
-    async extend(exec, name, token, ttl) {
-      const { base, keys } = permitOf(name, token)
-      if (keys === undefined) return false
-      if (keys.length > 1) return toNumber(await semaphoreExtendAll.run(exec, [keysOf(name).limit, ...keys], [base, ttl])) === 1
-      return toNumber(await semaphoreExtend.run(exec, [keys[0]!, keysOf(name).limit], [base, ttl])) === 1
-    },
-    extendMany: (exec, leases) => extendPermits(exec, leases, keysOf, permitOf),
-    routeKey: (name) => keysOf(name).limit,
-    release(exec, name, token, into) {
-      const k = keysOf(name)
-      const { base, slots } = splitToken(token)
-      if (slots?.some((slot) => slot >= limit)) return into.value({ released: false })
-      semaphoreRelease.send(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, grace], decodeRelease, into)
-    },
-    async leave(exec, name, waiter) {
-      const k = keysOf(name)
-      await semaphoreLeave.run(exec, k.leaving, [waiter, k.channel, grace])
-    },
-    inspect: (exec, name) => semaphoreInspect.run(exec, keysOf(name).all, []),
-    merge: (name, views, majority) => mergeViews(name, limit, views, majority),
+
+  channel(name: string): readonly string[] {
+    return this.keysOf(name).channels
+  }
+
+  leaseToken(token: string, claim: string): string {
+    return permitToken(token, claim)
+  }
+
+  acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
+    const { limit } = this
+    const args = [
+      token,
+      ttl,
+      this.retention,
+      waiter,
+      this.grace,
+      limit,
+      this.permits,
+      this.maxPasses,
+      score,
+      maxTtl === undefined ? '' : String(maxTtl),
+      this.holder,
+    ] as const
+    semaphoreAcquire.send(exec, this.keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
+  }
+
+  confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    const k = this.keysOf(name)
+    const { base, keys } = this.permitOf(name, token)
+    if (keys === undefined) return into.value(false)
+    const confirmKeys = [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)] as const
+    semaphoreConfirm.send(exec, confirmKeys, [base, fence, this.retention, waiter, this.maxPasses === '' ? '' : '1'], isOne, into)
+  }
+
+  async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
+    const { base, keys } = this.permitOf(name, token)
+    if (keys === undefined) return false
+    if (keys.length > 1) return toNumber(await semaphoreExtendAll.run(exec, [this.keysOf(name).limit, ...keys], [base, ttl])) === 1
+    return toNumber(await semaphoreExtend.run(exec, [keys[0]!, this.keysOf(name).limit], [base, ttl])) === 1
+  }
+
+  extendMany(exec: Exec, leases: readonly ExtendItem[]): Promise<boolean[]> {
+    return extendPermits(exec, leases, this.keysOf, (name, token) => this.permitOf(name, token))
+  }
+
+  routeKey(name: string): string {
+    return this.keysOf(name).limit
+  }
+
+  release(exec: Exec, name: string, token: string, into: Into<Released>): void {
+    const k = this.keysOf(name)
+    const { base, slots } = splitToken(token)
+    if (slots?.some((slot) => slot >= this.limit)) return into.value({ released: false })
+    semaphoreRelease.send(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, this.grace], decodeRelease, into)
+  }
+
+  async leave(exec: Exec, name: string, waiter: string): Promise<void> {
+    const k = this.keysOf(name)
+    await semaphoreLeave.run(exec, k.leaving, [waiter, k.channel, this.grace])
+  }
+
+  inspect(exec: Exec, name: string): Promise<SemaphoreView> {
+    return semaphoreInspect.run(exec, this.keysOf(name).all, [])
+  }
+
+  merge(name: string, views: readonly SemaphoreView[], majority: number): SemaphoreInfo {
+    return mergeViews(name, this.limit, views, majority)
   }
 }

@@ -63,7 +63,7 @@ export class QuorumBackend<Info = LockInfo> implements Backend<Info> {
     this.wake = quorumWake(subscribers, majority, (message) => book.woke(message))
     this.notices = anyNode(subscribers)
     if (primitive.extendMany && primitive.routeKey) {
-      const { extendMany, batchKey } = batched(this.#q, primitive.extendMany, primitive.routeKey, clusters)
+      const { extendMany, batchKey } = batched(this.#q, primitive.extendMany.bind(primitive), primitive.routeKey.bind(primitive), clusters)
       this.extendMany = extendMany
       this.batchKey = batchKey
     }
