@@ -150,8 +150,11 @@ interface ReleaseCall {
   readonly token: string
 }
 
+/** A node's `Batcher` (per `Exec`), made the first time that node is asked. */
+type PerNode<Item, Answer> = (exec: Exec) => Batcher<Item, Answer>
+
 /** One `Batcher` per node (per `Exec`), made the first time that node is asked. */
-function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>, options?: BatchOptions): (exec: Exec) => Batcher<Item, Answer> {
+function perNode<Item, Answer>(make: (exec: Exec) => BatchCalls<Item, Answer>, options?: BatchOptions): PerNode<Item, Answer> {
   const batchers = new Map<Exec, Batcher<Item, Answer>>()
   return (exec) => {
     let batcher = batchers.get(exec)
@@ -167,61 +170,101 @@ const slotKey = (routeKey: (resource: string) => string, cluster: boolean): { ke
 const ignore = (): void => {}
 
 /**
- * `primitive` with its calls grouped, as databases commit many transactions in one log write: the
+ * `primitive`'s calls grouped, as databases commit many transactions in one log write: the
  * acquisitions (releases, confirmations, departures) made in one turn of the event loop for one
  * node (one `Exec`) share one acquire-many (release-many, ...) script call, per Redis Cluster slot
  * on a cluster, where the primitive has that batch script and `routeKey`; a call alone in its turn
  * goes as the single script (see `Batcher` above). Each call still gets its own answer, decided by the
- * same Lua function as alone. A primitive without `routeKey` keeps its own calls.
+ * same Lua function as alone. A call the primitive has no batch script for goes as its own.
  */
+export class GroupCommit<NodeInfo, Info> {
+  readonly #primitive: Primitive<NodeInfo, Info>
+  readonly #acquirer: PerNode<AcquireCall, NodeGrant> | undefined
+  readonly #releaser: PerNode<ReleaseCall, Released> | undefined
+  readonly #confirmer: PerNode<ConfirmItem, boolean> | undefined
+  readonly #leaver: PerNode<LeaveItem, unknown> | undefined
+
+  constructor(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions) {
+    this.#primitive = primitive
+    const { acquireMany, releaseMany, confirmMany, leaveMany } = primitive
+    const grouped = primitive.routeKey !== undefined
+    const key = slotKey((resource) => primitive.routeKey!(resource), cluster)
+    this.#acquirer =
+      grouped && acquireMany
+        ? perNode<AcquireCall, NodeGrant>(
+            (exec) => ({
+              one: (call, into) => primitive.acquire(exec, call.resource, call.request, into),
+              many: (calls) => acquireMany.call(primitive, exec, calls),
+              ...key,
+            }),
+            options,
+          )
+        : undefined
+    this.#releaser =
+      grouped && releaseMany
+        ? perNode<ReleaseCall, Released>(
+            (exec) => ({
+              one: (call, into) => primitive.release(exec, call.resource, call.token, into),
+              many: (calls) => releaseMany.call(primitive, exec, calls),
+              ...key,
+            }),
+            options,
+          )
+        : undefined
+    this.#confirmer =
+      grouped && confirmMany
+        ? perNode<ConfirmItem, boolean>(
+            (exec) => ({
+              one: (c, into) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter, into),
+              many: (items) => confirmMany.call(primitive, exec, items),
+              ...key,
+            }),
+            options,
+          )
+        : undefined
+    this.#leaver =
+      grouped && leaveMany
+        ? perNode<LeaveItem, unknown>(
+            (exec) => ({
+              one: (l, into) => void primitive.leave(exec, l.resource, l.waiter).then(into.value, into.error),
+              many: (items) => leaveMany.call(primitive, exec, items),
+              ...key,
+            }),
+            options,
+          )
+        : undefined
+  }
+
+  acquire(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void {
+    if (this.#acquirer) this.#acquirer(exec).push({ resource, request }, into)
+    else this.#primitive.acquire(exec, resource, request, into)
+  }
+
+  release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
+    if (this.#releaser) this.#releaser(exec).push({ resource, token }, into)
+    else this.#primitive.release(exec, resource, token, into)
+  }
+
+  confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
+    if (this.#confirmer) this.#confirmer(exec).push({ resource, token, fence, waiter }, into)
+    else this.#primitive.confirm(exec, resource, token, fence, waiter, into)
+  }
+
+  leave(exec: Exec, resource: string, waiter: string): Promise<void> {
+    const leaver = this.#leaver
+    if (!leaver) return this.#primitive.leave(exec, resource, waiter)
+    return promised((into) => leaver(exec).push({ resource, waiter }, into)).then(ignore)
+  }
+}
+
+/** `primitive` with its calls grouped (`GroupCommit`), as a primitive (what a quorum's nodes run). */
 export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>, cluster: boolean, options?: BatchOptions): Primitive<NodeInfo, Info> {
-  const { acquireMany, releaseMany, confirmMany, leaveMany } = primitive
   if (!primitive.routeKey) return primitive
-  const key = slotKey((resource) => primitive.routeKey!(resource), cluster)
-  const acquirer =
-    acquireMany &&
-    perNode<AcquireCall, NodeGrant>(
-      (exec) => ({
-        one: (call, into) => primitive.acquire(exec, call.resource, call.request, into),
-        many: (calls) => acquireMany.call(primitive, exec, calls),
-        ...key,
-      }),
-      options,
-    )
-  const releaser =
-    releaseMany &&
-    perNode<ReleaseCall, Released>(
-      (exec) => ({
-        one: (call, into) => primitive.release(exec, call.resource, call.token, into),
-        many: (calls) => releaseMany.call(primitive, exec, calls),
-        ...key,
-      }),
-      options,
-    )
-  const confirmer =
-    confirmMany &&
-    perNode<ConfirmItem, boolean>(
-      (exec) => ({
-        one: (c, into) => primitive.confirm(exec, c.resource, c.token, c.fence, c.waiter, into),
-        many: (items) => confirmMany.call(primitive, exec, items),
-        ...key,
-      }),
-      options,
-    )
-  const leaver =
-    leaveMany &&
-    perNode<LeaveItem, unknown>(
-      (exec) => ({
-        one: (l, into) => void primitive.leave(exec, l.resource, l.waiter).then(into.value, into.error),
-        many: (items) => leaveMany.call(primitive, exec, items),
-        ...key,
-      }),
-      options,
-    )
-  const grouped: Partial<Primitive<NodeInfo, Info>> = {}
-  if (acquirer) grouped.acquire = (exec, resource, request, into) => acquirer(exec).push({ resource, request }, into)
-  if (releaser) grouped.release = (exec, resource, token, into) => releaser(exec).push({ resource, token }, into)
-  if (confirmer) grouped.confirm = (exec, resource, token, fence, waiter, into) => confirmer(exec).push({ resource, token, fence, waiter }, into)
-  if (leaver) grouped.leave = (exec, resource, waiter) => promised((into) => leaver(exec).push({ resource, waiter }, into)).then(ignore)
-  return replacingCalls(primitive, grouped)
+  const group = new GroupCommit(primitive, cluster, options)
+  return replacingCalls(primitive, {
+    acquire: (exec, resource, request, into) => group.acquire(exec, resource, request, into),
+    release: (exec, resource, token, into) => group.release(exec, resource, token, into),
+    confirm: (exec, resource, token, fence, waiter, into) => group.confirm(exec, resource, token, fence, waiter, into),
+    leave: (exec, resource, waiter) => group.leave(exec, resource, waiter),
+  })
 }

@@ -1,7 +1,7 @@
 import type { Attempt, Backend, LockInfo } from './backend.js'
 import { clusterSlot } from '../util/keys.js'
 import { wakeRefused } from '../errors/failures.js'
-import { groupCommit } from './group.js'
+import { GroupCommit } from './group.js'
 import type { Exec } from '../lua/binding.js'
 import type { Into } from '../util/into.js'
 import type { NodeGrant, Primitive, Released } from './primitive.js'
@@ -26,7 +26,7 @@ export class SingleBackend<Info = LockInfo> implements Backend<Info> {
   protected readonly redis: RedisAdapter
   protected readonly primitive: Primitive<unknown, Info>
   /** The primitive with its acquisitions and releases grouped per turn (departures go one by one, as a waiter gives up). */
-  readonly #grouped: Primitive<unknown, Info>
+  readonly #grouped: GroupCommit<unknown, Info>
   readonly #exec: Exec
 
   constructor(redis: RedisAdapter, primitive: Primitive<unknown, Info>, maxTtl: number) {
@@ -35,7 +35,7 @@ export class SingleBackend<Info = LockInfo> implements Backend<Info> {
     this.maxTtl = maxTtl
     this.wake = subscriberFor(redis)
     this.notices = this.wake
-    this.#grouped = groupCommit(primitive, redis.isCluster)
+    this.#grouped = new GroupCommit(primitive, redis.isCluster)
     this.#exec = redis.evalScript
     if (primitive.extendMany && primitive.routeKey) {
       this.extendMany = (leases) => primitive.extendMany!(this.#exec, leases)
