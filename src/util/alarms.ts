@@ -225,14 +225,22 @@ export class ReplyLimit<T, R> implements Into<T> {
     }
     this.#settled = true
     timeline.cancel(this.#alarm)
-    this.#run(this.#settle.value, value)
+    try {
+      this.#resolve(this.#settle.value(value))
+    } catch (err) {
+      this.#reject(err)
+    }
   }
 
   readonly error = (failure: unknown): void => {
     if (this.#settled) return
     this.#settled = true
     timeline.cancel(this.#alarm)
-    this.#run(this.#settle.error, failure)
+    try {
+      this.#resolve(this.#settle.error(failure))
+    } catch (err) {
+      this.#reject(err)
+    }
   }
 
   /** The work threw as it was sent: the promise rejects with what it threw. */
@@ -245,12 +253,8 @@ export class ReplyLimit<T, R> implements Into<T> {
   #silent(): void {
     this.#settled = true
     this.#silenced = true
-    this.#run(this.#settle.silent, undefined)
-  }
-
-  #run<A>(handler: (arg: A) => R, arg: A): void {
     try {
-      this.#resolve(handler.call(this.#settle, arg))
+      this.#resolve(this.#settle.silent())
     } catch (err) {
       this.#reject(err)
     }
