@@ -98,8 +98,18 @@ function report(label: string, rounds: Round[]): void {
   const stalls = rounds.flatMap((r) => r.stalls.map(([start, ms]) => ({ start, ms, gc: r.gcs.some(([a, b]) => a < start + ms && b > start) })))
   const seconds = rounds.reduce((s, r) => s + r.ms, 0) / 1_000
   const cycles = all('acquire').length
+  const perSecond = fmt(stalls.length / seconds, 1)
+  const perHundred = fmt((100 * stalls.length) / cycles, 2)
+  const median = fmt(
+    percentile(
+      stalls.map((s) => s.ms),
+      50,
+    ),
+  )
+  const gcs = rounds.reduce((sum, r) => sum + r.gcs.length, 0)
+  const duringGc = stalls.filter((s) => s.gc).length
   console.log(
-    `${label}: ${stalls.length} round trips over ${STALL_MS} ms (${fmt(stalls.length / seconds, 1)} per second, ${fmt((100 * stalls.length) / cycles, 2)} per 100 cycles; median ${fmt(percentile(stalls.map((s) => s.ms), 50))} ms), ${stalls.filter((s) => s.gc).length} during a GC; ${rounds.reduce((s, r) => s + r.gcs.length, 0)} GCs; cycle mean ${fmt((seconds * 1_000) / cycles)} ms`,
+    `${label}: ${stalls.length} round trips over ${STALL_MS} ms (${perSecond} per second, ${perHundred} per 100 cycles; median ${median} ms), ${duringGc} during a GC; ${gcs} GCs; cycle mean ${fmt((seconds * 1_000) / cycles)} ms`,
   )
 }
 
