@@ -80,7 +80,9 @@ function usage(error?: string): never {
   --render file.json [--docs]   print (and write the docs) again from a saved run
   --docs    also write docs/evidence/benchmark.md and docs/evidence/bench.svg (default only for a full run)
   FENCELOCK_BENCH_BEFORE=dir   pair another build (a copy of dist/ made before a change) against this one:
-            its row "fencelock before" runs beside fencelock's in A, B, C and Q, round by round`)
+            its row "fencelock before" runs beside fencelock's in A, B, C and Q, round by round; the build
+            loaded second runs slower whichever it is: run again with the places swapped and take the
+            geometric mean of the two ratios (docs/evidence/benchmark-notes.md, "One path")`)
   process.exit(error ? 2 : 0)
 }
 
