@@ -1,4 +1,4 @@
-import { keyCache } from '../../util/keys.js'
+import { KeyedPrimitive } from '../keyed.js'
 import type { Exec, ReplyOf } from '../../lua/binding.js'
 import type { Into } from '../../util/into.js'
 import { electionAcquire, electionConfirm, electionExtend, electionInspect, electionLeave, electionRelease } from '../../lua/embedded.js'
@@ -152,28 +152,12 @@ function leaderOf(views: readonly ElectionView[], majority: number): LeaderInfo 
 }
 
 /** A fair election: a campaign is one script call per node, as a mutex's acquire. */
-export class ElectionPrimitive implements Primitive<ElectionView, ElectionInfo> {
+export class ElectionPrimitive extends KeyedPrimitive<Keys> implements Primitive<ElectionView, ElectionInfo> {
   readonly kind = 'election'
   readonly merge = mergeElection
-  private readonly keysOf: (resource: string) => Keys
-  // As strings once: the client would turn the numbers into strings on every call.
-  private readonly retention: string
-  private readonly grace: string
-  private readonly holder: string
 
   constructor(options: ElectionOptions) {
-    this.keysOf = keyCache(options.prefix, keysWithLists)
-    this.retention = String(options.fenceRetention)
-    this.grace = String(options.waiterGrace)
-    this.holder = options.holder
-  }
-
-  channel(resource: string): readonly string[] {
-    return this.keysOf(resource).channels
-  }
-
-  leaseToken(token: string): string {
-    return token
+    super(options, keysWithLists)
   }
 
   acquire(exec: Exec, resource: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {

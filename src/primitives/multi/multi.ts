@@ -1,4 +1,4 @@
-import { keyCache } from '../../util/keys.js'
+import { KeyedPrimitive } from '../keyed.js'
 import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
 import type { Into } from '../../util/into.js'
 import { multiAcquire, multiConfirm, multiExtend, multiExtendMany, multiLeave, multiRelease } from '../../lua/embedded.js'
@@ -61,26 +61,11 @@ const decode = (reply: ReplyOf<typeof multiAcquire>, withFacts: boolean): NodeGr
  * mutexes' own keys, so a single-resource `acquire` of one of them queues and waits as usual; the
  * lease has one fence for all of them, stored as each resource's last fence.
  */
-export class MultiPrimitive implements Primitive<LockInfo[], LockInfo[]> {
+export class MultiPrimitive extends KeyedPrimitive<Keys> implements Primitive<LockInfo[], LockInfo[]> {
   readonly kind = 'multi'
-  private readonly keysOf: (name: string) => Keys
-  private readonly retention: number
-  private readonly grace: number
-  private readonly holder: string
 
   constructor(options: MultiOptions) {
-    this.keysOf = keyCache(options.prefix, keysWithLists)
-    this.retention = options.fenceRetention
-    this.grace = options.waiterGrace
-    this.holder = options.holder
-  }
-
-  channel(name: string): readonly string[] {
-    return this.keysOf(name).channels
-  }
-
-  leaseToken(token: string): string {
-    return token
+    super(options, keysWithLists)
   }
 
   acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {

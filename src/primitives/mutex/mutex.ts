@@ -1,5 +1,5 @@
 import type { LockInfo } from '../../topology/backend.js'
-import { keyCache } from '../../util/keys.js'
+import { KeyedPrimitive } from '../keyed.js'
 import {
   mutexAcquire,
   mutexAcquireMany,
@@ -52,30 +52,14 @@ const decodeGrant = (reply: readonly (Reply | undefined)[], maxTtl: number | und
  * A fair mutex: one script call per acquire, extend and release on each node, or one for many
  * (acquireMany, releaseMany, extendMany, confirmMany, leaveMany), whose entries the single scripts' Lua decides.
  */
-export class MutexPrimitive implements Primitive<LockView, LockInfo> {
+export class MutexPrimitive extends KeyedPrimitive<Keys> implements Primitive<LockView, LockInfo> {
   readonly kind = 'mutex'
   readonly merge = mergeLock
-  private readonly keysOf: (resource: string) => Keys
-  // As strings once: the client would turn the numbers into strings on every call.
-  private readonly retention: string
-  private readonly grace: string
   private readonly waiterGrace: number
-  private readonly holder: string
 
   constructor(options: MutexOptions) {
-    this.keysOf = keyCache(options.prefix, keysWithLists)
-    this.retention = String(options.fenceRetention)
-    this.grace = String(options.waiterGrace)
+    super(options, keysWithLists)
     this.waiterGrace = options.waiterGrace
-    this.holder = options.holder
-  }
-
-  channel(resource: string): readonly string[] {
-    return this.keysOf(resource).channels
-  }
-
-  leaseToken(token: string): string {
-    return token
   }
 
   routeKey(resource: string): string {

@@ -1,4 +1,4 @@
-import { keyCache } from '../../util/keys.js'
+import { KeyedPrimitive } from '../keyed.js'
 import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
 import type { Into } from '../../util/into.js'
 import { rwAcquire, rwConfirm, rwExtend, rwExtendMany, rwInspect, rwLeave, rwRelease } from '../../lua/embedded.js'
@@ -123,29 +123,14 @@ const decode = (reply: ReplyOf<typeof rwAcquire>, withFacts: boolean): NodeGrant
  * one fence counter, so a writer's fence is larger than every earlier reader's or writer's. A
  * release that frees the lock wakes a writer, or every reader at the head of the line at once.
  */
-export class RwLockPrimitive implements Primitive<RwView, ReadWriteInfo> {
+export class RwLockPrimitive extends KeyedPrimitive<Keys> implements Primitive<RwView, ReadWriteInfo> {
   readonly kind: 'rw-read' | 'rw-write'
   private readonly mode: 'r' | 'w'
-  private readonly keysOf: (name: string) => Keys
-  private readonly retention: number
-  private readonly grace: number
-  private readonly holder: string
 
   constructor(options: RwLockOptions, mode: 'r' | 'w') {
+    super(options, keysWithLists)
     this.kind = mode === 'r' ? 'rw-read' : 'rw-write'
     this.mode = mode
-    this.keysOf = keyCache(options.prefix, keysWithLists)
-    this.retention = options.fenceRetention
-    this.grace = options.waiterGrace
-    this.holder = options.holder
-  }
-
-  channel(name: string): readonly string[] {
-    return this.keysOf(name).channels
-  }
-
-  leaseToken(token: string): string {
-    return token
   }
 
   acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {

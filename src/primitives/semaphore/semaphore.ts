@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors/errors.js'
-import { keyCache } from '../../util/keys.js'
+import { KeyedPrimitive } from '../keyed.js'
 import type { Arg, Exec, ReplyOf } from '../../lua/binding.js'
 import type { Into } from '../../util/into.js'
 import {
@@ -149,25 +149,18 @@ async function extendPermits(exec: Exec, leases: readonly ExtendItem[], keysOf: 
  * On a quorum, each slot is a quorum mutex of its own (a permit is a majority holding the same
  * slot), which is what keeps `limit` exact there (docs/evidence/safety.md).
  */
-export class SemaphorePrimitive implements Primitive<SemaphoreView, SemaphoreInfo> {
+export class SemaphorePrimitive extends KeyedPrimitive<Keys> implements Primitive<SemaphoreView, SemaphoreInfo> {
   readonly kind = 'semaphore'
   private readonly limit: number
   private readonly permits: number
   private readonly maxPasses: number | ''
-  private readonly keysOf: (name: string) => Keys
-  private readonly retention: number
-  private readonly grace: number
-  private readonly holder: string
 
   constructor(options: SemaphoreOptions) {
     const { limit } = options
+    super(options, (prefix, name) => keysWithLists(prefix, name, limit))
     this.limit = limit
     this.permits = options.permits ?? 1
     this.maxPasses = options.fair === false ? MAX_PASSES : ''
-    this.keysOf = keyCache(options.prefix, (prefix, name) => keysWithLists(prefix, name, limit))
-    this.retention = options.fenceRetention
-    this.grace = options.waiterGrace
-    this.holder = options.holder
   }
 
   /** A lease token's base and slots, with the slots' keys (none if a slot is beyond the limit). */
@@ -178,11 +171,7 @@ export class SemaphorePrimitive implements Primitive<SemaphoreView, SemaphoreInf
     return { base, keys, slots: keys && slots }
   }
 
-  channel(name: string): readonly string[] {
-    return this.keysOf(name).channels
-  }
-
-  leaseToken(token: string, claim: string): string {
+  override leaseToken(token: string, claim: string): string {
     return permitToken(token, claim)
   }
 
