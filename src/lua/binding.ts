@@ -8,10 +8,9 @@ export type Arg = string | number
 export type Reply = string | number | null | readonly Reply[]
 
 /**
- * A Lua script as it ships: its file name, its source, and the SHA1 that EVALSHA names it by
- * (computed from the source the first time it is asked for: the first call of a script is an EVAL
- * anyway). What its header declares (the names of its KEYS and ARGV) lives in the generated
- * binding's types, not in the shipped code.
+ * A Lua script as it ships: its file name, its source, and the SHA1 that EVALSHA names it by.
+ * What its header declares (the names of its KEYS and ARGV) lives in the generated binding's
+ * types, not in the shipped code.
  */
 export interface LuaScript {
   readonly name: string
@@ -24,21 +23,29 @@ export type Decode = (reply: never) => unknown
 
 /**
  * Runs a script on one node: how a topology lends a node to a primitive (plain, or followed by
- * WAIT). What `decode` made of the reply goes to `into.value`, a failure (or what `decode` threw)
+ * WAIT). Typed by the script's binding: `keys` and `args` are its KEYS and ARGV, `decode` reads its
+ * reply. What `decode` made of the reply goes to `into.value`, a failure (or what `decode` threw)
  * to `into.error`; nothing is returned and no promise is made for it (the convention of
- * util/into.ts).
+ * util/into.ts). Primitives call it with the script itself: no layer between them and the runner.
  */
-export type Exec = (script: LuaScript, keys: readonly string[], args: readonly Arg[], decode: Decode, into: Into<unknown>) => void
+export type Exec = <K extends readonly string[], A extends readonly Arg[], R, T>(
+  script: Script<K, A, R>,
+  keys: K,
+  args: A,
+  decode: (reply: R) => T,
+  into: Into<T>,
+) => void
 
 /**
  * The typed binding of one script, generated from its header into src/lua/embedded/: `K` and `A`
  * are its KEYS and ARGV as labelled tuples (the header's names), `R` its reply shapes. The only
- * way TypeScript calls a script: no call site packs KEYS and ARGV by hand.
+ * way TypeScript calls a script: an `Exec` takes the binding, so no call site packs KEYS and ARGV
+ * by hand.
  */
 export interface Script<K extends readonly string[], A extends readonly Arg[], R> extends LuaScript {
-  /** Sends the script; what `decode` makes of its reply goes to `into` (a failure too). */
-  send<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T, into: Into<T>): void
-  /** `send`, promised (for calls off the hot path): its reply, or what `decode` made of it. */
+  /** Never set: carries `K`, `A` and `R` for the type checker (an `Exec` infers them from it). */
+  readonly types?: { readonly keys: K; readonly args: A; readonly reply: R }
+  /** The script sent through `exec`, promised (for calls off the hot path): its reply, or what `decode` made of it. */
   run(exec: Exec, keys: K, args: A): Promise<R>
   run<T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T): Promise<T>
 }
@@ -57,23 +64,19 @@ export function handDecoded(decode: Decode, into: Into<unknown>, reply: unknown)
 /** What a script's binding answers. */
 export type ReplyOf<S> = S extends Script<readonly string[], readonly Arg[], infer R> ? R : never
 
-const same = (reply: never): unknown => reply
+const same = <R>(reply: R): R => reply
 
 export function script<K extends readonly string[], A extends readonly Arg[], R>(described: {
   readonly name: string
   readonly source: string
 }): Script<K, A, R> {
-  // The types carry the counts: nothing to check per call on the hot path.
-  let sha: string | undefined
+  // The types carry the counts: nothing to check per call on the hot path. The SHA1 is taken once,
+  // here (microseconds per script, at load): the hot path reads a field.
   const bound: Script<K, A, R> = {
     name: described.name,
     source: described.source,
-    get sha() {
-      sha ??= createHash('sha1').update(described.source).digest('hex')
-      return sha
-    },
-    send: (exec, keys, args, decode, into) => exec(bound, keys, args, decode as Decode, into as Into<unknown>),
-    run: (exec: Exec, keys: K, args: A, decode: Decode = same) => promised<never>((into) => exec(bound, keys, args, decode, into)),
+    sha: createHash('sha1').update(described.source).digest('hex'),
+    run: <T>(exec: Exec, keys: K, args: A, decode: (reply: R) => T = same as (reply: R) => T) => promised<T>((into) => exec(bound, keys, args, decode, into)),
   }
   return bound
 }

@@ -163,12 +163,12 @@ export class ElectionPrimitive extends KeyedPrimitive<Keys> implements Primitive
   acquire(exec: Exec, resource: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
     const k = this.keysOf(resource)
     const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', k.call.value, k.observers, this.holder] as const
-    electionAcquire.send(exec, k.all, args, (reply): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2), into)
+    exec(electionAcquire, k.all, args, (reply): NodeGrant => grantOf(reply, '', maxTtl === undefined ? undefined : 2), into)
   }
 
   confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
     const k = this.keysOf(resource)
-    electionConfirm.send(exec, k.all, [token, fence, this.retention, waiter, k.observers], isOne, into)
+    exec(electionConfirm, k.all, [token, fence, this.retention, waiter, k.observers], isOne, into)
   }
 
   async extend(exec: Exec, resource: string, token: string, ttl: number): Promise<boolean> {
@@ -180,7 +180,7 @@ export class ElectionPrimitive extends KeyedPrimitive<Keys> implements Primitive
 
   release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
     const k = this.keysOf(resource)
-    electionRelease.send(exec, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, this.grace, k.observers], decodeRelease, into)
+    exec(electionRelease, [k.lock, k.queue, k.queueExpiry, k.term], [token, k.wake, this.grace, k.observers], decodeRelease, into)
   }
 
   async leave(exec: Exec, resource: string, waiter: string): Promise<void> {

@@ -70,11 +70,11 @@ export class MultiPrimitive extends KeyedPrimitive<Keys> implements Primitive<Lo
 
   acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
     const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', this.holder] as const
-    multiAcquire.send(exec, this.keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
+    exec(multiAcquire, this.keysOf(name).four, args, (reply) => decode(reply, maxTtl !== undefined), into)
   }
 
   confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
-    multiConfirm.send(exec, this.keysOf(name).four, [token, fence, this.retention, waiter], isOne, into)
+    exec(multiConfirm, this.keysOf(name).four, [token, fence, this.retention, waiter], isOne, into)
   }
 
   async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
@@ -99,7 +99,7 @@ export class MultiPrimitive extends KeyedPrimitive<Keys> implements Primitive<Lo
 
   release(exec: Exec, name: string, token: string, into: Into<Released>): void {
     const k = this.keysOf(name)
-    multiRelease.send(exec, k.three, [token, this.grace, ...k.channels], decodeRelease, into)
+    exec(multiRelease, k.three, [token, this.grace, ...k.channels], decodeRelease, into)
   }
 
   async leave(exec: Exec, name: string, waiter: string): Promise<void> {

@@ -69,7 +69,7 @@ export class MutexPrimitive extends KeyedPrimitive<Keys> implements Primitive<Lo
   acquire(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void {
     const { token, ttl, waiter, score = '', maxTtl } = request
     const args = [token, ttl, this.retention, waiter, this.grace, score, maxTtl ?? '', this.holder] as const
-    mutexAcquire.send(exec, this.keysOf(resource).all, args, (reply) => decodeGrant(reply, maxTtl), into)
+    exec(mutexAcquire, this.keysOf(resource).all, args, (reply) => decodeGrant(reply, maxTtl), into)
   }
 
   async acquireMany(exec: Exec, attempts: readonly { readonly resource: string; readonly request: AttemptRequest }[]): Promise<(NodeGrant | Error)[]> {
@@ -84,7 +84,7 @@ export class MutexPrimitive extends KeyedPrimitive<Keys> implements Primitive<Lo
   }
 
   confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
-    mutexConfirm.send(exec, this.keysOf(resource).all, [token, fence, this.retention, waiter], isOne, into)
+    exec(mutexConfirm, this.keysOf(resource).all, [token, fence, this.retention, waiter], isOne, into)
   }
 
   async confirmMany(exec: Exec, leases: readonly ConfirmItem[]): Promise<(boolean | Error)[]> {
@@ -113,7 +113,7 @@ export class MutexPrimitive extends KeyedPrimitive<Keys> implements Primitive<Lo
 
   release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
     const k = this.keysOf(resource)
-    mutexRelease.send(exec, k.line, [token, k.channel, this.grace], decodeRelease, into)
+    exec(mutexRelease, k.line, [token, k.channel, this.grace], decodeRelease, into)
   }
 
   async releaseMany(exec: Exec, leases: readonly { readonly resource: string; readonly token: string }[]): Promise<(Released | Error)[]> {

@@ -82,11 +82,11 @@ export class RedlockPrimitive implements Primitive<LockView, LockInfo> {
 
   acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
     const args = [token, ttl, this.retention, this.several ? '' : waiter, this.grace, score, maxTtl ?? '', this.db, this.recheck] as const
-    redlockAcquire.send(exec, this.keysOf(name).four, args, (reply) => decodeGrant(reply, maxTtl !== undefined), into)
+    exec(redlockAcquire, this.keysOf(name).four, args, (reply) => decodeGrant(reply, maxTtl !== undefined), into)
   }
 
   confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
-    redlockConfirm.send(exec, this.keysOf(name).four, [token, fence, this.retention, this.several ? '' : waiter, this.db], isOne, into)
+    exec(redlockConfirm, this.keysOf(name).four, [token, fence, this.retention, this.several ? '' : waiter, this.db], isOne, into)
   }
 
   async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
@@ -95,7 +95,7 @@ export class RedlockPrimitive implements Primitive<LockView, LockInfo> {
 
   release(exec: Exec, name: string, token: string, into: Into<Released>): void {
     const k = this.keysOf(name)
-    redlockRelease.send(exec, k.three, [token, this.grace, this.db, ...k.channels], decodeRelease, into)
+    exec(redlockRelease, k.three, [token, this.grace, this.db, ...k.channels], decodeRelease, into)
   }
 
   async leave(exec: Exec, name: string, waiter: string): Promise<void> {

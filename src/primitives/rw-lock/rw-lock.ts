@@ -135,11 +135,11 @@ export class RwLockPrimitive extends KeyedPrimitive<Keys> implements Primitive<R
 
   acquire(exec: Exec, name: string, { token, ttl, waiter, score = '', maxTtl }: AttemptRequest, into: Into<NodeGrant>): void {
     const args = [token, ttl, this.retention, waiter, this.grace, this.mode, score, maxTtl ?? '', this.holder] as const
-    rwAcquire.send(exec, this.keysOf(name).acquiring, args, (reply) => decode(reply, maxTtl !== undefined), into)
+    exec(rwAcquire, this.keysOf(name).acquiring, args, (reply) => decode(reply, maxTtl !== undefined), into)
   }
 
   confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
-    rwConfirm.send(exec, this.keysOf(name).all, [token, fence, this.retention, waiter, this.mode], isOne, into)
+    exec(rwConfirm, this.keysOf(name).all, [token, fence, this.retention, waiter, this.mode], isOne, into)
   }
 
   async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
@@ -165,7 +165,7 @@ export class RwLockPrimitive extends KeyedPrimitive<Keys> implements Primitive<R
 
   release(exec: Exec, name: string, token: string, into: Into<Released>): void {
     const k = this.keysOf(name)
-    rwRelease.send(exec, k.holdersQueue, [token, this.mode, k.channel, this.grace], decodeRelease, into)
+    exec(rwRelease, k.holdersQueue, [token, this.mode, k.channel, this.grace], decodeRelease, into)
   }
 
   async leave(exec: Exec, name: string, waiter: string): Promise<void> {

@@ -190,7 +190,7 @@ export class SemaphorePrimitive extends KeyedPrimitive<Keys> implements Primitiv
       maxTtl === undefined ? '' : String(maxTtl),
       this.holder,
     ] as const
-    semaphoreAcquire.send(exec, this.keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
+    exec(semaphoreAcquire, this.keysOf(name).acquiring, args, (reply) => decodeGrant(name, limit, reply, maxTtl !== undefined), into)
   }
 
   confirm(exec: Exec, name: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
@@ -198,7 +198,7 @@ export class SemaphorePrimitive extends KeyedPrimitive<Keys> implements Primitiv
     const { base, keys } = this.permitOf(name, token)
     if (keys === undefined) return into.value(false)
     const confirmKeys = [k.fence, k.queue, k.queueExpiry, k.passes, keys[0]!, ...keys.slice(1)] as const
-    semaphoreConfirm.send(exec, confirmKeys, [base, fence, this.retention, waiter, this.maxPasses === '' ? '' : '1'], isOne, into)
+    exec(semaphoreConfirm, confirmKeys, [base, fence, this.retention, waiter, this.maxPasses === '' ? '' : '1'], isOne, into)
   }
 
   async extend(exec: Exec, name: string, token: string, ttl: number): Promise<boolean> {
@@ -220,7 +220,7 @@ export class SemaphorePrimitive extends KeyedPrimitive<Keys> implements Primitiv
     const k = this.keysOf(name)
     const { base, slots } = splitToken(token)
     if (slots?.some((slot) => slot >= this.limit)) return into.value({ released: false })
-    semaphoreRelease.send(exec, k.releasing, [base, slots?.join(',') ?? '', k.channel, this.grace], decodeRelease, into)
+    exec(semaphoreRelease, k.releasing, [base, slots?.join(',') ?? '', k.channel, this.grace], decodeRelease, into)
   }
 
   async leave(exec: Exec, name: string, waiter: string): Promise<void> {
