@@ -187,9 +187,9 @@ class LockSet implements Locks {
     if (this.#atomic(names)) {
       // Each name was checked by checkResources; their joined name may be longer than one resource's.
       this.#multi ??= new Operations(this.#runtime, this.#topology(new MultiPrimitive(this.#primitiveOptions)), 'multi', '', checkMultiName)
-      return atomicLease(await this.#multi.acquire(multiName(names), options))
+      return atomicLease(await this.#multi.acquireLease(multiName(names), options))
     }
-    return acquireOrdered(names, options, (r, o) => this.#mutex.acquire(r, o), this.#runtime.defaults.wait)
+    return acquireOrdered(names, options, (r, o) => this.#mutex.acquireLease(r, o), this.#runtime.defaults.wait)
   }
 
   async withLocks<T>(resources: readonly string[], fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
@@ -255,11 +255,11 @@ class LockSet implements Locks {
 
   // A nested acquisition is answered from the call chain (no async wrapper on the hot path).
   acquire(resource: string, options?: AcquireOptions): Promise<Lease> {
-    return this.#chain.answer('mutex', resource) ?? this.#mutex.acquire(resource, options)
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.acquireLease(resource, options)
   }
 
   tryAcquire(resource: string, options?: TryAcquireOptions): Promise<Lease | null> {
-    return this.#chain.answer('mutex', resource) ?? this.#mutex.tryAcquire(resource, options)
+    return this.#chain.answer('mutex', resource) ?? this.#mutex.tryAcquireLease(resource, options)
   }
 
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options?: AcquireOptions): Promise<T> {

@@ -107,7 +107,7 @@ export class Operations<Info> {
    * Waits (event-driven, at most `wait` ms) and returns the lease; publishes `fencelock:acquire*`
    * when listened to (with the attempts sent and whether the first found the lock taken).
    */
-  acquire(resource: string, options: AcquireOptions = NONE): Promise<Lease> {
+  acquireLease(resource: string, options: AcquireOptions = NONE): Promise<Lease> {
     if (!listened()) return this.acquireCounting(resource, options, undefined)
     return reportAcquire(this.#kind, resource, options?.ttl, options?.wait, (stats) => this.acquireCounting(resource, options, stats))
   }
@@ -191,7 +191,7 @@ export class Operations<Info> {
   }
 
   /** One attempt, never waits; publishes `fencelock:acquire*` as `acquire` does (outcome 'busy' when it returns null). */
-  tryAcquire(resource: string, options: TryAcquireOptions = NONE): Promise<Lease | null> {
+  tryAcquireLease(resource: string, options: TryAcquireOptions = NONE): Promise<Lease | null> {
     if (!listened()) return this.tryCounting(resource, options, undefined)
     return reportAcquire(this.#kind, resource, options?.ttl, 0, (stats) => this.tryCounting(resource, options, stats))
   }
@@ -227,7 +227,7 @@ export class Operations<Info> {
   async withLock<T>(resource: string, fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     checkFunction(fn, 'fn')
     checkOptions(options, ACQUIRE_OPTIONS)
-    const lease = (await this.acquire(resource, withAutoExtend(options, true))) as LeaseState
+    const lease = (await this.acquireLease(resource, withAutoExtend(options, true))) as LeaseState
     return holding(lease, fn, (l) => l.lostError())
   }
 

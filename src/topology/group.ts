@@ -70,7 +70,7 @@ export class Batcher<Item, Answer> {
   }
 
   /** Queues `item`; its answer (or its failure) goes to `into`, no promise made for it. */
-  push(item: Item, into: Into<Answer>): void {
+  submit(item: Item, into: Into<Answer>): void {
     this.#queue.push({ item, into })
     if (this.#queue.length >= this.#eagerBatch && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
     else if (!this.#scheduled) {
@@ -235,25 +235,25 @@ export class GroupCommit<NodeInfo, Info> {
         : undefined
   }
 
-  acquire(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void {
-    if (this.#acquirer) this.#acquirer(exec).push({ resource, request }, into)
+  acquireGrouped(exec: Exec, resource: string, request: AttemptRequest, into: Into<NodeGrant>): void {
+    if (this.#acquirer) this.#acquirer(exec).submit({ resource, request }, into)
     else this.#primitive.acquire(exec, resource, request, into)
   }
 
-  release(exec: Exec, resource: string, token: string, into: Into<Released>): void {
-    if (this.#releaser) this.#releaser(exec).push({ resource, token }, into)
+  releaseGrouped(exec: Exec, resource: string, token: string, into: Into<Released>): void {
+    if (this.#releaser) this.#releaser(exec).submit({ resource, token }, into)
     else this.#primitive.release(exec, resource, token, into)
   }
 
   confirm(exec: Exec, resource: string, token: string, fence: number, waiter: string, into: Into<boolean>): void {
-    if (this.#confirmer) this.#confirmer(exec).push({ resource, token, fence, waiter }, into)
+    if (this.#confirmer) this.#confirmer(exec).submit({ resource, token, fence, waiter }, into)
     else this.#primitive.confirm(exec, resource, token, fence, waiter, into)
   }
 
   leave(exec: Exec, resource: string, waiter: string): Promise<void> {
     const leaver = this.#leaver
     if (!leaver) return this.#primitive.leave(exec, resource, waiter)
-    return promised((into) => leaver(exec).push({ resource, waiter }, into)).then(ignore)
+    return promised((into) => leaver(exec).submit({ resource, waiter }, into)).then(ignore)
   }
 }
 
@@ -262,8 +262,8 @@ export function groupCommit<NodeInfo, Info>(primitive: Primitive<NodeInfo, Info>
   if (!primitive.routeKey) return primitive
   const group = new GroupCommit(primitive, cluster, options)
   return replacingCalls(primitive, {
-    acquire: (exec, resource, request, into) => group.acquire(exec, resource, request, into),
-    release: (exec, resource, token, into) => group.release(exec, resource, token, into),
+    acquire: (exec, resource, request, into) => group.acquireGrouped(exec, resource, request, into),
+    release: (exec, resource, token, into) => group.releaseGrouped(exec, resource, token, into),
     confirm: (exec, resource, token, fence, waiter, into) => group.confirm(exec, resource, token, fence, waiter, into),
     leave: (exec, resource, waiter) => group.leave(exec, resource, waiter),
   })

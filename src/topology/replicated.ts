@@ -66,7 +66,7 @@ export class ReplicatedBackend<Info = LockInfo> extends SingleBackend<Info> {
 
   override attempt(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void {
     const call = { resource, request: { token, ttl, waiter } }
-    if (this.#attempts) this.#attempts.push(call, into)
+    if (this.#attempts) this.#attempts.submit(call, into)
     else void this.#attemptOne(call).then(into.value, into.error)
   }
 

@@ -52,7 +52,7 @@ export class SingleBackend<Info = LockInfo> implements Backend<Info> {
   }
 
   attempt(resource: string, token: string, ttl: number, waiter: string, into: Into<Attempt>): void {
-    this.#grouped.acquire(this.#exec, resource, { token, ttl, waiter }, granted(this.primitive, token, into))
+    this.#grouped.acquireGrouped(this.#exec, resource, { token, ttl, waiter }, granted(this.primitive, token, into))
   }
 
   extend(resource: string, token: string, ttl: number): Promise<boolean> {
@@ -60,7 +60,7 @@ export class SingleBackend<Info = LockInfo> implements Backend<Info> {
   }
 
   release(resource: string, token: string, into: Into<boolean>): void {
-    this.#grouped.release(this.#exec, resource, token, released(resource, into))
+    this.#grouped.releaseGrouped(this.#exec, resource, token, released(resource, into))
   }
 
   leave(resource: string, waiter: string): Promise<void> {

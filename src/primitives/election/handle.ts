@@ -188,7 +188,7 @@ export function electionHandle(name: string, defaults: ElectionOptions, parts: E
     const lease = await naming(
       name,
       resource,
-      ops.acquire(
+      ops.acquireLease(
         resource,
         acquireOptionsOf(options.ttl ?? defaults.ttl, options.wait ?? defaults.wait, options.signal, true, options.maxHold ?? defaults.maxHold),
       ),

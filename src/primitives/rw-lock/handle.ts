@@ -63,10 +63,10 @@ export function readWriteHandle(name: string, read: Operations<ReadWriteInfo>, w
   }
   return {
     name,
-    read: (options) => chain.answer('read', name) ?? read.acquire(name, options),
-    write: (options) => chain.answer('write', name) ?? write.acquire(name, options),
-    tryRead: (options) => chain.answer('read', name) ?? read.tryAcquire(name, options),
-    tryWrite: (options) => chain.answer('write', name) ?? write.tryAcquire(name, options),
+    read: (options) => chain.answer('read', name) ?? read.acquireLease(name, options),
+    write: (options) => chain.answer('write', name) ?? write.acquireLease(name, options),
+    tryRead: (options) => chain.answer('read', name) ?? read.tryAcquireLease(name, options),
+    tryWrite: (options) => chain.answer('write', name) ?? write.tryAcquireLease(name, options),
     withRead: (fn, options) => within('read', read, fn, options),
     withWrite: (fn, options) => within('write', write, fn, options),
     // A token holds one side or none: the write side is tried first (one compare in Redis), then the read side.

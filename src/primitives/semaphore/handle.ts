@@ -150,8 +150,8 @@ export function semaphoreHandle(
     name,
     limit,
     fair,
-    acquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).acquire(name, rest)),
-    tryAcquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).tryAcquire(name, rest)),
+    acquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).acquireLease(name, rest)),
+    tryAcquire: (options) => withPermits(options, limit, (permits, rest) => chain.answer('semaphore', name) ?? ops(permits).tryAcquireLease(name, rest)),
     withPermit: async (fn, options) => {
       checkFunction(fn, 'fn')
       const [permits, rest] = splitPermits(options, limit)
