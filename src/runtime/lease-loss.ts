@@ -1,4 +1,4 @@
-import type { LockLostError } from '../errors/errors.js'
+import { FencelockError, type LockLostError, type LockLostReason } from '../errors/errors.js'
 
 /**
  * A lease's loss: why it was lost, the signal that aborts with it, and the extensions in flight
@@ -40,6 +40,20 @@ export class LeaseLoss {
     let since: number | undefined
     for (const sent of this.#watchers.values()) if (sent < late && (since === undefined || sent < since)) since = sent
     return since
+  }
+
+  /**
+   * Why a lease whose deadline passed is lost: 'unreachable' if Redis did not answer (an extension
+   * sent before `late` is still waiting for its reply, or the last one failed: a lost connection,
+   * WAIT short of replicas), else 'expired' (none was asked for in time: no autoExtend, a blocked
+   * event loop). The cause is the newest news (the silence, `silent` of how long, with what the
+   * client last reported), unless the last failure was Redis' own word on this lease (a
+   * ReplicationError), which says more than the silence it leads to.
+   */
+  atDeadline(late: number, lastError: unknown, silent: (ms: number) => FencelockError): { reason: LockLostReason; cause: unknown } {
+    const since = this.waitingSince(late)
+    if (since !== undefined && !(lastError instanceof FencelockError)) return { reason: 'unreachable', cause: silent(performance.now() - since) }
+    return { reason: since === undefined && lastError === undefined ? 'expired' : 'unreachable', cause: lastError }
   }
 
   /**

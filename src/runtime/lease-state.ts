@@ -1,4 +1,4 @@
-import { FencelockError, LockLostError, RedisError, type LockLostReason } from '../errors/errors.js'
+import { LockLostError, RedisError, type FencelockError, type LockLostReason } from '../errors/errors.js'
 import { extendFailed, noReplyError } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
 import type { Lease, LeaseRisk } from './lease.js'
@@ -9,8 +9,6 @@ import { LeaseRisks } from './lease-risk.js'
 import { LeaseLoss } from './lease-loss.js'
 import { releaseWithin } from './lease-release.js'
 import { renewalTime } from './renewals.js'
-
-type State = 'held' | 'released' | 'lost'
 
 /** The one implementation of `Lease`: deadline, signal, renewal. Internal (its constructor and controls are not exported). */
 export class LeaseState implements Lease {
@@ -23,7 +21,7 @@ export class LeaseState implements Lease {
   readonly #loss = new LeaseLoss()
   #ttl: number
   #deadline: number
-  #state: State = 'held'
+  #state: 'held' | 'released' | 'lost' = 'held'
   readonly #alarms = new LeaseAlarms(
     () => this.#onDeadline(),
     () => this.#renew(),
@@ -172,17 +170,9 @@ export class LeaseState implements Lease {
     if (this.#loss.reason !== undefined) return
     const reason = performance.now() < this.#deadline ? 'refused' : 'expired'
     this.#loss.abort(new LockLostError(this.resource, reason))
-    this.#emitLost(reason)
+    reportLost(this.#context.kind, this, this.#acquiredAt, reason)
   }
 
-  /**
-   * `await using lease = await locks.acquire(...)`: releases at the end of the block, and throws
-   * the lease's `LockLostError` if it was lost before the block ended (its deadline passed, an
-   * extension was refused, the instance was closed): the block's work ran unprotected for a while,
-   * and that must not pass silently. If the block itself threw, JavaScript reports both as a
-   * `SuppressedError` (`.error`: the loss, `.suppressed`: the block's error). A release that fails
-   * on a lease that was still held is not thrown: the lock then expires at its ttl.
-   */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#state === 'released') return // released by hand in the block: its caller saw the outcome
     // Past the deadline even if the expiry timer has not run yet (a blocked event loop).
@@ -240,7 +230,7 @@ export class LeaseState implements Lease {
     this.#alarms.clear()
     this.#context.leases.delete(this)
     this.#loss.abort(new LockLostError(this.resource, reason, cause === undefined ? {} : { cause }))
-    this.#emitLost(reason)
+    reportLost(this.#context.kind, this, this.#acquiredAt, reason)
   }
 
   /**
@@ -249,42 +239,28 @@ export class LeaseState implements Lease {
    * (too late: 'expired', see #extend), not Redis silent.
    */
   #onDeadline(): void {
-    if (this.#waitingSince() === undefined) return this.#expire()
+    if (this.#loss.waitingSince(this.#lateMargin()) === undefined) return this.#expire()
     setImmediate(() => {
       if (this.#state === 'held') this.#expire()
     })
   }
 
-  /**
-   * The deadline passed: 'unreachable' if Redis did not answer (an extension is still waiting for
-   * its reply, or the last one failed: a lost connection, WAIT short of replicas), else 'expired'
-   * (none was asked for in time: no autoExtend, a blocked event loop). The cause is the newest
-   * news (the silence, with what the client last reported), unless the last failure was Redis'
-   * own word on this lease (a ReplicationError), which says more than the silence it leads to.
-   */
+  /** The deadline passed: lost, and why (LeaseLoss.atDeadline). */
   #expire(): void {
-    const since = this.#waitingSince()
-    if (since !== undefined && !(this.#lastError instanceof FencelockError)) {
-      const silence = noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`)
-      return this.#lose('unreachable', silence)
-    }
-    this.#lose(since === undefined && this.#lastError === undefined ? 'expired' : 'unreachable')
+    const { reason, cause } = this.#loss.atDeadline(this.#lateMargin(), this.#lastError, (ms) => this.#silentExtension(ms))
+    this.#lose(reason, cause)
   }
 
-  /**
-   * When the oldest extension still waiting for its reply was sent. One sent within the drift
-   * margin before the deadline does not count: it started too late for its silence to say
-   * anything about Redis.
-   */
-  #waitingSince(): number | undefined {
-    return this.#loss.waitingSince(this.#deadline - drift(this.#context, this.#ttl))
+  /** An extension sent after this (within the drift margin before the deadline) started too late for its silence to say anything about Redis. */
+  #lateMargin(): number {
+    return this.#deadline - drift(this.#context, this.#ttl)
   }
 
-  #emitLost(reason: LockLostReason): void {
-    reportLost(this.#context.kind, this, this.#acquiredAt, reason)
+  /** The error of an extension left `ms` without a reply (#silence: with what the client last reported). */
+  #silentExtension(ms: number): FencelockError {
+    return noReplyError(this.#silence(ms), ` to the extension of lock "${this.resource}"`)
   }
 
-  /** `ms` without a reply, with what the client last reported. */
   #silence(ms: number) {
     return { kind: 'no-reply', ms, clientError: this.#context.backend.clientError?.() } as const
   }
@@ -309,8 +285,7 @@ export class LeaseState implements Lease {
       // error is built only for someone who listens: a slow Redis under 50,000 leases must not
       // cost 50,000 errors with their stacks.
       const since = this.#loss.waitingSince(Infinity)
-      if (since !== undefined && this.#risks.listened())
-        this.#atRisk(noReplyError(this.#silence(performance.now() - since), ` to the extension of lock "${this.resource}"`))
+      if (since !== undefined && this.#risks.listened()) this.#atRisk(this.#silentExtension(performance.now() - since))
       return
     }
     this.#extending = this.#extend(this.#ttl, this.#context.renewals ?? this.#context.backend, true)
