@@ -39,5 +39,5 @@ describe.skipIf(!requireRedisOrSkip())('the hot path of an uncontended acquire',
       expect(names).toEqual(expect.arrayContaining(['src/api/locks.ts', 'src/runtime/attempt.ts', 'src/redis/ioredis.ts']))
       expect(names.length).toBeLessThanOrEqual(most)
     }
-  })
+  }, 120_000) // a process of its own that compiles the sources: seconds, more on a busy machine
 })
