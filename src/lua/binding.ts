@@ -22,11 +22,9 @@ export interface LuaScript {
 export type Decode = (reply: never) => unknown
 
 /**
- * Runs a script on one node: how a topology lends a node to a primitive (plain, or followed by
- * WAIT). Typed by the script's binding: `keys` and `args` are its KEYS and ARGV, `decode` reads its
- * reply. What `decode` made of the reply goes to `into.value`, a failure (or what `decode` threw)
- * to `into.error`; nothing is returned and no promise is made for it (the convention of
- * util/into.ts). Primitives call it with the script itself: no layer between them and the runner.
+ * Runs a script on one node, typed by its binding (KEYS, ARGV, reply): how a topology lends a node
+ * to a primitive (plain, or followed by WAIT). What `decode` made of the reply goes to
+ * `into.value`, a failure (or what `decode` threw) to `into.error`; no promise (util/into.ts).
  */
 export type Exec = <K extends readonly string[], A extends readonly Arg[], R, T>(
   script: Script<K, A, R>,
@@ -38,12 +36,10 @@ export type Exec = <K extends readonly string[], A extends readonly Arg[], R, T>
 
 /**
  * The typed binding of one script, generated from its header into src/lua/embedded/: `K` and `A`
- * are its KEYS and ARGV as labelled tuples (the header's names), `R` its reply shapes. The only
- * way TypeScript calls a script: an `Exec` takes the binding, so no call site packs KEYS and ARGV
- * by hand.
+ * its KEYS and ARGV as labelled tuples, `R` its reply shapes. Scripts are called only through it.
  */
 export interface Script<K extends readonly string[], A extends readonly Arg[], R> extends LuaScript {
-  /** Never set: carries `K`, `A` and `R` for the type checker (an `Exec` infers them from it). */
+  /** Never set: carries `K`, `A`, `R` for the type checker. */
   readonly types?: { readonly keys: K; readonly args: A; readonly reply: R }
   /** The script sent through `exec`, promised (for calls off the hot path): its reply, or what `decode` made of it. */
   run(exec: Exec, keys: K, args: A): Promise<R>

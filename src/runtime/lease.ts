@@ -45,12 +45,9 @@ export interface Lease extends AsyncDisposable {
    */
   onAtRisk(listener: (risk: LeaseRisk) => void): () => void
   /**
-   * `await using lease = await locks.acquire(...)`: releases at the end of the block, and throws
-   * the lease's `LockLostError` if it was lost before the block ended (its deadline passed, an
-   * extension was refused, the instance was closed): the block's work ran unprotected for a while,
-   * and that must not pass silently. If the block itself threw, JavaScript reports both as a
-   * `SuppressedError` (`.error`: the loss, `.suppressed`: the block's error). A release that fails
-   * on a lease that was still held is not thrown: the lock then expires at its ttl.
+   * `await using`: releases at the end of the block, and throws the lease's `LockLostError` if it
+   * was lost before (the work ran unprotected); with the block's own error, both in a
+   * `SuppressedError`. A failed release of a lease still held is not thrown (it expires at its ttl).
    */
   [Symbol.asyncDispose](): Promise<void>
 }

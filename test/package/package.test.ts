@@ -30,11 +30,14 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  * entries): 195 kB packed, 708 kB unpacked (each feature's code is in the ESM chunks and in
  * library.cjs). 717.4 kB unpacked once the primitives and group commit became classes (issue 41:
  * named methods a reader can follow instead of objects of closures; a property name is not
- * shortened by a minifier, a closure's variable is; what the primitives share in one base class). The unpacked bound is the package's target:
- * growth has to pay for itself.
+ * shortened by a minifier, a closure's variable is; what the primitives share in one base class).
+ * 718.5 kB with `Exec` typed by the script binding (no forwarding `send`): the generic type and
+ * the binding's interface are declared in redis-semaphore.d.cts too, which its protected
+ * `_makeStore(): Store` drags in; and with the `await using` contract documented on the public
+ * `Lease` type. The unpacked bound is the package's target: growth has to pay for itself.
  */
 const MAX_PACKED = 200_000
-const MAX_UNPACKED = 718_000
+const MAX_UNPACKED = 719_000
 
 /**
  * Upper bound of a consumer's esbuild bundle (minified) of `createLocks` alone, in bytes: 238 kB
