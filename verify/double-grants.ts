@@ -11,10 +11,14 @@ import { leaseKey } from './lease-intervals.js'
  * and before the first's release was even asked for. A pair with a jump forward of the server clock
  * between the two grants is `excused`, not counted: the jump expired the first key early (DESIGN.md
  * 3), which no lock can prevent and the fence exists for; the guarded run's other checks judge it.
+ * "Between" as the clients could see it: after the first acquire was sent (the server granted it
+ * at some moment before its reply was read, a loaded worker reads it late), before the second's
+ * grant was read.
  */
 export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[], faults: FaultEvent[] = []): { grants: DoubleGrant[]; excused: DoubleGrant[] } {
   const releaseAsked = new Map<string, number>()
   for (const e of ops) if (e.f === 'release' && e.type === 'invoke') releaseAsked.set(leaseKey(e.pid, e.resource, e.fence), e.time)
+  const sent = acquiresSent(ops)
   const jumps = clockJumps(faults).map((f) => f.time)
   const grants: DoubleGrant[] = []
   const excused: DoubleGrant[] = []
@@ -27,11 +31,27 @@ export function doubleGrantsOf(leases: LeaseInterval[], ops: OpEvent[], faults: 
         first: { worker: a.worker, fence: a.fence, start: a.start, deadline: a.deadline },
         second: { worker: b.worker, fence: b.fence, start: b.start },
       }
-      if (jumps.some((t) => t > a.start - MARGIN_MS && t < b.start + MARGIN_MS)) excused.push(pair)
+      const after = sent.get(leaseKey(a.pid, a.resource, a.fence)) ?? a.start
+      if (jumps.some((t) => t > after - MARGIN_MS && t < b.start + MARGIN_MS)) excused.push(pair)
       else grants.push(pair)
     }
   }
   return { grants, excused }
+}
+
+/** When each granted acquire was sent (its worker's last acquire invoke of the resource before the grant), by lease key. */
+function acquiresSent(ops: OpEvent[]): Map<string, number> {
+  const invoked = new Map<string, number>()
+  const sent = new Map<string, number>()
+  for (const e of ops) {
+    if (e.f !== 'acquire') continue
+    if (e.type === 'invoke') invoked.set(`${e.pid}|${e.resource}`, e.time)
+    else if (e.type === 'ok' && e.fence !== undefined) {
+      const at = invoked.get(`${e.pid}|${e.resource}`)
+      if (at !== undefined) sent.set(leaseKey(e.pid, e.resource, e.fence), at)
+    }
+  }
+  return sent
 }
 
 export const doubleGrantViolation = (grants: DoubleGrant[]): string | undefined =>

@@ -48,6 +48,18 @@ describe('the double-grant check', () => {
     expect(doubleGrantsOf([first, second], noOps, [jump(50)]).grants.length).toBe(1)
     expect(doubleGrantsOf([first, second], noOps, [jump(3_000)]).grants.length).toBe(1)
   })
+
+  it('excuses a jump that came while the first grant was on its way back: after its acquire was sent, before its reply was read', () => {
+    // The first acquire sent at 60, its grant read at 100 (start); the jump at 70 may have come
+    // after the server granted it, which a loaded worker read 30 ms later (CI, 7 Dec 2026).
+    const sent: OpEvent = { kind: 'op', type: 'invoke', f: 'acquire', worker: 'w0', pid: 1, resource: 'bank-0', time: 60 }
+    const read: OpEvent = { ...sent, type: 'ok', fence: 1, time: 100 }
+    const { grants, excused } = doubleGrantsOf([first, second], [sent, read], [jump(70)])
+    expect(grants).toEqual([])
+    expect(excused.map((g) => g.second.fence)).toEqual([2])
+    // Before the first acquire was even sent, the jump explains nothing.
+    expect(doubleGrantsOf([first, second], [sent, read], [jump(40)]).grants.length).toBe(1)
+  })
 })
 
 describe.skipIf(!env)('npm run verify -- --mode failover (quick form)', () => {
