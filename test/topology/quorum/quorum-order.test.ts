@@ -44,26 +44,43 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     await Promise.all(servers.map((s) => s.stop()))
   })
 
-  it("a process's first waiter stands in line with one score on every node", async () => {
+  it("a process's first waiter stands in line with one score on every node", { timeout: 60_000 }, async () => {
     // Auto-extended: the lock stays held until the waiters are in line, however long a loaded
     // machine takes to get them there (a 1 s lease could run out first and empty the lines).
     const holder = await fresh().acquire('order', { ttl: MAX_TTL, autoExtend: true })
     const waiters = [fresh(), fresh(), fresh()]
     const waiting = waiters.map((locks) => locks.acquire('order', { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    await until('three waiters in line on every node', async () => (await queues('order')).every((q) => q.size === 3))
+    // Three fresh instances connect and take their places with 250 ms node timeouts: seconds on a
+    // loaded machine (it took over 5 in CI on 7 Dec 2026). Should the holder's lease run out first,
+    // the waiters would take the lock and the lines never fill: said as such, not as a timeout.
+    await until(
+      'three waiters in line on every node',
+      async () => {
+        expect(holder.held, 'the holder still holds the lock (else the lines empty)').toBe(true)
+        return (await queues('order')).every((q) => q.size === 3)
+      },
+      { timeout: 20_000 },
+    )
     const [first, ...rest] = await queues('order')
     for (const queue of rest) expect(queue, 'the same waiters with the same scores as node 0').toEqual(first)
     await holder.release()
     for (const lease of await Promise.all(waiting)) await lease.release()
   })
 
-  it("a process's first all-or-nothing waiter stands in every queue with one score on every node", async () => {
+  it("a process's first all-or-nothing waiter stands in every queue with one score on every node", { timeout: 60_000 }, async () => {
     const holder = await fresh().acquireAll(['acct:1', 'acct:2'], { ttl: MAX_TTL, autoExtend: true })
     const waiters = [fresh(), fresh()]
     const waiting = waiters.map((locks, i) => locks.acquireAll(i === 0 ? ['acct:1', 'acct:2'] : ['acct:2', 'acct:1'], { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    await until('both waiters in line on every node', async () => (await queues('acct:1')).every((q) => q.size === 2))
+    await until(
+      'both waiters in line on every node',
+      async () => {
+        expect(holder.held, 'the holder still holds the locks (else the lines empty)').toBe(true)
+        return (await queues('acct:1')).every((q) => q.size === 2)
+      },
+      { timeout: 20_000 },
+    )
     for (const resource of ['acct:1', 'acct:2']) {
       const [first, ...rest] = await queues(resource)
       for (const queue of rest) expect(queue, `${resource}: the same scores as node 0`).toEqual(first)
