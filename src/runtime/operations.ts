@@ -82,6 +82,7 @@ export class Operations<Info> {
     this.#waiting = new WaitQueues({
       wake: backend.wake,
       subscribing: () => runtime.retainWake(backend),
+      listened: runtime.wakeListened,
       // One channel per resource and instance: a release wakes only the process that is next.
       // Built once per resource (every fast-path attempt asks): no strings or arrays per call.
       channels: keyCache(runtime.instance, (instance, resource) => {

@@ -33,6 +33,8 @@ export class Runtime {
   /** Where revocations of this instance's leases are published (undefined: not heard, a drop-in's layout). */
   readonly revocations: string | undefined
   readonly defaults: Defaults
+  /** Set once any waiter of this instance listens to a wake-up channel (see WaitHooks.listened). */
+  readonly wakeListened = { ever: false }
   readonly #operations = new Map<Backend<unknown>, { closeWaiters(err: FencelockError): void }>()
   readonly #retained = new Set<Backend<unknown>>()
   #seq = 0

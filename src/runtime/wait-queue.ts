@@ -28,6 +28,7 @@ export interface Queue {
 /** Resolves once every channel of the queue is subscribed, with the latest moment one became active, or failed if one failed. */
 export function listen(hooks: WaitHooks, queue: Queue): Promise<Subscription> {
   hooks.subscribing()
+  hooks.listened.ever = true
   const wake = hooks.wake
   const failed = (err: unknown): Subscription => {
     if (isRefused(err)) queue.refused = err

@@ -47,10 +47,16 @@ export class WaitQueues {
    */
   begin(resource: string, id: string | undefined): void {
     const pending: Pending = { id, poked: false }
-    // The common, uncontended case stays a single map entry: no queue, no listener (and with no
-    // channel subscribed at all, not even the channel names are looked up).
+    // The common, uncontended case stays a single map entry: no queue, no listener (and while
+    // this instance has never listened to a wake-up channel, or no channel is subscribed at all,
+    // not even the channel names are looked up).
     const wake = this.#hooks.wake
-    if (wake.isActive === undefined || wake.hasChannels?.() === false || !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel)))
+    if (
+      !this.#hooks.listened.ever ||
+      wake.isActive === undefined ||
+      wake.hasChannels?.() === false ||
+      !this.#hooks.channels(resource).every((channel) => wake.isActive?.(channel))
+    )
       return void this.#pending.set(resource, pending)
     const queue = this.#create(resource)
     queue.pending = pending

@@ -73,6 +73,12 @@ export interface WaitHooks {
   readonly wake: WakeSource
   /** A queue is about to listen to its channels (the pub/sub connection opens only then). */
   subscribing(): void
+  /**
+   * Shared by every primitive's waiting of one instance: `ever` is set when the first of them
+   * listens to a wake-up channel. Each of the instance's channels ends in its id, so until then
+   * none is subscribed, and a fast path has nothing to ask the subscriber.
+   */
+  readonly listened: { ever: boolean }
   /** The wake-up channels of a resource for this instance (several for an all-or-nothing lock of several resources). */
   channels(resource: string): readonly string[]
   /** One attempt for `waiter` (joining the Redis queue under `waiter.id` when it fails). */

@@ -41,6 +41,7 @@ function scheduler() {
       },
     },
     subscribing() {},
+    listened: { ever: false },
     channels: (resource) => [`ch:${resource}`],
     attempt() {
       const reply = deferred<TryResult>()
