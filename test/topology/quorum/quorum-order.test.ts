@@ -6,7 +6,7 @@
 // (issue 45; model/quorum-queue.pml shows the cycle).
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLocks, type Locks } from '../../../src/index.js'
+import { createLocks, type Lease, type Locks } from '../../../src/index.js'
 import { mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../../harness/redis-server.js'
 import { until } from '../../../harness/until.js'
 
@@ -33,6 +33,22 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
       }),
     )
 
+  /**
+   * Until `count` waiters stand in `resource`'s line on every node. Fresh instances connect and take
+   * their places with 250 ms node timeouts: seconds on a loaded machine (over 5 in CI on 7 Dec
+   * 2026). Should the holder's lease run out first, the waiters would take the lock and the lines
+   * never fill: said as such, not as a timeout.
+   */
+  const inLine = (holder: Lease, resource: string, count: number) =>
+    until(
+      `${count} waiters in line on every node`,
+      async () => {
+        expect(holder.held, 'the holder still holds the lock (else the lines empty)').toBe(true)
+        return (await queues(resource)).every((q) => q.size === count)
+      },
+      { timeout: 20_000 },
+    )
+
   beforeAll(async () => {
     servers = await Promise.all([0, 1, 2].map(() => startRedis()))
     await mature(servers, MAX_TTL)
@@ -51,17 +67,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     const waiters = [fresh(), fresh(), fresh()]
     const waiting = waiters.map((locks) => locks.acquire('order', { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    // Three fresh instances connect and take their places with 250 ms node timeouts: seconds on a
-    // loaded machine (it took over 5 in CI on 7 Dec 2026). Should the holder's lease run out first,
-    // the waiters would take the lock and the lines never fill: said as such, not as a timeout.
-    await until(
-      'three waiters in line on every node',
-      async () => {
-        expect(holder.held, 'the holder still holds the lock (else the lines empty)').toBe(true)
-        return (await queues('order')).every((q) => q.size === 3)
-      },
-      { timeout: 20_000 },
-    )
+    await inLine(holder, 'order', 3)
     const [first, ...rest] = await queues('order')
     for (const queue of rest) expect(queue, 'the same waiters with the same scores as node 0').toEqual(first)
     await holder.release()
@@ -73,14 +79,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     const waiters = [fresh(), fresh()]
     const waiting = waiters.map((locks, i) => locks.acquireAll(i === 0 ? ['acct:1', 'acct:2'] : ['acct:2', 'acct:1'], { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    await until(
-      'both waiters in line on every node',
-      async () => {
-        expect(holder.held, 'the holder still holds the locks (else the lines empty)').toBe(true)
-        return (await queues('acct:1')).every((q) => q.size === 2)
-      },
-      { timeout: 20_000 },
-    )
+    await inLine(holder, 'acct:1', 2)
     for (const resource of ['acct:1', 'acct:2']) {
       const [first, ...rest] = await queues(resource)
       for (const queue of rest) expect(queue, `${resource}: the same scores as node 0`).toEqual(first)
