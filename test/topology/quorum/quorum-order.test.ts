@@ -34,20 +34,28 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     )
 
   /**
-   * Until `count` waiters stand in `resource`'s line on every node. Fresh instances connect and take
-   * their places with 250 ms node timeouts: seconds on a loaded machine (over 5 in CI on 7 Dec
-   * 2026). Should the holder's lease run out first, the waiters would take the lock and the lines
-   * never fill: said as such, not as a timeout.
+   * Each node's queue of each resource, taken once `count` waiters stand in every one of them.
+   * Fresh instances connect and take their places with 250 ms node timeouts: seconds on a loaded
+   * machine (over 5 in CI on 7 Dec 2026). The lines are read in one go, when all are full: a place
+   * that outlived its grace on a late re-check is pruned on one node and taken again (with the
+   * same score) a moment later, so lines read one after another may catch one mid-way (CI, 7 Dec
+   * 2026: acct:2 empty on node 0 right after acct:1 was full there). Should the holder's lease run
+   * out first, the waiters would take the lock and the lines never fill: said as such, not as a
+   * timeout.
    */
-  const inLine = (holder: Lease, resource: string, count: number) =>
-    until(
-      `${count} waiters in line on every node`,
+  const inLine = async (holder: Lease, resources: string[], count: number) => {
+    let lines: Map<string, string>[][] = []
+    await until(
+      `${count} waiters in line for ${resources.join(', ')} on every node`,
       async () => {
         expect(holder.held, 'the holder still holds the lock (else the lines empty)').toBe(true)
-        return (await queues(resource)).every((q) => q.size === count)
+        lines = await Promise.all(resources.map(queues))
+        return lines.every((nodes) => nodes.every((q) => q.size === count))
       },
       { timeout: 20_000 },
     )
+    return lines
+  }
 
   beforeAll(async () => {
     servers = await Promise.all([0, 1, 2].map(() => startRedis()))
@@ -67,8 +75,7 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     const waiters = [fresh(), fresh(), fresh()]
     const waiting = waiters.map((locks) => locks.acquire('order', { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    await inLine(holder, 'order', 3)
-    const [first, ...rest] = await queues('order')
+    const [first, ...rest] = (await inLine(holder, ['order'], 3))[0]!
     for (const queue of rest) expect(queue, 'the same waiters with the same scores as node 0').toEqual(first)
     await holder.release()
     for (const lease of await Promise.all(waiting)) await lease.release()
@@ -79,11 +86,12 @@ describe.skipIf(!requireRedisOrSkip())('quorum queue order', () => {
     const waiters = [fresh(), fresh()]
     const waiting = waiters.map((locks, i) => locks.acquireAll(i === 0 ? ['acct:1', 'acct:2'] : ['acct:2', 'acct:1'], { wait: 10_000 }))
     for (const w of waiting) w.catch(() => {}) // a failed check closes them while they wait
-    await inLine(holder, 'acct:1', 2)
-    for (const resource of ['acct:1', 'acct:2']) {
-      const [first, ...rest] = await queues(resource)
+    const resources = ['acct:1', 'acct:2']
+    const lines = await inLine(holder, resources, 2)
+    resources.forEach((resource, i) => {
+      const [first, ...rest] = lines[i]!
       for (const queue of rest) expect(queue, `${resource}: the same scores as node 0`).toEqual(first)
-    }
+    })
     await holder.release()
     for (const lease of await Promise.all(waiting)) await lease.release()
   })
