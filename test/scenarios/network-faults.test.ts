@@ -115,14 +115,26 @@ describeRedis('network faults', (server) => {
     it("a partition shorter than the lease's validity does not lose an auto-extended lease", async () => {
       await setup('short-partition')
       const resource = 'short-partition'
-      const ttl = 3_000
+      // 6 s: the partition (600 ms) is a tenth of it, so a loaded machine's stalls (seconds in CI
+      // beside the suite) are not mistaken for the partition's doing.
+      const ttl = 6_000
       const lease = await locks.acquire(resource, { ttl, autoExtend: true })
       proxy.partition()
       await sleep(600) // the partition lasts a while (time must pass), well short of the validity
       proxy.heal()
-      // The renewal after the partition has gone through (the first one is due a third of the ttl in).
-      await until('a renewal went through after the heal', () => extends_.events.some((e) => e.token === lease.token && e.outcome === 'extended'), {
-        timeout: ttl,
+      // The renewal after the partition has gone through (the first one is due a third of the ttl
+      // in). Should the lease be lost instead, that is the failure, with its reason and the
+      // extensions seen; by the ttl's end it would be lost, so the ttl bounds the wait.
+      const seen = () => `extensions seen: ${JSON.stringify(extends_.events.map((e) => e.outcome))}`
+      await until(
+        'a renewal went through after the heal',
+        () => {
+          if (lease.signal.aborted) throw new Error('the lease was lost', { cause: lease.signal.reason })
+          return extends_.events.some((e) => e.token === lease.token && e.outcome === 'extended')
+        },
+        { timeout: ttl },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; ${seen()}`, { cause: err.cause })
       })
       expect(lease.signal.aborted, String((lease.signal.reason as Error | undefined)?.message)).toBe(false)
       expect(lease.held).toBe(true)
