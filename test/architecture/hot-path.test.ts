@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { lowPriority, lowPriorityEnv } from '../../harness/low-priority.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -28,8 +29,8 @@ describe.skipIf(!requireRedisOrSkip())('the hot path of an uncontended acquire',
   it(`crosses at most ${MOST_FILES.known} src files for a resource locked before, ${MOST_FILES.fresh} for a new one`, async () => {
     // At the lowest priority and with one compiler thread: a measurement with no clock in it must
     // not take the cores from the suite's timed tests running beside it.
-    const probe = [process.execPath, '--import', 'tsx', 'test/architecture/hot-path-probe.ts', String(server.port)]
-    const { stdout } = await promisify(execFile)('nice', ['-n', '19', ...probe], { cwd: root, env: { ...process.env, GOMAXPROCS: '1' } })
+    const probe = lowPriority(process.execPath, ['--import', 'tsx', 'test/architecture/hot-path-probe.ts', String(server.port)])
+    const { stdout } = await promisify(execFile)(...probe, { cwd: root, env: lowPriorityEnv() })
     const paths = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, Record<string, string[]> | undefined>
     for (const [resource, most] of Object.entries(MOST_FILES)) {
       const files = paths[resource]

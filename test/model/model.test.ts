@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { missingTools, runs, type ModelResult } from '../../scripts/model.mjs'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const script = fileURLToPath(new URL('../../scripts/model.mjs', import.meta.url))
 
@@ -25,7 +26,7 @@ async function verify(id: string): Promise<ModelResult> {
   running++
   try {
     const stdout = await new Promise<string>((resolve) => {
-      execFile(process.execPath, [script, '--json', '--id', id], { maxBuffer: 16 * 1024 * 1024 }, (_err, out) => resolve(out))
+      execFile(...lowPriority(process.execPath, [script, '--json', '--id', id]), { maxBuffer: 16 * 1024 * 1024 }, (_err, out) => resolve(out))
     })
     const line = stdout.trim().split('\n').pop() ?? '{}'
     return JSON.parse(line) as ModelResult
@@ -35,9 +36,13 @@ async function verify(id: string): Promise<ModelResult> {
   }
 }
 
+// A hang guard, not a measurement: a test's time includes its wait for one of the two verifiers,
+// and the verifiers run at the lowest priority, on what the suite's timed tests leave.
+const HANG = 480_000
+
 describe.skipIf(!toolsOrSkip())('SPIN models (bounded)', { concurrent: true }, () => {
   for (const run of runs.filter((r) => r.expect === 'pass')) {
-    it(`${run.id} verifies with no error`, { timeout: 240_000 }, async () => {
+    it(`${run.id} verifies with no error`, { timeout: HANG }, async () => {
       const result = await verify(run.id)
       console.log(`${run.id}: ${result.states} states, depth ${result.depth}, ${result.seconds} s, errors ${result.errors}`)
       if (result.trail) console.log(result.trail.join('\n'))
@@ -47,7 +52,7 @@ describe.skipIf(!toolsOrSkip())('SPIN models (bounded)', { concurrent: true }, (
   }
 
   for (const run of runs.filter((r) => r.expect === 'fail')) {
-    it(`${run.id} (${run.rule}) yields a counterexample`, { timeout: 240_000 }, async () => {
+    it(`${run.id} (${run.rule}) yields a counterexample`, { timeout: HANG }, async () => {
       const result = await verify(run.id)
       console.log(`${run.id}: counterexample after ${result.states} states, ${result.seconds} s; ${result.violated}\n  ${(result.trail ?? []).join('\n  ')}`)
       expect(result.errors).toBeGreaterThan(0)

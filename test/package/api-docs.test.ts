@@ -11,6 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -35,8 +36,7 @@ describe('API reference', () => {
     let output: string
     try {
       const { stdout, stderr } = await promisify(execFile)(
-        'npx',
-        ['typedoc', '--out', path.join(out, 'html'), '--json', path.join(out, 'api.json'), '--logLevel', 'Warn'],
+        ...lowPriority('npx', ['typedoc', '--out', path.join(out, 'html'), '--json', path.join(out, 'api.json'), '--logLevel', 'Warn']),
         { cwd: root, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }, maxBuffer: 16 << 20 },
       )
       output = stdout + stderr

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pgConfig, requirePgOrSkip } from '../../harness/postgres.js'
 import { moduleOf, snippetsOf, type Snippet } from '../../harness/markdown-snippets.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const docs = [
@@ -108,7 +109,7 @@ describe('docs snippets', () => {
 
   it('type-checks every TypeScript block', { timeout: 120_000 }, async () => {
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-    const errors = await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: project, maxBuffer: 16 << 20 }).then(
+    const errors = await promisify(execFile)(...lowPriority(process.execPath, [tsc, '-p', project]), { cwd: project, maxBuffer: 16 << 20 }).then(
       () => '',
       (err: { stdout?: string; message: string }) => err.stdout || err.message,
     )

@@ -10,11 +10,14 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { build as esbuild } from 'esbuild'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const dist = path.join(root, 'dist')
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 << 20 })
-const runAsync = async (cmd: string, args: string[]) => (await promisify(execFile)(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout
+const run = (cmd: string, args: string[]) =>
+  execFileSync(...lowPriority(cmd, args), { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 << 20 })
+const runAsync = async (cmd: string, args: string[]) =>
+  (await promisify(execFile)(...lowPriority(cmd, args), { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout
 const read = (file: string) => readFileSync(path.join(dist, file), 'utf8')
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
 

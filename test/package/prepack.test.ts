@@ -8,6 +8,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -15,7 +16,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 /** Output and exit code of a command that may fail. */
 async function outcome(file: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(file, args, { cwd, maxBuffer: 16 << 20 })
+    const { stdout, stderr } = await run(...lowPriority(file, args), { cwd, maxBuffer: 16 << 20 })
     return { code: 0, output: `${stdout}${stderr}` }
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string }

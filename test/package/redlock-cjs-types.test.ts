@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installBuiltPackage } from './installed-package.js'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -70,7 +71,7 @@ describe('fencelock/redlock to a CommonJS consumer, as published', () => {
   afterAll(() => rmSync(project, { recursive: true, force: true }))
 
   it('type-checks require() under @ts-check and import = require() in a .cts file', { timeout: 120_000 }, async () => {
-    const output = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, maxBuffer: 16 << 20 }).then(
+    const output = await run(...lowPriority(process.execPath, [tsc, '-p', 'tsconfig.json']), { cwd: project, maxBuffer: 16 << 20 }).then(
       () => '',
       (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
     )

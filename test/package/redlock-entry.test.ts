@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installBuiltPackage } from './installed-package.js'
+import { lowPriority } from '../../harness/low-priority.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -84,7 +85,7 @@ describe('fencelock/redlock as published', () => {
   })
 
   it.each(['tsconfig.json', 'tsconfig.bundler.json'])('type-checks an ESM and a CommonJS consumer (%s)', { timeout: 120_000 }, async (config) => {
-    const output = await run(process.execPath, [tsc, '-p', config], { cwd: project, maxBuffer: 16 << 20 }).then(
+    const output = await run(...lowPriority(process.execPath, [tsc, '-p', config]), { cwd: project, maxBuffer: 16 << 20 }).then(
       () => '',
       (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
     )

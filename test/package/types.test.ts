@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installBuiltPackage } from './installed-package.js'
+import { lowPriority, lowPriorityEnv } from '../../harness/low-priority.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -30,7 +31,7 @@ type Compiler = (typeof compilers)[number]
 /** tsc's output when it fails, so the test report shows the type errors themselves. */
 async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<string> {
   try {
-    await run(process.execPath, [compiler.tsc, ...args], { cwd, maxBuffer: 16 << 20 })
+    await run(...lowPriority(process.execPath, [compiler.tsc, ...args]), { cwd, env: lowPriorityEnv(), maxBuffer: 16 << 20 })
     return ''
   } catch (err) {
     const { stdout, stderr, message } = err as { stdout?: string; stderr?: string; message: string }
