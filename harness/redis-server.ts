@@ -1,7 +1,7 @@
 // Real redis-server processes for tests: no mocks, so failover, expiry and
 // cluster redirections behave exactly as in production.
 import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -54,17 +54,48 @@ export interface RedisCluster {
 
 // ---------------------------------------------------------------- helpers
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Harness ports come from 20000-31999, below the kernel's ephemeral range, in a slice of 1,500 per
+ * vitest worker (VITEST_POOL_ID), taken in turn from a random start. So a port given up by a server
+ * a test killed on purpose stays free while that test expects nothing there: with `listen(0)`, a
+ * proxy or another worker's server in another file could get it at once, and the killed server's
+ * client reconnected to that stranger (CI, 7 Dec 2026: "ready" where ECONNREFUSED was expected).
+ * Where the ephemeral range reaches down into these ports, the kernel picks (`listen(0)`), as before.
+ */
+const PORTS = { base: 20_000, slice: 1_500, slices: 8 }
+const ownSlice = Number(process.env.VITEST_POOL_ID ?? 0) % PORTS.slices
+let nextInSlice = Math.floor(Math.random() * PORTS.slice)
+
+/** The kernel's ephemeral range starts above the harness's ports (read once). */
+const belowEphemeral = (() => {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    return low >= PORTS.base + PORTS.slice * PORTS.slices
+  } catch {
+    return false
+  }
+})()
+
+/** Listens on `port` (0: any) and closes again: the port it got, or undefined if it was taken. */
+const tryListen = (port: number) =>
+  new Promise<number | undefined>((resolve, reject) => {
     const server = net.createServer()
     server.unref()
-    server.once('error', reject)
-    server.listen(0, HOST, () => {
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' && port !== 0 ? resolve(undefined) : reject(err)))
+    server.listen(port, HOST, () => {
       const addr = server.address()
-      const port = typeof addr === 'object' && addr ? addr.port : 0
-      server.close(() => (port ? resolve(port) : reject(new Error('freePort: no port assigned'))))
+      const got = typeof addr === 'object' && addr ? addr.port : 0
+      server.close(() => (got ? resolve(got) : reject(new Error('freePort: no port assigned'))))
     })
   })
+
+export async function freePort(): Promise<number> {
+  if (!belowEphemeral) return (await tryListen(0))!
+  for (let tried = 0; tried < PORTS.slice; tried++) {
+    const port = PORTS.base + ownSlice * PORTS.slice + (nextInSlice++ % PORTS.slice)
+    if ((await tryListen(port)) !== undefined) return port
+  }
+  throw new Error(`freePort: no free port in ${PORTS.base + ownSlice * PORTS.slice}-${PORTS.base + (ownSlice + 1) * PORTS.slice - 1}`)
 }
 
 let redisAvailable: boolean | undefined
