@@ -81,7 +81,7 @@ const tryListen = (port: number) =>
   new Promise<number | undefined>((resolve, reject) => {
     const server = net.createServer()
     server.unref()
-    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' && port !== 0 ? resolve(undefined) : reject(err)))
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' ? resolve(undefined) : reject(err)))
     server.listen(port, HOST, () => {
       const addr = server.address()
       const got = typeof addr === 'object' && addr ? addr.port : 0

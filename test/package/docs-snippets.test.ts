@@ -2,17 +2,16 @@
 // `fencelock` resolved to src/), and runs against a redis-server started here, unless its
 // directive says why it cannot (harness/markdown-snippets.ts); every SQL block runs on the
 // local PostgreSQL. A block may connect to Redis only through REDIS_URL, which points here.
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pgConfig, requirePgOrSkip } from '../../harness/postgres.js'
 import { moduleOf, snippetsOf, type Snippet } from '../../harness/markdown-snippets.js'
 import { requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
-import { lowPriority } from '../../harness/low-priority.js'
+import { typeErrors } from '../../harness/low-priority.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const docs = [
@@ -108,11 +107,7 @@ describe('docs snippets', () => {
   })
 
   it('type-checks every TypeScript block', { timeout: 120_000 }, async () => {
-    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-    const errors = await promisify(execFile)(...lowPriority(process.execPath, [tsc, '-p', project]), { cwd: project, maxBuffer: 16 << 20 }).then(
-      () => '',
-      (err: { stdout?: string; message: string }) => err.stdout || err.message,
-    )
+    const errors = await typeErrors(['-p', project], project)
     expect(errors).toBe('')
   })
 

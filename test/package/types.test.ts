@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installBuiltPackage } from './installed-package.js'
-import { lowPriority, lowPriorityEnv } from '../../harness/low-priority.js'
+import { TSC, typeErrors } from '../../harness/low-priority.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -23,21 +23,13 @@ const sources = path.join(root, 'test', 'package', 'types')
 
 // Each by its own path: both packages have a `tsc` bin, so `npx tsc` names whichever npm linked last.
 const compilers = [
-  { name: 'TypeScript 5', major: 5, tsc: path.join(root, 'node_modules', 'typescript', 'bin', 'tsc') },
+  { name: 'TypeScript 5', major: 5, tsc: TSC },
   { name: 'TypeScript 7', major: 7, tsc: path.join(root, 'node_modules', 'typescript7', 'bin', 'tsc') },
 ] as const
 type Compiler = (typeof compilers)[number]
 
 /** tsc's output when it fails, so the test report shows the type errors themselves. */
-async function tsc(compiler: Compiler, args: string[], cwd: string): Promise<string> {
-  try {
-    await run(...lowPriority(process.execPath, [compiler.tsc, ...args]), { cwd, env: lowPriorityEnv(), maxBuffer: 16 << 20 })
-    return ''
-  } catch (err) {
-    const { stdout, stderr, message } = err as { stdout?: string; stderr?: string; message: string }
-    return `${stdout ?? ''}${stderr ?? ''}` || message
-  }
-}
+const tsc = (compiler: Compiler, args: string[], cwd: string): Promise<string> => typeErrors(args, cwd, compiler.tsc)
 
 const onlyFencelock = ['only-fencelock.mts', 'only-fencelock.cts']
 
