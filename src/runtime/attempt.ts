@@ -3,7 +3,7 @@ import type { Attempt } from '../topology/backend.js'
 import { isPermanent, lateReply, noReplyError } from '../errors/failures.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
-import { ReplyLimit } from '../util/alarms.js'
+import { ReplyLimit, type Settle } from '../util/alarms.js'
 import { DROPPED } from '../util/into.js'
 import type { TryResult } from './waiter.js'
 
@@ -38,21 +38,86 @@ const same = (result: TryResult): TryResult => result
  * The acquire fast path hands its caller this one promise, not one more of its own.
  */
 export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, then: (result: TryResult) => R | PromiseLike<R>): Promise<R> {
-  const { resource, ttl } = request
   const start = performance.now()
   const token = request.retryToken ?? randomUUID()
-  const budget = ttl - drift(context, ttl)
+  const budget = request.ttl - drift(context, request.ttl)
   // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
   const limit = Math.max(0, Math.min(budget, request.deadline - start))
-  const backend = context.backend
-  // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
-  const waiter = request.id ?? ''
+  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
+  const reply = new ReplyLimit<Attempt, R | PromiseLike<R>>(limit, Math.round(limit), new AttemptReply(context, request, token, start, budget, limit, then))
+  try {
+    // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
+    context.backend.attempt(request.resource, token, request.ttl, request.id ?? '', reply)
+  } catch (err) {
+    reply.thrown(err)
+  }
+  return reply.promise as Promise<R>
+}
+
+/**
+ * What one attempt makes of its reply, its failure or its silence, read by `then`: one object per
+ * attempt with its handlers as methods (not a closure per handler and outcome).
+ */
+class AttemptReply<R> implements Settle<Attempt, R | PromiseLike<R>> {
+  readonly #context: LeaseContext
+  readonly #request: AttemptRequest
+  readonly #token: string
+  readonly #start: number
+  readonly #budget: number
+  readonly #limit: number
+  readonly #then: (result: TryResult) => R | PromiseLike<R>
+
+  constructor(
+    context: LeaseContext,
+    request: AttemptRequest,
+    token: string,
+    start: number,
+    budget: number,
+    limit: number,
+    then: (result: TryResult) => R | PromiseLike<R>,
+  ) {
+    this.#context = context
+    this.#request = request
+    this.#token = token
+    this.#start = start
+    this.#budget = budget
+    this.#limit = limit
+    this.#then = then
+  }
+
+  value(outcome: Attempt): R | PromiseLike<R> {
+    return this.#then(this.#granted(outcome))
+  }
+
+  // The attempt may have run before the connection failed: retry with the same token. (Not
+  // after a timeout: that attempt is still in flight and its late grant is released below.)
+  error(err: unknown): R | PromiseLike<R> {
+    return this.#then({ error: err, permanent: isPermanent(err), token: this.#token })
+  }
+
+  silent(): R | PromiseLike<R> {
+    const limit = this.#limit
+    const error = noReplyError(
+      { kind: 'no-reply', ms: limit, clientError: this.#context.backend.clientError?.() },
+      '',
+      ' (Redis down, paused or unreachable, or the client is reconnecting)',
+    )
+    return this.#then({ error, permanent: false, silent: limit })
+  }
+
+  /** The reply came after the attempt gave up: a lock it was granted is released at once. */
+  late(late: Attempt): void {
+    if (late.acquired) this.#context.backend.release(this.#request.resource, late.token, DROPPED)
+  }
+
   /** The reply read: refused, too late to count on, or a lease (registered with the context). */
-  const granted = (outcome: Attempt): TryResult => {
+  #granted(outcome: Attempt): TryResult {
+    const context = this.#context
+    const { resource, ttl, autoExtend } = this.#request
     try {
       if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
-      if (performance.now() - start >= budget) {
-        backend.release(resource, outcome.token, DROPPED)
+      if (performance.now() - this.#start >= this.#budget) {
+        context.backend.release(resource, outcome.token, DROPPED)
         return { error: lateReply(resource), permanent: false }
       }
       const lease = new LeaseState(context, {
@@ -60,38 +125,13 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
         token: outcome.token,
         fence: outcome.fence,
         ttl,
-        start,
-        autoExtend: request.autoExtend ?? false,
+        start: this.#start,
+        autoExtend: autoExtend ?? false,
       })
       context.leases.add(lease)
       return { lease }
     } catch (err) {
-      return { error: err, permanent: isPermanent(err), token }
+      return { error: err, permanent: isPermanent(err), token: this.#token }
     }
   }
-  // One promise from the reply (or its silence) to the result: the hot path of every attempt.
-  const reply = new ReplyLimit<Attempt, R | PromiseLike<R>>(limit, Math.round(limit), {
-    silent: () => {
-      const error = noReplyError(
-        { kind: 'no-reply', ms: limit, clientError: backend.clientError?.() },
-        '',
-        ' (Redis down, paused or unreachable, or the client is reconnecting)',
-      )
-      return then({ error, permanent: false, silent: limit })
-    },
-    // The reply came after the attempt gave up: a lock it was granted is released at once.
-    late: (late) => {
-      if (late.acquired) backend.release(resource, late.token, DROPPED)
-    },
-    value: (outcome) => then(granted(outcome)),
-    // The attempt may have run before the connection failed: retry with the same token. (Not
-    // after a timeout: that attempt is still in flight and its late grant is released above.)
-    error: (err: unknown) => then({ error: err, permanent: isPermanent(err), token }),
-  })
-  try {
-    backend.attempt(resource, token, ttl, waiter, reply)
-  } catch (err) {
-    reply.thrown(err)
-  }
-  return reply.promise as Promise<R>
 }

@@ -91,6 +91,7 @@ export function reportExtend(kind: LockKind, lease: Reported, ttl: number, exten
 
 /** `fencelock:release`, if anyone listens: Redis answered `released`; `wasHeld`: the lease was still held when released. */
 export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: number, wasHeld: boolean, released: boolean): void {
+  if (!events.release.hasSubscribers) return // every release passes here: no closure for nobody
   emit(events.release, () => ({
     kind,
     resource: lease.resource,

@@ -33,6 +33,9 @@ export interface BatchOptions {
   readonly eager?: boolean
 }
 
+/** Settled once: `.then` on it queues a microtask. */
+const SETTLED = Promise.resolve()
+
 interface Pending<Item, Answer> {
   readonly item: Item
   readonly into: Into<Answer>
@@ -75,21 +78,35 @@ export class Batcher<Item, Answer> {
     if (this.#queue.length >= this.#eagerBatch && this.#inFlight < EAGER_IN_FLIGHT) this.#send()
     else if (!this.#scheduled) {
       this.#scheduled = true
-      queueMicrotask(this.#flush)
+      // A reaction on a settled promise, not queueMicrotask: the same place in the microtask queue,
+      // without the AsyncResource and bound function Node's queueMicrotask makes per call.
+      SETTLED.then(this.#flush)
     }
   }
 
   readonly #flush = (): void => {
     this.#scheduled = false
-    this.#send()
+    try {
+      this.#send()
+    } catch (err) {
+      // As queueMicrotask would: an uncaught exception, not a rejection nobody handles.
+      queueMicrotask(() => {
+        throw err
+      })
+    }
   }
 
   /** Sends what is queued (nothing when an eager send already took this turn's calls). */
   #send(): void {
     const queue = this.#queue
     if (queue.length === 0) return
+    if (queue.length === 1) {
+      // Alone in its turn (every sequential call): the queue is emptied and kept, not replaced.
+      const only = queue[0]!
+      queue.length = 0
+      return this.#one(only)
+    }
     this.#queue = []
-    if (queue.length === 1) return this.#one(queue[0]!)
     const key = this.#calls.key
     if (!key) return this.#chunks(queue)
     const groups = new Map<number, Pending<Item, Answer>[]>()

@@ -12,12 +12,13 @@ export class Alarm {
   due = 0
   /** Holds the process open while armed (an unanswered request does; a lease's timers do not). */
   readonly keepAlive: boolean
-  readonly fire: () => void
+  /** Called with the alarm itself: a subclass passes one shared function, not a closure per alarm. */
+  readonly fire: (alarm: Alarm) => void
   prev: Alarm | undefined = undefined
   next: Alarm | undefined = undefined
   lane: Lane | undefined = undefined
 
-  constructor(fire: () => void, keepAlive = false) {
+  constructor(fire: (alarm: Alarm) => void, keepAlive = false) {
     this.fire = fire
     this.keepAlive = keepAlive
   }
@@ -148,7 +149,7 @@ class Timeline {
         }
         this.#unlink(first)
         try {
-          first.fire()
+          first.fire(first)
         } catch (err) {
           queueMicrotask(() => {
             throw err
@@ -197,24 +198,26 @@ export interface Settle<T, R> {
  * dropped; `thrown` (the send threw) rejects with what it threw. The alarm holds the process open,
  * as a pending reply does. `lane`: alarms whose due times grow in the order they are armed.
  */
-export class ReplyLimit<T, R> implements Into<T> {
+export class ReplyLimit<T, R> extends Alarm implements Into<T> {
   readonly promise: Promise<R>
   readonly #settle: Settle<T, R>
-  readonly #alarm: Alarm
   #resolve!: (result: R) => void
   #reject!: (err: unknown) => void
   /** Set once settled; `silenced`: by the silence (a value then is late). */
   #settled = false
   #silenced = false
 
+  /** The alarm is the limit itself (one object per request, no closure to fire it). */
+  static readonly #fire = (alarm: Alarm): void => (alarm as ReplyLimit<unknown, unknown>).#silent()
+
   constructor(ms: number, lane: number, settle: Settle<T, R>) {
+    super(ReplyLimit.#fire, true)
     this.#settle = settle
     this.promise = new Promise<R>((resolve, reject) => {
       this.#resolve = resolve
       this.#reject = reject
     })
-    this.#alarm = new Alarm(() => this.#silent(), true)
-    timeline.set(this.#alarm, performance.now() + ms, lane)
+    timeline.set(this, performance.now() + ms, lane)
   }
 
   // Fields, not methods: the work may hand them on alone (`.then(into.value, into.error)`).
@@ -224,7 +227,7 @@ export class ReplyLimit<T, R> implements Into<T> {
       return
     }
     this.#settled = true
-    timeline.cancel(this.#alarm)
+    timeline.cancel(this)
     try {
       this.#resolve(this.#settle.value(value))
     } catch (err) {
@@ -235,7 +238,7 @@ export class ReplyLimit<T, R> implements Into<T> {
   readonly error = (failure: unknown): void => {
     if (this.#settled) return
     this.#settled = true
-    timeline.cancel(this.#alarm)
+    timeline.cancel(this)
     try {
       this.#resolve(this.#settle.error(failure))
     } catch (err) {
@@ -246,7 +249,7 @@ export class ReplyLimit<T, R> implements Into<T> {
   /** The work threw as it was sent: the promise rejects with what it threw. */
   thrown(err: unknown): void {
     this.#settled = true
-    timeline.cancel(this.#alarm)
+    timeline.cancel(this)
     this.#reject(err)
   }
 
