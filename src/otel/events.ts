@@ -8,6 +8,8 @@ export interface AcquireEvent {
   readonly resource: string
   readonly outcome: string
   readonly waitedMs: number
+  /** Newer library versions: when the call started (epoch ms, the process's monotonic clock). */
+  readonly startedAt: number | undefined
   readonly fence: number | undefined
   readonly error: unknown
   /** Newer library versions: how many attempts the acquire made. */
@@ -23,6 +25,8 @@ export interface HoldEvent {
   readonly token: string | undefined
   readonly fence: number | undefined
   readonly heldMs: number
+  /** Newer library versions: when the lease was acquired (epoch ms, the process's monotonic clock). */
+  readonly acquiredAt: number | undefined
   readonly released: boolean
   readonly reason: string | undefined
 }
@@ -47,6 +51,7 @@ export function readAcquire(message: unknown): AcquireEvent {
     resource: text(m.resource, ''),
     outcome: text(m.outcome),
     waitedMs: duration(m.waitedMs),
+    startedAt: count(m.startedAt),
     fence: count(m.fence),
     error: m.error,
     attempts: count(m.attempts),
@@ -62,6 +67,7 @@ export function readHold(message: unknown): HoldEvent {
     token: typeof m.token === 'string' ? m.token : undefined,
     fence: count(m.fence),
     heldMs: duration(m.heldMs),
+    acquiredAt: count(m.acquiredAt),
     released: m.released === true,
     reason: typeof m.reason === 'string' ? m.reason : undefined,
   }

@@ -76,8 +76,19 @@ class RecentSet {
 // Span times are epoch ms on one clock for the whole process (performance.timeOrigin plus
 // performance.now()): a span lasts exactly the waitedMs or heldMs the library measured, and spans
 // order as their events did. (Handed performance.now() values, the SDK anchors each span to the
-// wall clock when it is made: two spans made 80 ms apart were 7 ms out of order in CI.)
+// wall clock when it is made: two spans made 80 ms apart were 7 ms out of order in CI.) A span
+// starts when the event says it did (startedAt, acquiredAt): counted back from the moment this
+// subscriber reads the clock, a process descheduled between the library's reading and this one
+// (a loaded machine: 3 to 7 ms) made a hold span start before its wait span. Events of an older
+// library version, without those fields, are counted back from now.
 const now = (): number => performance.timeOrigin + performance.now()
+
+/** The span [start, end] of `ms` that began at `at` (epoch ms), or that ends now for an event that does not say when it began. */
+const spanOf = (at: number | undefined, ms: number): { start: number; end: number } => {
+  if (at !== undefined) return { start: at, end: at + ms }
+  const end = now()
+  return { start: end - ms, end }
+}
 
 /** Records spans and metrics for the events, to the providers of `options`. */
 export function createRecorder(options: CheckedOptions): Recorder {
@@ -97,12 +108,13 @@ export function createRecorder(options: CheckedOptions): Recorder {
   // piling up.
   const endedByLoss = new RecentSet(1_024)
 
-  function hold(event: HoldEvent, end: number, lost: boolean): void {
+  function hold(event: HoldEvent, lost: boolean): void {
+    const { start, end } = spanOf(event.acquiredAt, event.heldMs)
     const attributes: Attributes = { [A.resource]: event.resource, [A.kind]: event.kind }
     if (event.fence !== undefined) attributes[A.fence] = event.fence
     if (lost) attributes[A.lostReason] = event.reason ?? 'unknown'
     else attributes[A.released] = true
-    const span = tracer().startSpan(SPANS.hold, { kind: SpanKind.INTERNAL, startTime: end - event.heldMs, attributes })
+    const span = tracer().startSpan(SPANS.hold, { kind: SpanKind.INTERNAL, startTime: start, attributes })
     if (lost) {
       span.addEvent('lost', { [A.lostReason]: event.reason ?? 'unknown' }, end)
       span.setStatus({ code: SpanStatusCode.ERROR, message: `lease lost: ${event.reason ?? 'unknown'}` })
@@ -115,15 +127,15 @@ export function createRecorder(options: CheckedOptions): Recorder {
 
   return {
     acquire(message) {
-      const end = now()
       const e = readAcquire(message)
+      const { start, end } = spanOf(e.startedAt, e.waitedMs)
       const failed = e.outcome === 'timeout' || e.outcome === 'error'
       const attributes: Attributes = { [A.resource]: e.resource, [A.kind]: e.kind, [A.outcome]: e.outcome }
       if (e.fence !== undefined) attributes[A.fence] = e.fence
       if (e.attempts !== undefined) attributes[A.attempts] = e.attempts
       if (e.contended !== undefined) attributes[A.contended] = e.contended
       if (failed) attributes[A.errorType] = e.error instanceof Error ? e.error.name : e.outcome
-      const span = tracer().startSpan(SPANS.wait, { kind: SpanKind.INTERNAL, startTime: end - e.waitedMs, attributes })
+      const span = tracer().startSpan(SPANS.wait, { kind: SpanKind.INTERNAL, startTime: start, attributes })
       if (failed) {
         if (e.error instanceof Error) span.recordException(e.error, end)
         span.setStatus({ code: SpanStatusCode.ERROR, message: e.error instanceof Error ? e.error.message : e.outcome })
@@ -138,19 +150,17 @@ export function createRecorder(options: CheckedOptions): Recorder {
       if (e.outcome === 'timeout' || e.contended === true) m.contention.add(1, metricAttributes)
     },
     release(message) {
-      const end = now()
       const e = readHold(message)
       if (e.token !== undefined && endedByLoss.take(e.token)) return
       // released: false without an earlier loss: this release found the lock gone, and the loss
       // it publishes right after ends the hold span.
       if (!e.released) return
-      hold(e, end, false)
+      hold(e, false)
     },
     lost(message) {
-      const end = now()
       const e = readHold(message)
       if (e.token !== undefined) endedByLoss.add(e.token)
-      hold(e, end, true)
+      hold(e, true)
     },
     fencedWrite(message) {
       const e = readFencedWrite(message)

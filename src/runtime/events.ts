@@ -43,13 +43,24 @@ export function reportAcquire<L extends Lease | null>(
           resource,
           outcome: 'acquired',
           waitedMs,
+          startedAt: performance.timeOrigin + started,
           token: lease.token,
           fence: lease.fence,
           attempts: stats.attempts,
           contended: stats.contended,
           wakes: stats.wakes,
         }))
-      else emit(events.acquire, () => ({ kind, resource, outcome: 'busy', waitedMs, attempts: stats.attempts, contended: stats.contended, wakes: stats.wakes }))
+      else
+        emit(events.acquire, () => ({
+          kind,
+          resource,
+          outcome: 'busy',
+          waitedMs,
+          startedAt: performance.timeOrigin + started,
+          attempts: stats.attempts,
+          contended: stats.contended,
+          wakes: stats.wakes,
+        }))
       return lease
     },
     (error: unknown) => {
@@ -59,6 +70,7 @@ export function reportAcquire<L extends Lease | null>(
         resource,
         outcome,
         waitedMs: performance.now() - started,
+        startedAt: performance.timeOrigin + started,
         error,
         attempts: stats.attempts,
         contended: stats.contended,
@@ -99,12 +111,21 @@ export function reportRelease(kind: LockKind, lease: Reported, acquiredAt: numbe
     fence: lease.fence,
     released: released && wasHeld,
     heldMs: performance.now() - acquiredAt,
+    acquiredAt: performance.timeOrigin + acquiredAt,
   }))
 }
 
 /** `fencelock:lost`. */
 export function reportLost(kind: LockKind, lease: Reported, acquiredAt: number, reason: LockLostReason): void {
-  emit(events.lost, () => ({ kind, resource: lease.resource, token: lease.token, fence: lease.fence, reason, heldMs: performance.now() - acquiredAt }))
+  emit(events.lost, () => ({
+    kind,
+    resource: lease.resource,
+    token: lease.token,
+    fence: lease.fence,
+    reason,
+    heldMs: performance.now() - acquiredAt,
+    acquiredAt: performance.timeOrigin + acquiredAt,
+  }))
 }
 
 /** `fencelock:at-risk`: an extension of the still-held lease failed with `error`; `remainingMs` of validity left. */

@@ -36,6 +36,8 @@ export interface AcquireEvent {
   readonly outcome: 'acquired' | 'busy' | 'timeout' | 'aborted' | 'error'
   /** Time from the call until it settled, in ms. */
   readonly waitedMs: number
+  /** When the call started: epoch ms on the process's monotonic clock (`performance.timeOrigin + performance.now()`). */
+  readonly startedAt: number
   /** Attempts sent to Redis. */
   readonly attempts: number
   /** Whether the first attempt found the lock taken (or another acquire of this process ahead). */
@@ -80,6 +82,8 @@ export interface LostEvent {
   readonly reason: LockLostReason
   /** Time since the lease was acquired, in ms. */
   readonly heldMs: number
+  /** When the attempt that got the lease started: epoch ms, as `AcquireEvent.startedAt`. */
+  readonly acquiredAt: number
 }
 
 /**
@@ -116,6 +120,8 @@ export interface ReleaseEvent {
   readonly released: boolean
   /** Time since the lease was acquired, in ms. */
   readonly heldMs: number
+  /** When the attempt that got the lease started: epoch ms, as `AcquireEvent.startedAt`. */
+  readonly acquiredAt: number
 }
 
 /** `fencelock:fenced-write`: `fencedSet` or `claimFence` ran. */

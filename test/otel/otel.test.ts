@@ -284,6 +284,38 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       }
     })
 
+    it('spans start when the events say they did, however late the recorder reads the clock; an event that does not say ends now', async () => {
+      const otel = sdk()
+      const handle = instrument({ tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider })
+      const epochMs = (time: ReadableSpan['startTime']) => time[0] * 1_000 + time[1] / 1e6
+      // Read a second after the library measured them (a process descheduled in between): the
+      // spans are where the events put them, not counted back from when the recorder ran.
+      const startedAt = performance.timeOrigin + performance.now() - 1_000
+      const acquiredAt = startedAt + 5
+      const before = performance.timeOrigin + performance.now()
+      try {
+        telemetry.acquire.publish({ kind: 'mutex', resource: 'late', outcome: 'acquired', waitedMs: 12, startedAt, attempts: 1, contended: false, wakes: [], token: 'a', fence: 7 })
+        telemetry.release.publish({ kind: 'mutex', resource: 'late', token: 'a', fence: 7, released: true, heldMs: 80, acquiredAt })
+        // A library version that publishes no start: the span ends when the recorder reads it.
+        telemetry.release.publish({ kind: 'mutex', resource: 'old', token: 'b', fence: 8, released: true, heldMs: 30 })
+      } finally {
+        handle.close()
+      }
+      const after = performance.timeOrigin + performance.now()
+      const [wait] = otel.spans(SPANS.wait)
+      const [hold, old] = otel.spans(SPANS.hold)
+      // Epoch ms as doubles keep about a quarter of a microsecond: compared to 2 decimals of a ms.
+      expect(epochMs(wait!.startTime)).toBeCloseTo(startedAt, 2)
+      expect(ms(wait!)).toBeCloseTo(12, 2)
+      expect(epochMs(hold!.startTime)).toBeCloseTo(acquiredAt, 2)
+      expect(ms(hold!)).toBeCloseTo(80, 2)
+      expect(old!.attributes['fencelock.resource']).toBe('old')
+      expect(ms(old!)).toBeCloseTo(30, 2)
+      expect(epochMs(old!.endTime)).toBeGreaterThanOrEqual(before)
+      expect(epochMs(old!.endTime)).toBeLessThanOrEqual(after)
+      await otel.shutdown()
+    })
+
     it('every primitive is named by its kind: semaphore permits, read and write leases, withLocks', async () => {
       const otel = sdk()
       const handle = instrument({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider })

@@ -99,6 +99,20 @@ describe.skipIf(!requireRedisOrSkip())('telemetry', () => {
     expect(of('fencelock:extend')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, ttl: 2_000, outcome: 'extended' }))
     expect(of('fencelock:release')).toContainEqual(expect.objectContaining({ resource: 't', token: lease.token, released: true, heldMs: expect.any(Number) }))
     expect(of('fencelock:lost')).toContainEqual(expect.objectContaining({ resource: 't2', token: short.token, reason: 'expired' }))
+    // When each began, on the process's monotonic clock: the lease was acquired inside the call
+    // that got it, and held from then until its release (or loss) was published.
+    const acquired = of('fencelock:acquire').find((e) => e.token === lease.token)!
+    const released = of('fencelock:release').find((e) => e.token === lease.token)!
+    const lost = of('fencelock:lost').find((e) => e.token === short.token)!
+    const shortAcquired = of('fencelock:acquire').find((e) => e.token === short.token)!
+    for (const [call, held] of [
+      [acquired, released],
+      [shortAcquired, lost],
+    ] as const) {
+      expect(held.acquiredAt).toBeGreaterThanOrEqual(call.startedAt as number)
+      expect(held.acquiredAt).toBeLessThanOrEqual((call.startedAt as number) + (call.waitedMs as number))
+    }
+    expect(of('fencelock:acquire').every((e) => typeof e.startedAt === 'number' && e.startedAt <= performance.timeOrigin + performance.now())).toBe(true)
     expect(of('fencelock:at-risk')).toContainEqual(
       expect.objectContaining({
         kind: 'mutex',
