@@ -44,7 +44,7 @@ export function attemptThen<R>(context: LeaseContext, request: AttemptRequest, t
   // Never wait for a reply past the caller's wait deadline either (Redis down, offline queue).
   const limit = Math.max(0, Math.min(budget, request.deadline - start))
   // One promise from the reply (or its silence) to the result: the hot path of every attempt.
-  const reply = new ReplyLimit<Attempt, R | PromiseLike<R>>(limit, Math.round(limit), new AttemptReply(context, request, token, start, budget, limit, then))
+  const reply = new ReplyLimit<Attempt, R | PromiseLike<R>>(limit, Math.round(limit), new AttemptReply(context, request, token, start, limit, then))
   try {
     // The topology contract (and the scripts' ARGV) spell "no waiter" as ''.
     context.backend.attempt(request.resource, token, request.ttl, request.id ?? '', reply)
@@ -63,24 +63,14 @@ class AttemptReply<R> implements Settle<Attempt, R | PromiseLike<R>> {
   readonly #request: AttemptRequest
   readonly #token: string
   readonly #start: number
-  readonly #budget: number
   readonly #limit: number
   readonly #then: (result: TryResult) => R | PromiseLike<R>
 
-  constructor(
-    context: LeaseContext,
-    request: AttemptRequest,
-    token: string,
-    start: number,
-    budget: number,
-    limit: number,
-    then: (result: TryResult) => R | PromiseLike<R>,
-  ) {
+  constructor(context: LeaseContext, request: AttemptRequest, token: string, start: number, limit: number, then: (result: TryResult) => R | PromiseLike<R>) {
     this.#context = context
     this.#request = request
     this.#token = token
     this.#start = start
-    this.#budget = budget
     this.#limit = limit
     this.#then = then
   }
@@ -116,7 +106,7 @@ class AttemptReply<R> implements Settle<Attempt, R | PromiseLike<R>> {
     const { resource, ttl, autoExtend } = this.#request
     try {
       if (!outcome.acquired) return outcome.blocked ? { retry: outcome.retry, blocked: outcome.blocked } : { retry: outcome.retry }
-      if (performance.now() - this.#start >= this.#budget) {
+      if (performance.now() - this.#start >= ttl - drift(context, ttl)) {
         context.backend.release(resource, outcome.token, DROPPED)
         return { error: lateReply(resource), permanent: false }
       }

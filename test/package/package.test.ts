@@ -37,10 +37,13 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  * 718.5 kB with `Exec` typed by the script binding (no forwarding `send`): the generic type and
  * the binding's interface are declared in redis-semaphore.d.cts too, which its protected
  * `_makeStore(): Store` drags in; and with the `await using` contract documented on the public
- * `Lease` type. The unpacked bound is the package's target: growth has to pay for itself.
+ * `Lease` type. 721.8 kB (718.8 before) with an attempt's handlers as one object instead of a
+ * closure each (11% fewer young collections per acquire+release) and the telemetry events' start
+ * times (the otel spans' order under load), with their CHANGELOG entries. The unpacked bound is
+ * the package's target: growth has to pay for itself.
  */
 const MAX_PACKED = 200_000
-const MAX_UNPACKED = 719_000
+const MAX_UNPACKED = 722_000
 
 /**
  * Upper bound of a consumer's esbuild bundle (minified) of `createLocks` alone, in bytes: 238 kB
@@ -54,10 +57,11 @@ const MAX_UNPACKED = 719_000
  * the per-call objects were built field by field instead of by spread (a named field costs bytes,
  * a spread costs 28 µs a call), 127.6 kB with a quorum node that is down failing at once instead
  * of queueing in its client. 129.6 kB with the primitives, group commit and the reply limit as
- * classes (issue 41: +2 kB, the fields' and methods' names, which a minifier keeps). The bound
- * grows with features and fixes, by what they measure, and no further.
+ * classes (issue 41: +2 kB, the fields' and methods' names, which a minifier keeps). 130.3 kB
+ * (129.7 before) with an attempt's handlers as one object and the events' start times (see
+ * MAX_UNPACKED). The bound grows with features and fixes, by what they measure, and no further.
  */
-const MAX_CREATE_LOCKS_BUNDLE = 130_000
+const MAX_CREATE_LOCKS_BUNDLE = 130_400
 
 interface Packed {
   size: number
@@ -205,11 +209,12 @@ describe('package', () => {
   // ESM: 188 kB on 6 Dec 2026 (354 kB before the chunks and the Lua without comments), 187 kB on
   // 7 Dec. CommonJS: 237 kB on 6 Dec, in chunks made from the ESM ones; 232 kB on 7 Dec in
   // dist/library.cjs, which holds the drop-ins' code too (fencelock/otel's apart); 239.8 kB once
-  // the primitives and group commit became classes (issue 41).
-  it('loads at most 200 kB of JavaScript for the main ESM entry (the entry and the chunks it imports), 240 kB for CommonJS', () => {
+  // the primitives and group commit became classes (issue 41); 240.8 kB with an attempt's
+  // handlers as one object and the events' start times (see MAX_UNPACKED).
+  it('loads at most 200 kB of JavaScript for the main ESM entry (the entry and the chunks it imports), 241 kB for CommonJS', () => {
     for (const [entry, chunk, limit] of [
       ['index.js', /from"\.\/(chunk-[\w-]+\.js)"/g, 200_000],
-      ['index.cjs', /require\("\.\/(library\.cjs)"\)/g, 240_000],
+      ['index.cjs', /require\("\.\/(library\.cjs)"\)/g, 241_000],
     ] as const) {
       const files = new Set<string>([entry])
       for (const file of files) for (const m of read(file).matchAll(chunk)) files.add(m[1]!)
