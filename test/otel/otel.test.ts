@@ -4,7 +4,7 @@
 // (SIGSTOP) gives a `lost` span event and a fencelock.lost count with its reason; fenced writes
 // are counted; close() stops recording; nothing is recorded without instrument(); options are
 // checked. The lease-level tests run once per client adapter.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { readdirSync, readFileSync } from 'node:fs'
 import { diag, DiagLogLevel, metrics, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api'
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics'
@@ -294,10 +294,21 @@ describe.skipIf(!requireRedisOrSkip())('fencelock/otel', () => {
       const acquiredAt = startedAt + 5
       const before = performance.timeOrigin + performance.now()
       try {
-        telemetry.acquire.publish({ kind: 'mutex', resource: 'late', outcome: 'acquired', waitedMs: 12, startedAt, attempts: 1, contended: false, wakes: [], token: 'a', fence: 7 })
-        telemetry.release.publish({ kind: 'mutex', resource: 'late', token: 'a', fence: 7, released: true, heldMs: 80, acquiredAt })
+        channel('fencelock:acquire').publish({
+          kind: 'mutex',
+          resource: 'late',
+          outcome: 'acquired',
+          waitedMs: 12,
+          startedAt,
+          attempts: 1,
+          contended: false,
+          wakes: [],
+          token: 'a',
+          fence: 7,
+        })
+        channel('fencelock:release').publish({ kind: 'mutex', resource: 'late', token: 'a', fence: 7, released: true, heldMs: 80, acquiredAt })
         // A library version that publishes no start: the span ends when the recorder reads it.
-        telemetry.release.publish({ kind: 'mutex', resource: 'old', token: 'b', fence: 8, released: true, heldMs: 30 })
+        channel('fencelock:release').publish({ kind: 'mutex', resource: 'old', token: 'b', fence: 8, released: true, heldMs: 30 })
       } finally {
         handle.close()
       }
