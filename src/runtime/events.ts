@@ -1,6 +1,8 @@
 import { LockAbortedError, LockLostError, LockTimeoutError, type LockLostReason } from '../errors/errors.js'
 import type { Lease } from './lease.js'
-import { emit, events, type LockKind, type WakeReason } from '../util/telemetry.js'
+import { emit, events, type AcquireEvent, type LockKind, type WakeReason } from '../util/telemetry.js'
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** What the `fencelock:acquire` event reports of one acquire; kept only while someone listens. */
 export interface AcquireStats {
@@ -31,51 +33,41 @@ export function reportAcquire<L extends Lease | null>(
   run: (stats: AcquireStats | undefined) => Promise<L>,
 ): Promise<L> {
   const started = performance.now()
+  const startedAt = performance.timeOrigin + started
   const stats: AcquireStats = { attempts: 0, contended: false, wakes: [] }
+  /** What the end of the call reports whatever its outcome; the caller adds the lease's token and fence, or the error. */
+  const ended = (outcome: AcquireEvent['outcome'], waitedMs: number): Writable<AcquireEvent> => ({
+    kind,
+    resource,
+    outcome,
+    waitedMs,
+    startedAt,
+    attempts: stats.attempts,
+    contended: stats.contended,
+    wakes: stats.wakes,
+  })
   // The options as given, before they are checked: a value that is not a number is left out (the call rejects).
   emit(events.acquireStart, () => ({ kind, resource, ttl: asked(ttl), wait: asked(wait) }))
   return run(stats).then(
     (lease) => {
       const waitedMs = performance.now() - started
-      if (lease)
-        emit(events.acquire, () => ({
-          kind,
-          resource,
-          outcome: 'acquired',
-          waitedMs,
-          startedAt: performance.timeOrigin + started,
-          token: lease.token,
-          fence: lease.fence,
-          attempts: stats.attempts,
-          contended: stats.contended,
-          wakes: stats.wakes,
-        }))
-      else
-        emit(events.acquire, () => ({
-          kind,
-          resource,
-          outcome: 'busy',
-          waitedMs,
-          startedAt: performance.timeOrigin + started,
-          attempts: stats.attempts,
-          contended: stats.contended,
-          wakes: stats.wakes,
-        }))
+      emit(events.acquire, () => {
+        const message = ended(lease ? 'acquired' : 'busy', waitedMs)
+        if (lease) {
+          message.token = lease.token
+          message.fence = lease.fence
+        }
+        return message
+      })
       return lease
     },
     (error: unknown) => {
       const outcome = error instanceof LockTimeoutError ? 'timeout' : error instanceof LockAbortedError ? 'aborted' : 'error'
-      emit(events.acquire, () => ({
-        kind,
-        resource,
-        outcome,
-        waitedMs: performance.now() - started,
-        startedAt: performance.timeOrigin + started,
-        error,
-        attempts: stats.attempts,
-        contended: stats.contended,
-        wakes: stats.wakes,
-      }))
+      emit(events.acquire, () => {
+        const message = ended(outcome, performance.now() - started)
+        message.error = error
+        return message
+      })
       throw error
     },
   )
