@@ -19,11 +19,6 @@ export interface TestClient {
   quit(): Promise<void>
   /** Drops the connection at once, whatever state the server is in. Idempotent. */
   disconnect(): Promise<void>
-  /**
-   * Opens a new connection in place of the current one, on the same client object (so a locks
-   * instance built on it keeps it). For a client library that failed to reconnect by itself.
-   */
-  reopen(): Promise<void>
 }
 
 export interface ClientAdapter {
@@ -51,10 +46,6 @@ const ioredis: ClientAdapter = {
         if (client.status === 'end') return
         await client.quit().catch(() => client.disconnect())
       },
-      async reopen() {
-        client.disconnect(true)
-        await new Promise<void>((resolve) => client.once('ready', () => resolve()))
-      },
       async disconnect() {
         client.disconnect()
       },
@@ -79,11 +70,6 @@ const nodeRedis: ClientAdapter = {
       async quit() {
         if (!client.isOpen) return
         await client.close().catch(() => client.destroy())
-      },
-      async reopen() {
-        // destroy() and connect() in one tick: the client is never seen closed in between.
-        if (client.isOpen) client.destroy()
-        await client.connect()
       },
       async disconnect() {
         if (client.isOpen) client.destroy()
@@ -129,9 +115,6 @@ const glide: ClientAdapter = {
         flatMaps(await client.customCommand(args.map(String), String(args[0]).toUpperCase() === 'DUMP' ? { decoder: Decoder.Bytes } : undefined)),
       quit: close,
       disconnect: close,
-      async reopen() {
-        throw new Error('a GLIDE client reconnects by itself and cannot be reopened in place')
-      },
     }
   },
 }

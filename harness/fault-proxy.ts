@@ -26,6 +26,14 @@ export interface FaultProxy {
   resetAll(): void
   /** Reset existing connections and every new one until heal(). */
   partition(): void
+  /**
+   * A server being killed: existing connections reset, and until heal() a new one is accepted (its
+   * listener is still open while the process's sockets close) and reset once the client has sent
+   * its first bytes (its handshake).
+   */
+  crash(): void
+  /** How many connections crash() has reset at their first bytes. */
+  crashResets(): number
   connections(): number
   close(): Promise<void>
 }
@@ -110,6 +118,8 @@ function reset(socket: net.Socket): void {
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const faults = { up: normal(), down: normal() }
   let partitioned = false
+  let crashed = false
+  let crashResets = 0
   const conns = new Set<Connection>()
 
   const each = (opts: DirectionOption | undefined, fn: (f: Fault) => void) => {
@@ -128,6 +138,15 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   // allowHalfOpen: a client's FIN must not cut off the reply that is still on its way.
   const listener = net.createServer({ allowHalfOpen: true }, (client) => {
     if (partitioned) return reset(client)
+    if (crashed) {
+      client.on('error', () => {})
+      client.once('end', () => client.destroy()) // a client that leaves first: nothing half-open keeps close() waiting
+      client.once('data', () => {
+        crashResets++
+        reset(client)
+      })
+      return
+    }
     const server = net.connect({ host: target.host, port: target.port, allowHalfOpen: true })
     const up = new Pipe(server, () => faults.up)
     const down = new Pipe(client, () => faults.down)
@@ -173,6 +192,7 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       faults.up = normal()
       faults.down = normal()
       partitioned = false
+      crashed = false
       pumpAll()
     },
     resetAll() {
@@ -181,6 +201,13 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     partition() {
       partitioned = true
       ;[...conns].forEach(kill)
+    },
+    crash() {
+      crashed = true
+      ;[...conns].forEach(kill)
+    },
+    crashResets() {
+      return crashResets
     },
     connections() {
       return conns.size

@@ -98,6 +98,16 @@ export async function freePort(): Promise<number> {
   throw new Error(`freePort: no free port in ${PORTS.base + ownSlice * PORTS.slice}-${PORTS.base + (ownSlice + 1) * PORTS.slice - 1}`)
 }
 
+/**
+ * Which processes listen on `port` now (`ss`, with their pids and command names), for a test's
+ * error message when something answers where nothing should; `ss`'s own error if it cannot say.
+ */
+export function listenersOn(port: number): string {
+  const run = spawnSync('ss', ['-Htlnp', `sport = :${port}`], { encoding: 'utf8', timeout: 5_000 })
+  if (run.error || run.status !== 0) return `(ss could not say: ${run.error?.message ?? run.stderr.trim()})`
+  return run.stdout.trim().replace(/\s+/g, ' ') || 'nobody'
+}
+
 let redisAvailable: boolean | undefined
 export function hasRedisServer(): boolean {
   redisAvailable ??= spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0

@@ -259,4 +259,23 @@ describeRedis('fault proxy', (server) => {
     after.send('PING')
     expect(await after.reply()).toBe('+PONG')
   })
+
+  it('crash accepts a new connection and resets it at its first bytes, like a server being killed, until heal', async () => {
+    const existing = await rawClient(proxy.port)
+    proxy.crash()
+    await existing.closed
+
+    const dying = await rawClient(proxy.port) // connected: the listener still accepts
+    const reset = new Promise<string | undefined>((resolve) => dying.socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code)))
+    dying.send('PING')
+    await dying.closed
+    expect(await reset).toBe('ECONNRESET')
+    expect(dying.pending()).toBe('')
+    expect(proxy.crashResets()).toBe(1)
+
+    proxy.heal()
+    const after = await rawClient(proxy.port)
+    after.send('PING')
+    expect(await after.reply()).toBe('+PONG')
+  })
 })

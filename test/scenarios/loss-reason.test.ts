@@ -9,7 +9,7 @@ import { createClient } from 'redis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLocks, fencedSet, LockLostError, RedisError, type Lease, type Locks, type RedisClient } from '../../src/index.js'
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy.js'
-import { freePort, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
+import { freePort, listenersOn, mature, requireRedisOrSkip, startRedis, type RedisProcess } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, sleep, uniquePrefix, until } from '../../harness/util.js'
 
 interface DefaultClient {
@@ -22,9 +22,10 @@ interface DefaultClient {
 /**
  * An 'error' listener, as every user adds, that also tells when the client reports ECONNREFUSED. A
  * wait that runs out names what the client did report meanwhile (its errors, and whether it became
- * ready again), so that a slow or missing refusal says which it was.
+ * ready again) and who listens on the server's `port` then, so that a slow or missing refusal says
+ * which it was, and a client that reconnected says to whom.
  */
-function refusals(client: { on(event: 'error' | 'ready', listener: (err: unknown) => void): unknown }): () => Promise<void> {
+function refusals(client: { on(event: 'error' | 'ready', listener: (err: unknown) => void): unknown }, port: number): () => Promise<void> {
   const waiting: (() => void)[] = []
   const seen: string[] = []
   client.on('error', (err) => {
@@ -32,11 +33,15 @@ function refusals(client: { on(event: 'error' | 'ready', listener: (err: unknown
     seen.push(code ?? message ?? String(err))
     if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message ?? '')) for (const wake of waiting.splice(0)) wake()
   })
-  client.on('ready', () => void seen.push('ready'))
+  // Ready again while a refusal is awaited: reconnected to whatever listens on the port now; say who.
+  client.on('ready', () => void seen.push(waiting.length > 0 ? `ready (listening on port ${port}: ${listenersOn(port)})` : 'ready'))
   return () => {
     seen.length = 0
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the client reported no ECONNREFUSED within 10 s; it reported: ${seen.join(', ') || 'nothing'}`)), 10_000)
+      const timer = setTimeout(() => {
+        const reported = seen.join(', ') || 'nothing'
+        reject(new Error(`the client reported no ECONNREFUSED within 10 s; it reported: ${reported}; listening on port ${port} now: ${listenersOn(port)}`))
+      }, 10_000)
       waiting.push(() => {
         clearTimeout(timer)
         resolve()
@@ -51,7 +56,7 @@ const defaults = [
     name: 'ioredis',
     async connect(url: string): Promise<DefaultClient> {
       const client = new Redis(url)
-      const nextRefusal = refusals(client)
+      const nextRefusal = refusals(client, Number(new URL(url).port))
       await new Promise<void>((resolve) => client.once('ready', () => resolve()))
       return { raw: client, nextRefusal, close: () => client.disconnect() }
     },
@@ -60,7 +65,7 @@ const defaults = [
     name: 'node-redis',
     async connect(url: string): Promise<DefaultClient> {
       const client = createClient({ url })
-      const nextRefusal = refusals(client)
+      const nextRefusal = refusals(client, Number(new URL(url).port))
       await client.connect()
       return { raw: client, nextRefusal, close: () => void (client.isOpen && client.destroy()) }
     },

@@ -48,7 +48,6 @@ describeRedis('group commit', (server) => {
           command: (name, ...args) => client.call(String(name), ...args),
           quit: async () => void (await client.quit()),
           disconnect: async () => client.disconnect(),
-          reopen: async () => {},
         }
       },
     },
