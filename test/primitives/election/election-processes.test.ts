@@ -100,11 +100,16 @@ describe.skipIf(!requireRedisOrSkip())('election across processes', () => {
       await first.exited
       // The next candidate campaigns here, where telemetry says why its attempts went out.
       const next = await locks.election(e, { ttl: TTL }).campaign('second', { wait: 5_000 })
-      // Nobody resigned: it was elected at its first re-check, which the dead leader's remaining
-      // term bounds (renewed every ttl/3, the term lives at most one ttl after the kill).
+      // Nobody resigned: it was elected at a re-check, which the dead leader's remaining term bounds
+      // (renewed every ttl/3, the term lives at most one ttl after the kill). One re-check, or two:
+      // when a renewal the leader sent just before the kill reached Redis after this candidate's
+      // first attempt read the term (it moved the end of the term once), or when the first came
+      // as the term ended (1 ms after the remaining term it was told; Redis counts its own
+      // milliseconds). Two were seen once on a loaded machine (8 Dec 2026); more would be polling.
       const wakes = acquires.events.find((ev) => ev.kind === 'election' && ev.token === next.token)!.wakes
       expect(wakes).not.toContain('release')
-      expect(wakes.filter((why) => why === 'recheck')).toEqual(['recheck'])
+      expect(wakes.filter((why) => why === 'recheck').length).toBeGreaterThanOrEqual(1)
+      expect(wakes.filter((why) => why === 'recheck').length).toBeLessThanOrEqual(2)
       expect(wakes.at(-1)).toBe('recheck')
       expect(next.fence).toBeGreaterThan(elected.fence as number)
       await until('the observer saw the new term', () => o.seen.some((l) => l?.value === 'second'), { timeout: 3_000 })
