@@ -152,17 +152,13 @@ export class LeaseState implements Lease {
     this.#state = 'released'
     this.#alarms.clear()
     this.#context.leases.delete(this)
-    const { backend, kind } = this.#context
-    const { resource, token } = this
-    return releaseWithin((into) => backend.release(resource, token, into), {
-      resource,
-      left,
-      ttl: this.#ttl,
-      wasHeld,
-      silence: (ms) => this.#silence(ms),
-      gone: () => this.#gone(),
-      answered: as === 'release' ? (released) => reportRelease(kind, this, this.#acquiredAt, wasHeld, released) : undefined,
-    })
+    return releaseWithin(this, left, this.#ttl, wasHeld, as === 'release')
+  }
+
+  /** Redis answered this lease's release (see `Releasing`, lease-release.ts). */
+  releaseAnswered(released: boolean, wasHeld: boolean, report: boolean, late: boolean): void {
+    if (report) reportRelease(this.#context.kind, this, this.#acquiredAt, wasHeld, released)
+    if (!late && !released && wasHeld) this.#gone()
   }
 
   /** Redis no longer had the held lease that was released: it was lost before. */

@@ -39,11 +39,13 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as
  * `_makeStore(): Store` drags in; and with the `await using` contract documented on the public
  * `Lease` type. 721.8 kB (718.8 before) with an attempt's handlers as one object instead of a
  * closure each (11% fewer young collections per acquire+release) and the telemetry events' start
- * times (the otel spans' order under load), with their CHANGELOG entries. The unpacked bound is
- * the package's target: growth has to pay for itself.
+ * times (the otel spans' order under load), with their CHANGELOG entries. 722.5 kB with a
+ * release's outcome as one object instead of ten closures and objects (0.7 kB fewer allocated per
+ * acquire+release, 17.4 to 16.7 kB) and the CHANGELOG entry on the node-redis version the tests
+ * use. The unpacked bound is the package's target: growth has to pay for itself.
  */
 const MAX_PACKED = 200_000
-const MAX_UNPACKED = 722_000
+const MAX_UNPACKED = 722_600
 
 /**
  * Upper bound of a consumer's esbuild bundle (minified) of `createLocks` alone, in bytes: 238 kB
