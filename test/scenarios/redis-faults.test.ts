@@ -1,13 +1,13 @@
 // Redis loses the lock behind the holder's back (DESIGN.md 3 and the fence promise): a restart
 // with no data, a key that expires early (server clock jump) or is evicted. Fences must still
 // grow, and the old holder must learn that it lost the lock.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { createLocks, fencedSet, FencelockError, LockLostError, type Lease, type Locks } from '../../src/index.js'
 import { adapters, type TestClient } from '../../harness/clients.js'
 import { requireRedisOrSkip } from '../../harness/redis-server.js'
 import { closeQuietly, keysOf, uniquePrefix, untilFree, until } from '../../harness/util.js'
 import { useFaultProxy, useRedis } from '../../harness/per-adapter.js'
-import { record, recordAcquires } from '../../harness/telemetry.js'
+import { record, recordAcquires, recordLosses } from '../../harness/telemetry.js'
 
 const lostReason = (signal: AbortSignal) => (signal.reason as LockLostError | undefined)?.reason
 
@@ -234,6 +234,37 @@ describe.skipIf(!requireRedisOrSkip())('redis faults', () => {
         server.redis.resume()
       }
       expect(settled).toBe('result of fn')
+    })
+
+    it('12. a release Redis answers only after its bound (paused past the ttl): the caller gets RedisError; the late answer reports the release, and loses nothing', async () => {
+      setup('late-release')
+      const ttl = 800
+      const lease = await locks.acquire('late-release', { ttl })
+      const released = record('fencelock:release')
+      const lost = recordLosses()
+      onTestFinished(() => {
+        released.stop()
+        lost.stop()
+      })
+      let outcome: unknown
+      try {
+        server.redis.pause()
+        // Promise 12: bounded by the lease's validity (at least its ttl); 10x margin, a bound on a hang.
+        outcome = await settledWithin(lease.release(), 10 * ttl, 'still pending 10 ttls later')
+        // Redis' clock runs while it is paused: the key's ttl passes, so the release it runs on
+        // resuming finds nothing to release.
+        await until('the ttl passed in Redis too', () => performance.now() > lease.deadline + ttl, { timeout: 10 * ttl })
+      } finally {
+        server.redis.resume()
+      }
+      expect(outcome).toBeInstanceOf(FencelockError)
+      expect((outcome as FencelockError).code).toBe('REDIS_ERROR')
+      // The late answer: the release event says nothing was released; the lease, released by its
+      // caller, is not reported lost by it, and its signal stays as it was.
+      await until('the late answer reported', () => released.events.some((e) => e.token === lease.token), { timeout: 10 * ttl })
+      expect(released.events.filter((e) => e.token === lease.token).map((e) => e.released)).toEqual([false])
+      expect(lost.events.filter((e) => e.token === lease.token)).toEqual([])
+      expect(lease.signal.aborted).toBe(false)
     })
 
     it("12. Redis paused during a manual extend(): it settles by the lease's deadline with LockLostError instead of hanging", async () => {
