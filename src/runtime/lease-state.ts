@@ -147,6 +147,7 @@ export class LeaseState implements Lease {
   /** A 'give-back' is no release of a lease anyone held: it publishes no release event. */
   #release(as: 'release' | 'give-back'): Promise<boolean> {
     if (this.#state === 'released') return Promise.resolve(false)
+    // A lease that locks.close() let go of (abandoned) is still in Redis: releasing it is a real release.
     const wasHeld = this.#state === 'held' || this.#abandoned
     const left = this.#deadline - performance.now()
     this.#state = 'released'
