@@ -39,6 +39,13 @@ export function noReplyError(failure: Extract<RedisFailure, { kind: 'no-reply' }
   return new RedisError(`${lead} (the client last reported: ${errorText(clientError)})${text}`, { cause: clientError })
 }
 
+/** `ms` without a reply from `client`'s Redis, with what the client last reported (its last 'error'). */
+export const silenceOf = (ms: number, client: { clientError?(): Error | undefined }): Extract<RedisFailure, { kind: 'no-reply' }> => ({
+  kind: 'no-reply',
+  ms,
+  clientError: client.clientError?.(),
+})
+
 /** No reply within `ms` to `what` ("release lock \"r\""). */
 export const noReply = (what: string, ms: number, clientError: Error | undefined, consequence = ''): RedisError =>
   noReplyError({ kind: 'no-reply', ms, clientError }, `: could not ${what}${consequence}`)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Attempt } from '../topology/backend.js'
-import { isPermanent, lateReply, noReplyError } from '../errors/failures.js'
+import { isPermanent, lateReply, noReplyError, silenceOf } from '../errors/failures.js'
 import { drift, type LeaseContext } from './lease-context.js'
 import { LeaseState } from './lease-state.js'
 import { ReplyLimit, type Settle } from '../util/alarms.js'
@@ -87,11 +87,7 @@ class AttemptReply<R> implements Settle<Attempt, R | PromiseLike<R>> {
 
   silent(): R | PromiseLike<R> {
     const limit = this.#limit
-    const error = noReplyError(
-      { kind: 'no-reply', ms: limit, clientError: this.#context.backend.clientError?.() },
-      '',
-      ' (Redis down, paused or unreachable, or the client is reconnecting)',
-    )
+    const error = noReplyError(silenceOf(limit, this.#context.backend), '', ' (Redis down, paused or unreachable, or the client is reconnecting)')
     return this.#then({ error, permanent: false, silent: limit })
   }
 

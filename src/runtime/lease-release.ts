@@ -1,4 +1,4 @@
-import { noReplyError, redisFailure } from '../errors/failures.js'
+import { noReplyError, redisFailure, silenceOf } from '../errors/failures.js'
 import type { Backend } from '../topology/backend.js'
 import { ReplyLimit, type Settle } from '../util/alarms.js'
 
@@ -42,8 +42,7 @@ class ReleaseOutcome implements Settle<boolean, boolean> {
   }
 
   silent(): never {
-    const clientError = this.lease.context.backend.clientError?.()
-    throw noReplyError({ kind: 'no-reply', ms: this.limit, clientError }, ` to the release of lock "${this.lease.resource}"; it expires at its ttl`)
+    throw noReplyError(silenceOf(this.limit, this.lease.context.backend), ` to the release of lock "${this.lease.resource}"; it expires at its ttl`)
   }
 }
 

@@ -1,5 +1,5 @@
 import { LockLostError, RedisError, type FencelockError, type LockLostReason } from '../errors/errors.js'
-import { extendFailed, noReplyError } from '../errors/failures.js'
+import { extendFailed, noReplyError, silenceOf } from '../errors/failures.js'
 import { checkLeaseTtl } from '../util/validate.js'
 import type { Lease, LeaseRisk } from './lease.js'
 import { LeaseAlarms } from './lease-alarms.js'
@@ -253,13 +253,9 @@ export class LeaseState implements Lease {
     return this.#deadline - drift(this.#context, this.#ttl)
   }
 
-  /** The error of an extension left `ms` without a reply (#silence: with what the client last reported). */
+  /** The error of an extension left `ms` without a reply, with what the client last reported. */
   #silentExtension(ms: number): FencelockError {
-    return noReplyError(this.#silence(ms), ` to the extension of lock "${this.resource}"`)
-  }
-
-  #silence(ms: number) {
-    return { kind: 'no-reply', ms, clientError: this.#context.backend.clientError?.() } as const
+    return noReplyError(silenceOf(ms, this.#context.backend), ` to the extension of lock "${this.resource}"`)
   }
 
   #schedule(): void {
